@@ -1,0 +1,1 @@
+"""Fetchers: plain HTTP (aiohttp) and rendering (Playwright)."""

@@ -1,0 +1,54 @@
+"""What every fetcher takes and gives: one request in, one result out.
+
+A fetcher returns a :class:`FetchResult` for any HTTP response (any status) and raises a
+:class:`~litecrawl.errors.FetchError` subclass when no response was obtained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Protocol, Self
+
+__all__ = ["FetchRequest", "FetchResult", "Fetcher"]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    url: str
+    # Extra headers for this request only (conditional GET: If-None-Match, If-Modified-Since).
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    url: str  # the URL asked for
+    final_url: str  # the URL after redirects (page.url for the browser)
+    status: int
+    headers: Mapping[str, str]  # response headers, keys lower-case
+    body: bytes  # decompressed body; for the browser, the rendered DOM as UTF-8
+    elapsed: float = 0.0  # seconds
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+class Fetcher(Protocol):
+    """``async with fetcher: result = await fetcher.fetch(request)``."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    async def fetch(self, request: FetchRequest) -> FetchResult: ...

@@ -1,0 +1,122 @@
+"""Shared fixtures: real local HTTP servers on 127.0.0.1 (aiohttp in a background thread).
+
+``serve(app)`` starts any aiohttp ``web.Application`` on a free port and returns a
+:class:`LocalServer` whose ``requests`` list records every request the server saw (path, headers,
+start and end times), so tests assert on what really crossed the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from aiohttp import web
+
+
+@dataclass
+class SeenRequest:
+    path: str  # path with query string
+    headers: dict[str, str]
+    start: float  # time.monotonic() when the handler began
+    end: float = 0.0  # when the handler returned
+
+
+@dataclass
+class LocalServer:
+    base: str
+    requests: list[SeenRequest] = field(default_factory=list)
+
+    def url(self, path: str = "/") -> str:
+        return self.base + path
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self.requests]
+
+    def count(self, path: str) -> int:
+        return sum(1 for r in self.requests if r.path == path)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _recording_middleware(server: LocalServer) -> Callable[..., Awaitable[web.StreamResponse]]:
+    @web.middleware
+    async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
+        seen = SeenRequest(request.path_qs, dict(request.headers), time.monotonic())
+        server.requests.append(seen)
+        try:
+            return await handler(request)
+        finally:
+            seen.end = time.monotonic()
+
+    return record
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[web.Application], LocalServer]]:
+    """Start aiohttp apps in a background thread; all are stopped at teardown."""
+    stops: list[Callable[[], None]] = []
+
+    def start(app: web.Application) -> LocalServer:
+        server = LocalServer(base="")
+        app.middlewares.append(_recording_middleware(server))
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        holder: dict[str, web.AppRunner] = {}
+
+        async def boot() -> None:
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            server.base = f"http://127.0.0.1:{port}"
+            holder["runner"] = runner
+            ready.set()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(boot())
+            loop.run_forever()
+            loop.run_until_complete(holder["runner"].cleanup())
+            loop.close()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        ready.wait(10)
+
+        def stop() -> None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(10)
+
+        stops.append(stop)
+        return server
+
+    yield start
+    for stop in stops:
+        stop()
+
+
+def html_page(body: str, title: str = "", head: str = "") -> str:
+    return f"<!doctype html><html><head><title>{title}</title>{head}</head><body>{body}</body></html>"
+
+
+def site_app(pages: dict[str, str | tuple[int, str, str]]) -> web.Application:
+    """An app serving a dict of path -> HTML, or path -> (status, content_type, body)."""
+    app = web.Application()
+
+    async def handler(request: web.Request) -> web.Response:
+        entry = pages.get(request.path_qs, pages.get(request.path))
+        if entry is None:
+            return web.Response(status=404, text="not found")
+        if isinstance(entry, tuple):
+            status, ctype, text = entry
+            return web.Response(status=status, body=text.encode(), content_type=ctype)
+        return web.Response(text=entry, content_type="text/html")
+
+    app.router.add_route("GET", "/{tail:.*}", handler)
+    return app
