@@ -120,3 +120,69 @@ def site_app(pages: dict[str, str | tuple[int, str, str]]) -> web.Application:
 
     app.router.add_route("GET", "/{tail:.*}", handler)
     return app
+
+
+def demo_site(state: dict[str, object] | None = None) -> web.Application:
+    """The engine's test site: links of every kind, redirects, errors, non-HTML, slow pages.
+
+    ``state`` lets a test change the site between runs (``state["home_extra"]`` adds HTML to
+    the home page).
+    """
+    state = state if state is not None else {}
+    app = web.Application()
+
+    async def home(request: web.Request) -> web.Response:
+        extra = str(state.get("home_extra", ""))
+        body = (
+            '<a href="/a">A</a> <a href="b#frag">B</a> <a href="http://127.0.0.1:1/offsite">x</a>'
+            '<form action="/form-target"></form> <iframe src="/frame"></iframe>'
+            '<a href="mailto:x@y.z">mail</a> <a href="javascript:void(0)">js</a>'
+            '<a href="/doc.pdf">pdf</a>' + extra
+        )
+        return web.Response(text=html_page(body, "Home"), content_type="text/html")
+
+    def page(title: str, body: str = "") -> Handler:
+        async def handler(request: web.Request) -> web.Response:
+            return web.Response(text=html_page(body or title, title), content_type="text/html")
+
+        return handler
+
+    async def pdf(request: web.Request) -> web.Response:
+        return web.Response(body=b"%PDF-1.4 <a href='/never'>", content_type="application/pdf")
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(float(request.query.get("s", "1")))
+        return web.Response(text=html_page("slow", "Slow"), content_type="text/html")
+
+    async def error(request: web.Request) -> web.Response:
+        return web.Response(status=int(request.match_info["code"]), text="err")
+
+    r = app.router
+    r.add_get("/", home)
+    r.add_get("/a", page("A", '<a href="/">home</a> <a href="/c">C</a>'))
+    r.add_get("/b", page("B"))
+    r.add_get("/c", page("C"))
+    r.add_get("/form-target", page("Form"))
+    r.add_get("/frame", page("Frame"))
+    r.add_get("/doc.pdf", pdf)
+    r.add_get("/slow", slow)
+    r.add_get("/status/{code}", error)
+    r.add_get("/old", redirect_to("/new"))
+    r.add_get("/new", page("New", '<a href="/new-child">child</a>'))
+    r.add_get("/new-child", page("Child"))
+    r.add_get("/chain1", redirect_to("/chain2", 302))
+    r.add_get("/chain2", redirect_to("/c", 301))
+    r.add_get("/loop1", redirect_to("/loop2"))
+    r.add_get("/loop2", redirect_to("/loop1"))
+    r.add_get("/to-excluded", redirect_to("/excluded/x"))
+    r.add_get("/excluded/x", page("Excluded"))
+    return app
+
+
+def redirect_to(location: str, status: int = 301) -> Handler:
+    async def handler(request: web.Request) -> web.Response:
+        if status == 302:
+            raise web.HTTPFound(location)
+        raise web.HTTPMovedPermanently(location)
+
+    return handler

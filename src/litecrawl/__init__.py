@@ -1,1 +1,30 @@
-"""litecrawl."""
+"""litecrawl: an incremental, polite, resumable web crawler and indexer."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from litecrawl.api import alitecrawl, litecrawl
+from litecrawl.errors import (
+    BrowserUnavailable,
+    ConfigError,
+    FetchError,
+    FrontierError,
+    LitecrawlError,
+)
+from litecrawl.urls import normalize_and_validate_url
+
+try:
+    __version__ = version("litecrawl")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "BrowserUnavailable",
+    "ConfigError",
+    "FetchError",
+    "FrontierError",
+    "LitecrawlError",
+    "__version__",
+    "alitecrawl",
+    "litecrawl",
+    "normalize_and_validate_url",
+]

@@ -1,0 +1,151 @@
+"""``litecrawl()``: seed 000's one public function, exactly as specified, on the shared engine."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from litecrawl.engine import CrawlStats, Engine, EngineOptions
+from litecrawl.errors import ConfigError
+from litecrawl.fetch.base import Fetcher
+from litecrawl.frontier.sqlite import SQLiteFrontier
+from litecrawl.schedule import Schedule
+from litecrawl.urls import UrlRules
+
+__all__ = ["alitecrawl", "litecrawl"]
+
+FetcherName = Literal["playwright", "http"]
+
+
+def litecrawl(
+    # Initialization
+    sqlite_path: str,
+    start_urls: list[str],
+    # URL gating
+    normalize_patterns: list[dict[str, str]] | None = None,
+    include_patterns: list[str] | None = None,
+    exclude_patterns: list[str] | None = None,
+    # Work distribution
+    n_claims: int = 100,
+    n_concurrent: int = 10,
+    # Playwright
+    pw_headers: dict[str, str] | None = None,
+    pw_scroll_rounds: int = 1,
+    pw_scroll_wait_ms: int = 800,
+    pw_timeout_ms: int = 15000,
+    pw_viewport: dict[str, int] | None = None,
+    pw_block_media: bool = True,
+    # Hooks
+    page_hook: Callable[[Any], Awaitable[None]] | None = None,
+    transform_hook: Callable[[bytes, str, str], str | bytes] | None = None,
+    downstream_hook: Callable[[bytes, str, str, bool], None] | None = None,
+    # Scheduling
+    new_interval_sec: int = 60 * 60 * 24,
+    min_interval_sec: int = 60 * 60,
+    max_interval_sec: int = 60 * 60 * 24 * 30,
+    fresh_factor: float = 0.2,
+    stale_factor: float = 2.0,
+    # Safeguard
+    processing_timeout_sec: int = 60 * 10,
+    *,
+    fetcher: FetcherName = "playwright",
+    obey_robots: bool = True,
+) -> None:
+    """Run one batch: bootstrap, recover stale claims, claim ``n_claims`` due pages, process them.
+
+    Arguments are seed 000's; ``fetcher="http"`` swaps Playwright for plain aiohttp and
+    ``obey_robots=False`` skips robots.txt. Invalid arguments raise ``ValueError`` (a
+    :class:`~litecrawl.errors.ConfigError`) naming the parameter, before any database or network
+    work.
+    """
+    kwargs = dict(locals())
+    _validate(kwargs)
+    asyncio.run(alitecrawl(**kwargs))
+
+
+async def alitecrawl(**kwargs: Any) -> CrawlStats:
+    """``litecrawl()`` for callers already inside an event loop; returns the batch's counts."""
+    rules, schedule = _validate(kwargs)
+    options = EngineOptions(
+        rules=rules,
+        schedule=schedule,
+        n_concurrent=kwargs.get("n_concurrent", 10),
+        processing_timeout_sec=kwargs.get("processing_timeout_sec", 600),
+        transform_hook=kwargs.get("transform_hook"),
+        downstream_hook=kwargs.get("downstream_hook"),
+    )
+    async with SQLiteFrontier(kwargs["sqlite_path"]) as frontier, _make_fetcher(kwargs) as fetch:
+        engine = Engine(frontier, fetch, options, gate=await _make_gate(kwargs, fetch))
+        await engine.bootstrap(kwargs["start_urls"])
+        return await engine.run_batch(kwargs.get("n_claims", 100))
+
+
+def _validate(kw: dict[str, Any]) -> tuple[UrlRules, Schedule]:
+    if not isinstance(kw.get("sqlite_path"), str) or not kw["sqlite_path"]:
+        raise ConfigError(f"sqlite_path must be a non-empty string, got {kw.get('sqlite_path')!r}")
+    urls = kw.get("start_urls")
+    if not isinstance(urls, list | tuple) or not all(isinstance(u, str) for u in urls):
+        raise ConfigError(f"start_urls must be a list of strings, got {urls!r}")
+    for name in ("n_claims", "n_concurrent", "pw_timeout_ms", "processing_timeout_sec"):
+        if name in kw and (not isinstance(kw[name], int) or kw[name] <= 0):
+            raise ConfigError(f"{name} must be a positive integer, got {kw[name]!r}")
+    for name in ("pw_scroll_rounds", "pw_scroll_wait_ms"):
+        if name in kw and (not isinstance(kw[name], int) or kw[name] < 0):
+            raise ConfigError(f"{name} must be an integer >= 0, got {kw[name]!r}")
+    viewport = kw.get("pw_viewport")
+    if viewport is not None and (
+        not isinstance(viewport, dict) or set(viewport) != {"width", "height"}
+    ):
+        raise ConfigError(f"pw_viewport must be {{'width': int, 'height': int}}, got {viewport!r}")
+    for name in ("page_hook", "transform_hook", "downstream_hook"):
+        if kw.get(name) is not None and not callable(kw[name]):
+            raise ConfigError(f"{name} must be callable, got {kw[name]!r}")
+    if kw.get("fetcher", "playwright") not in ("playwright", "http"):
+        raise ConfigError(f"fetcher must be 'playwright' or 'http', got {kw['fetcher']!r}")
+    rules = UrlRules(
+        kw.get("normalize_patterns"), kw.get("include_patterns"), kw.get("exclude_patterns")
+    )
+    schedule = Schedule(
+        new_interval_sec=kw.get("new_interval_sec", 60 * 60 * 24),
+        min_interval_sec=kw.get("min_interval_sec", 60 * 60),
+        max_interval_sec=kw.get("max_interval_sec", 60 * 60 * 24 * 30),
+        fresh_factor=kw.get("fresh_factor", 0.2),
+        stale_factor=kw.get("stale_factor", 2.0),
+    )
+    return rules, schedule
+
+
+def _user_agent_headers(kw: dict[str, Any]) -> dict[str, str]:
+    from litecrawl import __version__
+
+    headers = kw.get("pw_headers")
+    return dict(headers) if headers is not None else {"User-Agent": f"litecrawl/{__version__}"}
+
+
+def _make_fetcher(kw: dict[str, Any]) -> Fetcher:
+    headers = _user_agent_headers(kw)
+    if kw.get("fetcher", "playwright") == "http":
+        from litecrawl.fetch.http import HttpFetcher
+
+        return HttpFetcher(
+            user_agent=headers.get("User-Agent"),
+            headers={k: v for k, v in headers.items() if k.lower() != "user-agent"},
+            timeout=kw.get("pw_timeout_ms", 15000) / 1000,
+            concurrency=kw.get("n_concurrent", 10),
+        )
+    from litecrawl.fetch.browser import BrowserFetcher
+
+    return BrowserFetcher(
+        headers=headers,
+        viewport=kw.get("pw_viewport") or {"width": 2160, "height": 3840},
+        timeout_ms=kw.get("pw_timeout_ms", 15000),
+        block_media=kw.get("pw_block_media", True),
+        scroll_rounds=kw.get("pw_scroll_rounds", 1),
+        scroll_wait_ms=kw.get("pw_scroll_wait_ms", 800),
+        page_hook=kw.get("page_hook"),
+    )
+
+
+async def _make_gate(kw: dict[str, Any], fetcher: Fetcher) -> Any:
+    return None  # robots.txt gate: wired in politeness (see litecrawl.politeness)

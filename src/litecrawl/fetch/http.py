@@ -1,0 +1,117 @@
+"""The plain HTTP fetcher: one shared aiohttp session, pooled connections, bounded bodies."""
+
+from __future__ import annotations
+
+import ssl
+import time
+from types import TracebackType
+from typing import Self
+
+import aiohttp
+
+from litecrawl.errors import FetchError, FetchTimeout, NetworkError, TooLarge, TooManyRedirects
+from litecrawl.fetch.base import FetchRequest, FetchResult
+
+__all__ = ["HttpFetcher", "default_user_agent"]
+
+MAX_BYTES = 10 * 1024 * 1024  # after decompression (seed 001)
+
+
+def default_user_agent(contact: str = "https://github.com/litecrawl/litecrawl") -> str:
+    from importlib.metadata import version
+
+    return f"litecrawl/{version('litecrawl')} (+{contact})"
+
+
+class HttpFetcher:
+    """``async with HttpFetcher(...) as f: await f.fetch(FetchRequest(url))``.
+
+    Redirects are followed (at most ``max_redirects`` hops) and reported through
+    ``FetchResult.final_url``; the engine applies seed 000's redirect rules to it.
+    """
+
+    def __init__(
+        self,
+        *,
+        user_agent: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 10.0,
+        max_bytes: int = MAX_BYTES,
+        max_redirects: int = 10,
+        concurrency: int = 100,
+        per_host: int = 0,
+    ) -> None:
+        self._headers = {"User-Agent": user_agent or default_user_agent(), **(headers or {})}
+        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=min(timeout, 10.0))
+        self._max_bytes = max_bytes
+        self._max_redirects = max_redirects
+        self._limit = concurrency
+        self._per_host = per_host
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Self:
+        connector = aiohttp.TCPConnector(
+            limit=self._limit, limit_per_host=self._per_host, ttl_dns_cache=300
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers=self._headers,
+            timeout=self._timeout,
+            # Cookies would let session ids multiply URLs (a classic spider trap); crawl stateless.
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def fetch(self, request: FetchRequest) -> FetchResult:
+        if self._session is None:
+            raise RuntimeError("HttpFetcher used outside 'async with'")
+        url = request.url
+        started = time.monotonic()
+        try:
+            async with self._session.get(
+                url, headers=dict(request.headers), max_redirects=self._max_redirects
+            ) as response:
+                body = await self._read(url, response)
+                return FetchResult(
+                    url=url,
+                    final_url=str(response.url),
+                    status=response.status,
+                    headers={k.lower(): v for k, v in response.headers.items()},
+                    body=body,
+                    elapsed=time.monotonic() - started,
+                )
+        except FetchError:
+            raise
+        except aiohttp.TooManyRedirects as exc:
+            raise TooManyRedirects(url, f"more than {self._max_redirects} redirects") from exc
+        except TimeoutError as exc:
+            raise FetchTimeout(url, "timed out") from exc
+        except (aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as exc:
+            raise NetworkError(url, f"{type(exc).__name__}: {exc}") from exc
+
+    async def _read(self, url: str, response: aiohttp.ClientResponse) -> bytes:
+        declared = response.content_length
+        if (
+            declared is not None
+            and declared > self._max_bytes
+            and not response.headers.get("Content-Encoding")
+        ):
+            raise TooLarge(url, f"Content-Length {declared} > {self._max_bytes}")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_chunked(65536):
+            size += len(chunk)
+            if size > self._max_bytes:
+                raise TooLarge(url, f"body over {self._max_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)

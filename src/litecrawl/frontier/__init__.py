@@ -1,0 +1,15 @@
+"""Frontier stores behind one interface (SQLite embedded; PostgreSQL for scale-out)."""
+
+from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
+from litecrawl.frontier.sqlite import SQLiteFrontier
+
+__all__ = ["ClaimedPage", "Frontier", "NewLink", "PageUpdate", "SQLiteFrontier", "open_frontier"]
+
+
+def open_frontier(location: str) -> Frontier:
+    """The frontier for a database location: a file path (SQLite) or ``postgresql://`` URL."""
+    if location.startswith(("postgresql://", "postgres://")):
+        from litecrawl.errors import ConfigError
+
+        raise ConfigError(f"PostgreSQL frontier is not available yet: {location}")
+    return SQLiteFrontier(location)

@@ -1,0 +1,76 @@
+"""Named, ordered schema migrations for the SQLite store, tracked in ``PRAGMA user_version``.
+
+Each migration runs inside one ``BEGIN IMMEDIATE`` transaction together with the version bump, so
+two processes starting on a fresh file at once apply each step exactly once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+# Seed 000's table, with the typo (trailing comma) mended and a default for content_hash so that
+# new pages can be inserted "using default values".
+_SEED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pages (
+  norm_url         TEXT PRIMARY KEY,
+  last_crawl_time  INTEGER NULL,
+  next_crawl_time  INTEGER NULL,
+  processing_time  INTEGER NULL,
+  content_hash     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS idx_pages_next_crawl ON pages(next_crawl_time);
+CREATE INDEX IF NOT EXISTS idx_pages_processing ON pages(processing_time);
+"""
+
+# Frontier columns beyond the seed's (added with ALTER so a seed-made database upgrades in place).
+# state follows Frontera's link states: 0 NOT_CRAWLED, 1 QUEUED, 2 CRAWLED, 3 ERROR.
+_FRONTIER_COLUMNS = """
+ALTER TABLE pages ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE pages ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN source TEXT NOT NULL DEFAULT 'link';
+ALTER TABLE pages ADD COLUMN score REAL NOT NULL DEFAULT 0.5;
+ALTER TABLE pages ADD COLUMN state INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN status INTEGER NULL;
+ALTER TABLE pages ADD COLUMN error TEXT NULL;
+ALTER TABLE pages ADD COLUMN content_type TEXT NULL;
+ALTER TABLE pages ADD COLUMN etag TEXT NULL;
+ALTER TABLE pages ADD COLUMN last_modified TEXT NULL;
+ALTER TABLE pages ADD COLUMN fetch_count INTEGER NOT NULL DEFAULT 0;
+-- The claim scans this index in order and stops after LIMIT rows: O(claims), not O(frontier).
+-- SQLite sorts NULL first, so "next_crawl_time IS NULL DESC, next_crawl_time ASC" is this order.
+CREATE INDEX idx_pages_claim ON pages(next_crawl_time, depth, score DESC)
+  WHERE processing_time IS NULL;
+CREATE INDEX idx_pages_host ON pages(host);
+"""
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("seed_pages", _SEED_SCHEMA),
+    ("frontier_columns", _FRONTIER_COLUMNS),
+]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations; returns the schema version now in force."""
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version >= len(MIGRATIONS):
+                conn.execute("COMMIT")
+                return int(version)
+            _name, script = MIGRATIONS[version]
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _statements(script: str) -> list[str]:
+    # executescript() would COMMIT our transaction; split on ';' instead (no ';' inside literals).
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

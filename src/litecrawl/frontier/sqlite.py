@@ -1,0 +1,296 @@
+"""The embedded frontier: one SQLite file in WAL mode, claims in ``BEGIN IMMEDIATE``.
+
+All database work runs on one dedicated thread (sqlite3 is blocking); the event loop only awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from litecrawl.errors import FrontierError
+from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
+from litecrawl.frontier.migrations import migrate
+from litecrawl.schedule import Schedule
+
+__all__ = ["SQLiteFrontier", "connect"]
+
+T = TypeVar("T")
+
+_CLAIM_COLUMNS = (
+    "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified"
+)
+_INSERT_LINK = """
+INSERT INTO pages (norm_url, host, depth, source, score) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
+"""
+_UPSERT_PAGE = """
+INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
+                   depth, state, status, error, content_type, etag, last_modified, fetch_count)
+VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
+        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1)
+ON CONFLICT (norm_url) DO UPDATE SET
+  last_crawl_time = excluded.last_crawl_time,
+  next_crawl_time = excluded.next_crawl_time,
+  processing_time = NULL,
+  content_hash = coalesce(:content_hash, pages.content_hash),
+  state = excluded.state,
+  status = excluded.status,
+  error = excluded.error,
+  content_type = coalesce(excluded.content_type, pages.content_type),
+  etag = coalesce(excluded.etag, pages.etag),
+  last_modified = coalesce(excluded.last_modified, pages.last_modified),
+  fetch_count = pages.fetch_count + 1
+"""
+_BUSY_RETRIES = 8
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """A connection with the settings every litecrawl connection needs (WAL, busy timeout)."""
+    try:
+        conn = sqlite3.connect(
+            str(path), timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL survives a process crash (kill -9); only an OS crash may drop the last
+        # commits, never corrupt the file.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as exc:
+        raise FrontierError(f"cannot open SQLite database {path}: {exc}") from exc
+    return conn
+
+
+class SQLiteFrontier(Frontier):
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._conn: sqlite3.Connection | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litecrawl-sqlite")
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, self._with_retry, fn)
+
+    def _with_retry(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._conn is None:
+            raise FrontierError("frontier is not open")
+        delay = 0.05
+        for attempt in range(_BUSY_RETRIES):
+            try:
+                return fn(self._conn)
+            except sqlite3.OperationalError as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                locked = "locked" in str(exc) or "busy" in str(exc)
+                if not locked or attempt == _BUSY_RETRIES - 1:
+                    raise FrontierError(f"{self.path}: {exc}") from exc
+                time.sleep(delay)  # on the database thread, not the event loop
+                delay = min(delay * 2, 2.0)
+            except sqlite3.Error as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise FrontierError(f"{self.path}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _transaction(conn: sqlite3.Connection, work: Callable[[], T]) -> T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        def _open(_: object) -> None:
+            conn = connect(self.path)
+            try:
+                migrate(conn)
+            except sqlite3.Error as exc:
+                conn.close()
+                raise FrontierError(f"cannot migrate {self.path}: {exc}") from exc
+            self._conn = conn
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._thread, _open, None)
+
+    async def close(self) -> None:
+        def _close(_: object) -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._thread, _close, None)
+        self._thread.shutdown(wait=True)
+
+    # -- frontier operations ----------------------------------------------------------------
+
+    async def add(self, links: Iterable[NewLink]) -> int:
+        rows = [(link.url, link.host, link.depth, link.source, link.score) for link in links]
+
+        def _add(conn: sqlite3.Connection) -> int:
+            def work() -> int:
+                before = conn.total_changes
+                conn.executemany(
+                    "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+                return conn.total_changes - before
+
+            return self._transaction(conn, work)
+
+        return await self._run(_add)
+
+    async def recover_stale(self, older_than: int, now: int, schedule: Schedule) -> int:
+        def _recover(conn: sqlite3.Connection) -> int:
+            def work() -> int:
+                rows = conn.execute(
+                    "SELECT norm_url, last_crawl_time, next_crawl_time FROM pages "
+                    "WHERE processing_time IS NOT NULL AND processing_time < ?",
+                    (older_than,),
+                ).fetchall()
+                conn.executemany(
+                    "UPDATE pages SET processing_time = NULL, last_crawl_time = ?, "
+                    "next_crawl_time = ?, error = 'claim_timeout', state = 3 WHERE norm_url = ?",
+                    [
+                        (now, now + schedule.next_interval(last, nxt, False), url)
+                        for url, last, nxt in rows
+                    ],
+                )
+                return len(rows)
+
+            return self._transaction(conn, work)
+
+        return await self._run(_recover)
+
+    async def claim(self, limit: int, now: int) -> list[ClaimedPage]:
+        def _claim(conn: sqlite3.Connection) -> list[ClaimedPage]:
+            def work() -> list[ClaimedPage]:
+                rows = conn.execute(
+                    f"""UPDATE pages SET processing_time = :now, state = 1
+                    WHERE rowid IN (
+                      SELECT rowid FROM pages
+                      WHERE processing_time IS NULL
+                        AND (next_crawl_time IS NULL OR next_crawl_time <= :now)
+                      ORDER BY next_crawl_time, depth, score DESC
+                      LIMIT :limit)
+                    RETURNING {_CLAIM_COLUMNS}""",
+                    {"now": now, "limit": limit},
+                ).fetchall()
+                return [ClaimedPage(*row) for row in rows]
+
+            return self._transaction(conn, work)
+
+        return await self._run(_claim)
+
+    async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
+        def _claim_url(conn: sqlite3.Connection) -> ClaimedPage | None:
+            def work() -> ClaimedPage | None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO pages (norm_url, host, depth) VALUES (?, ?, ?)",
+                    (url, host, depth),
+                )
+                row = conn.execute(
+                    "UPDATE pages SET processing_time = ?, state = 1 "
+                    f"WHERE norm_url = ? AND processing_time IS NULL RETURNING {_CLAIM_COLUMNS}",
+                    (now, url),
+                ).fetchone()
+                return ClaimedPage(*row) if row else None
+
+            return self._transaction(conn, work)
+
+        return await self._run(_claim_url)
+
+    async def known(self, urls: Sequence[str]) -> set[str]:
+        if not urls:
+            return set()
+        unique = list(dict.fromkeys(urls))
+
+        def _known(conn: sqlite3.Connection) -> set[str]:
+            found: set[str] = set()
+            for i in range(0, len(unique), 500):  # stay under SQLite's variable limit
+                chunk = unique[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                found.update(
+                    row[0]
+                    for row in conn.execute(
+                        f"SELECT norm_url FROM pages WHERE norm_url IN ({marks})", chunk
+                    )
+                )
+            return found
+
+        return await self._run(_known)
+
+    async def finalize(self, updates: Sequence[PageUpdate]) -> None:
+        if not updates:
+            return
+        links = [
+            (link.url, link.host, link.depth, link.source, link.score)
+            for update in updates
+            for link in update.links
+        ]
+        pages = [
+            {
+                "norm_url": u.norm_url,
+                "host": u.host,
+                "last_crawl_time": u.last_crawl_time,
+                "next_crawl_time": u.next_crawl_time,
+                "content_hash": u.content_hash,
+                "depth": u.depth,
+                "state": 3 if u.error else 2,
+                "status": u.status,
+                "error": u.error,
+                "content_type": u.content_type,
+                "etag": u.etag,
+                "last_modified": u.last_modified,
+            }
+            for u in updates
+        ]
+
+        def _finalize(conn: sqlite3.Connection) -> None:
+            def work() -> None:
+                conn.executemany(_INSERT_LINK, links)
+                conn.executemany(_UPSERT_PAGE, pages)
+
+            self._transaction(conn, work)
+
+        await self._run(_finalize)
+
+    async def delete(self, urls: Sequence[str]) -> None:
+        def _delete(conn: sqlite3.Connection) -> None:
+            self._transaction(
+                conn,
+                lambda: conn.executemany(
+                    "DELETE FROM pages WHERE norm_url = ?", [(u,) for u in urls]
+                ),
+            )
+
+        await self._run(_delete)
+
+    async def release(self, urls: Sequence[str]) -> None:
+        def _release(conn: sqlite3.Connection) -> None:
+            self._transaction(
+                conn,
+                lambda: conn.executemany(
+                    "UPDATE pages SET processing_time = NULL, "
+                    "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END "
+                    "WHERE norm_url = ?",
+                    [(u,) for u in urls],
+                ),
+            )
+
+        await self._run(_release)

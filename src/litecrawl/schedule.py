@@ -1,0 +1,50 @@
+"""Adaptive re-crawl scheduling (seed 000, section 9): multiply the last interval, then clamp."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from litecrawl.errors import ConfigError
+
+__all__ = ["Schedule"]
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    new_interval_sec: int = 60 * 60 * 24
+    min_interval_sec: int = 60 * 60
+    max_interval_sec: int = 60 * 60 * 24 * 30
+    fresh_factor: float = 0.2
+    stale_factor: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.min_interval_sec <= 0:
+            raise ConfigError(f"min_interval_sec must be > 0, got {self.min_interval_sec}")
+        if self.max_interval_sec < self.min_interval_sec:
+            raise ConfigError(
+                f"max_interval_sec must be >= min_interval_sec ({self.min_interval_sec}), "
+                f"got {self.max_interval_sec}"
+            )
+        if self.new_interval_sec <= 0:
+            raise ConfigError(f"new_interval_sec must be > 0, got {self.new_interval_sec}")
+        if not 0 < self.fresh_factor <= 1.0:
+            raise ConfigError(f"fresh_factor must be in (0, 1.0], got {self.fresh_factor}")
+        if self.stale_factor < 1.0:
+            raise ConfigError(f"stale_factor must be >= 1.0, got {self.stale_factor}")
+
+    def next_interval(
+        self, last_crawl_time: int | None, next_crawl_time: int | None, fresh: bool
+    ) -> int:
+        """Seconds until the next crawl of a page just processed.
+
+        Never crawled before: ``new_interval_sec``. Otherwise the previous interval times
+        ``fresh_factor`` or ``stale_factor``. The result is always clamped into
+        [min_interval_sec, max_interval_sec], also for ``new_interval_sec``, so no page escapes
+        the user's bounds.
+        """
+        if last_crawl_time is None or next_crawl_time is None:
+            interval = float(self.new_interval_sec)
+        else:
+            previous = max(next_crawl_time - last_crawl_time, 0)
+            interval = previous * (self.fresh_factor if fresh else self.stale_factor)
+        return int(min(max(round(interval), self.min_interval_sec), self.max_interval_sec))

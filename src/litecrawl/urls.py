@@ -1,0 +1,144 @@
+"""URL normalization and validation (seed 000, section 7).
+
+Normalize, then validate: a URL is made absolute, reduced to one canonical spelling, rewritten by
+the user's ``normalize_patterns``, and only then checked against include/exclude patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from litecrawl.errors import ConfigError
+
+__all__ = ["MAX_URL_LENGTH", "UrlRules", "host_of", "normalize_and_validate_url"]
+
+# Longer URLs are almost always spider traps (ever-growing paths or session ids).
+MAX_URL_LENGTH = 2048
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Rewrite:
+    pattern: re.Pattern[str]
+    replace: str
+
+
+def _compile(name: str, pattern: object) -> re.Pattern[str]:
+    if not isinstance(pattern, str):
+        raise ConfigError(f"{name}: pattern must be a string, got {pattern!r}")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(f"{name}: invalid regular expression {pattern!r}: {exc}") from exc
+
+
+class UrlRules:
+    """Compiled normalize/include/exclude patterns; ``rules(url, base)`` normalizes + validates."""
+
+    __slots__ = ("_exclude", "_include", "_rewrites")
+
+    def __init__(
+        self,
+        normalize_patterns: Sequence[Mapping[str, str]] | None = None,
+        include_patterns: Sequence[str] | None = None,
+        exclude_patterns: Sequence[str] | None = None,
+    ) -> None:
+        rewrites = []
+        for i, item in enumerate(normalize_patterns or ()):
+            if not isinstance(item, Mapping) or set(item) != {"pattern", "replace"}:
+                raise ConfigError(
+                    f"normalize_patterns[{i}]: expected {{'pattern': str, 'replace': str}}, "
+                    f"got {item!r}"
+                )
+            if not isinstance(item["replace"], str):
+                raise ConfigError(f"normalize_patterns[{i}]: 'replace' must be a string")
+            rewrites.append(
+                _Rewrite(_compile("normalize_patterns", item["pattern"]), item["replace"])
+            )
+        self._rewrites = tuple(rewrites)
+        self._include = tuple(_compile("include_patterns", p) for p in include_patterns or ())
+        self._exclude = tuple(_compile("exclude_patterns", p) for p in exclude_patterns or ())
+
+    def normalize(self, url: str, base_url: str | None = None) -> str | None:
+        """The canonical absolute form of ``url``, or None if it is not an http(s) URL."""
+        url = url.strip()
+        if base_url:
+            try:
+                url = urljoin(base_url, url)
+            except ValueError:
+                return None
+        try:
+            parts = urlsplit(url)
+            port = parts.port  # raises ValueError for a non-numeric or out-of-range port
+        except ValueError:
+            return None
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS or not parts.hostname:
+            return None
+        host = parts.hostname.rstrip(".")
+        if ":" in host:  # IPv6 literal
+            host = f"[{host}]"
+        # Only the scheme's own default port is dropped: http://x:443 is another server than http://x.
+        if port is not None and str(port) != _DEFAULT_PORTS[scheme]:
+            host = f"{host}:{port}"
+        userinfo = parts.netloc.rpartition("@")[0]
+        netloc = f"{userinfo}@{host}" if userinfo else host
+        url = urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+        for rewrite in self._rewrites:
+            url = rewrite.pattern.sub(rewrite.replace, url)
+        return url
+
+    def validate(self, url: str) -> bool:
+        """Seed rule: at least one include matches (if any), no exclude matches."""
+        if len(url) > MAX_URL_LENGTH:
+            return False
+        if self._include and not any(p.search(url) for p in self._include):
+            return False
+        return not any(p.search(url) for p in self._exclude)
+
+    def __call__(self, url: str, base_url: str | None = None) -> str | None:
+        normalized = self.normalize(url, base_url)
+        if normalized is None or not self.validate(normalized):
+            return None
+        return normalized
+
+    def many(self, urls: Iterable[str], base_url: str | None) -> list[str]:
+        """Normalize and validate a batch, dropping invalid ones and duplicates (order kept)."""
+        seen: dict[str, None] = {}
+        for url in urls:
+            normalized = self(url, base_url)
+            if normalized is not None:
+                seen[normalized] = None
+        return list(seen)
+
+
+@lru_cache(maxsize=64)
+def _cached_rules(
+    normalize: tuple[tuple[str, str], ...], include: tuple[str, ...], exclude: tuple[str, ...]
+) -> UrlRules:
+    return UrlRules([{"pattern": p, "replace": r} for p, r in normalize], include, exclude)
+
+
+def normalize_and_validate_url(
+    url: str,
+    base_url: str | None,
+    normalize_patterns: list[dict[str, str]] | None,
+    include_patterns: list[str] | None,
+    exclude_patterns: list[str] | None,
+) -> str | None:
+    """Seed 000's contract: the normalized URL if it is valid, else None."""
+    rules = _cached_rules(
+        tuple((d["pattern"], d["replace"]) for d in normalize_patterns or ()),
+        tuple(include_patterns or ()),
+        tuple(exclude_patterns or ()),
+    )
+    return rules(url, base_url)
+
+
+def host_of(url: str) -> str:
+    """``host[:port]`` of a normalized URL (the key for per-host politeness)."""
+    return urlsplit(url).netloc.rpartition("@")[2]

@@ -1,0 +1,107 @@
+"""Section 7: normalize, then validate."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from litecrawl import ConfigError, normalize_and_validate_url
+from litecrawl.urls import MAX_URL_LENGTH, UrlRules
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "expected"),
+    [
+        ("HTTP://Example.COM/a", None, "http://example.com/a"),
+        ("https://example.com:443/a", None, "https://example.com/a"),
+        ("http://example.com:80/a", None, "http://example.com/a"),
+        ("http://example.com:8080/a", None, "http://example.com:8080/a"),
+        ("https://example.com:80/a", None, "https://example.com:80/a"),
+        ("http://example.com/a#frag", None, "http://example.com/a"),
+        ("http://example.com", None, "http://example.com/"),
+        ("/b?x=1#f", "http://example.com/a/", "http://example.com/b?x=1"),
+        ("c", "http://example.com/a/", "http://example.com/a/c"),
+        ("../c", "http://example.com/a/b/", "http://example.com/a/c"),
+        ("//other.org/x", "https://example.com/", "https://other.org/x"),
+        ("  http://example.com/a  ", None, "http://example.com/a"),
+        ("javascript:alert(1)", "http://example.com/", None),
+        ("mailto:a@b.c", "http://example.com/", None),
+        ("data:text/html,hi", None, None),
+        ("file:///etc/passwd", None, None),
+        ("ftp://example.com/", None, None),
+        ("http://", None, None),
+        ("http://example.com:99999/", None, None),
+        ("http://[::1]:8080/x", None, "http://[::1]:8080/x"),
+    ],
+)
+def test_normalization_table(url: str, base: str | None, expected: str | None) -> None:
+    assert normalize_and_validate_url(url, base, None, None, None) == expected
+
+
+def test_patterns_with_groups_then_include_exclude() -> None:
+    normalize = [
+        {"pattern": r"\?utm_[^&]*$", "replace": ""},
+        {"pattern": r"^(https?://)www\.", "replace": r"\1"},
+    ]
+    assert (
+        normalize_and_validate_url("https://www.ex.com/a?utm_source=x", None, normalize, None, None)
+        == "https://ex.com/a"
+    )
+    include = [r"^https://ex\.com/"]
+    exclude = [r"/private/"]
+    check = lambda u: normalize_and_validate_url(u, None, normalize, include, exclude)  # noqa: E731
+    assert check("https://www.ex.com/docs") == "https://ex.com/docs"
+    assert check("https://other.com/docs") is None  # no include matches
+    assert check("https://ex.com/private/x") is None  # an exclude matches
+    assert normalize_and_validate_url("https://a.com/x", None, None, [r"nomatch", r"a\.com"], None)
+
+
+def test_overlong_urls_are_invalid() -> None:
+    url = "https://ex.com/" + "a" * MAX_URL_LENGTH
+    assert normalize_and_validate_url(url, None, None, None, None) is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"include_patterns": ["("]}, "include_patterns"),
+        ({"exclude_patterns": ["[a-"]}, "exclude_patterns"),
+        ({"normalize_patterns": [{"pattern": "(", "replace": ""}]}, "normalize_patterns"),
+        ({"normalize_patterns": [{"pattern": "a"}]}, "normalize_patterns"),
+    ],
+)
+def test_bad_patterns_name_the_parameter(kwargs: dict[str, object], name: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        UrlRules(**kwargs)  # type: ignore[arg-type]
+
+
+_segments = st.text(alphabet="abcXYZ09-._~%/", max_size=12)
+_urls = st.builds(
+    lambda scheme, host, port, path, query, frag: (
+        f"{scheme}://{host}{port}/{path}{'?' + query if query else ''}{'#' + frag if frag else ''}"
+    ),
+    st.sampled_from(["http", "https", "HTTP", "HtTpS"]),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,10}(\.[A-Za-z]{2,5}){1,2}", fullmatch=True),
+    st.sampled_from(["", ":80", ":443", ":8080"]),
+    _segments,
+    st.text(alphabet="a=&b1", max_size=8),
+    st.text(max_size=5),
+)
+
+
+@given(_urls)
+def test_normalizing_twice_equals_once(url: str) -> None:
+    rules = UrlRules()
+    once = rules(url)
+    assert once is not None
+    assert rules(once) == once
+    assert "#" not in once
+    assert once.startswith(("http://", "https://"))
+
+
+@given(_urls, st.sampled_from(["a", "../b", "/c?d=1", "#x", "?q"]))
+def test_relative_links_become_absolute_and_stable(base: str, link: str) -> None:
+    rules = UrlRules()
+    out = rules(link, rules(base))
+    assert out is not None and rules(out) == out
