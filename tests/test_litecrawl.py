@@ -287,3 +287,28 @@ def test_invalid_parameters_fail_before_any_work(
     with pytest.raises(ValueError, match=name):
         litecrawl(str(db), ["http://127.0.0.1:1/"], **kwargs)
     assert not db.exists()
+
+
+def test_robots_txt_is_obeyed_by_default(tmp_path: Path, serve: Serve) -> None:
+    from conftest import site_app
+
+    site = serve(
+        site_app(
+            {
+                "/robots.txt": (200, "text/plain", "User-agent: *\nDisallow: /private\n"),
+                "/": '<a href="/private/x">p</a> <a href="/public">q</a>',
+                "/public": "ok",
+                "/private/x": "secret",
+            }
+        )
+    )
+    db = tmp_path / "c.db"
+    for _ in range(2):
+        litecrawl(str(db), [site.url("/")], fetcher="http")
+    got = rows(db)
+    assert "/private/x" not in site.paths()
+    assert got[site.url("/private/x")]["error"] == "robots"
+    assert got[site.url("/public")]["error"] is None and "/public" in site.paths()
+    assert site.count("/robots.txt") == 1  # cached in the database across runs
+    litecrawl(str(tmp_path / "d.db"), [site.url("/private/x")], fetcher="http", obey_robots=False)
+    assert "/private/x" in site.paths()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -10,6 +11,7 @@ from litecrawl.engine import CrawlStats, Engine, EngineOptions
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import Fetcher
 from litecrawl.frontier.sqlite import SQLiteFrontier
+from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules
 
@@ -75,8 +77,19 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
         transform_hook=kwargs.get("transform_hook"),
         downstream_hook=kwargs.get("downstream_hook"),
     )
-    async with SQLiteFrontier(kwargs["sqlite_path"]) as frontier, _make_fetcher(kwargs) as fetch:
-        engine = Engine(frontier, fetch, options, gate=await _make_gate(kwargs, fetch))
+    async with contextlib.AsyncExitStack() as stack:
+        frontier = await stack.enter_async_context(SQLiteFrontier(kwargs["sqlite_path"]))
+        fetcher = await stack.enter_async_context(_make_fetcher(kwargs))
+        gate = None
+        if kwargs.get("obey_robots", True):
+            # Robots only: litecrawl() has no per-host cap or delay, but Crawl-delay is honoured.
+            settings = PolitenessSettings(
+                user_agent=_user_agent_headers(kwargs).get("User-Agent", ""),
+                per_host=kwargs.get("n_concurrent", 10),
+                delay_ms=0,
+            )
+            gate = await stack.enter_async_context(PoliteGate(frontier, settings))
+        engine = Engine(frontier, fetcher, options, gate=gate)
         await engine.bootstrap(kwargs["start_urls"])
         return await engine.run_batch(kwargs.get("n_claims", 100))
 
@@ -145,7 +158,3 @@ def _make_fetcher(kw: dict[str, Any]) -> Fetcher:
         scroll_wait_ms=kw.get("pw_scroll_wait_ms", 800),
         page_hook=kw.get("page_hook"),
     )
-
-
-async def _make_gate(kw: dict[str, Any], fetcher: Fetcher) -> Any:
-    return None  # robots.txt gate: wired in politeness (see litecrawl.politeness)

@@ -1,12 +1,13 @@
-"""The engine: claim due pages, run each through the pipeline, write the outcome back.
+"""The engine: run claimed pages through the pipeline and write the outcome back.
 
-Per page (seed 000 sections 4-9)::
+Per page (seed 000 sections 4-9, plus the CLI's fetch policy)::
 
-    check URL -> [politeness] -> fetch/render -> redirect rules -> links -> transform
+    check URL -> politeness -> fetch (retries, conditional GET, cache) -> redirect rules
+      -> kind: page  -> links -> [analyze: extract + index] -> transform
+         kind: sitemap / feed -> entries into the frontier
       -> freshness -> schedule -> downstream hook -> finalize (batched write)
 
-``run_batch`` is one cron-style pass (``litecrawl()``); ``crawl`` keeps claiming, pipelined, until
-nothing is due (the CLI).
+``run_batch`` is one cron-style pass (``litecrawl()``); :mod:`litecrawl.crawl` keeps claiming.
 """
 
 from __future__ import annotations
@@ -17,50 +18,39 @@ import hashlib
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
+from litecrawl.cache import DiskCache
+from litecrawl.discover.listing import listing_links
 from litecrawl.errors import FetchError
 from litecrawl.fetch.base import Fetcher, FetchRequest, FetchResult
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.parse.links import extract_links, is_html
+from litecrawl.politeness.open import OpenGate
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules, host_of
 
-__all__ = ["CrawlStats", "Engine", "EngineOptions", "Gate", "OpenGate"]
+__all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "Gate", "content_hash"]
 
 log = logging.getLogger("litecrawl")
 
-EMPTY_HASH = hashlib.sha256(b"").hexdigest()
-
 
 class Gate(Protocol):
-    """Politeness between the engine and the network (robots.txt, per-host pacing)."""
+    """Politeness (see :class:`litecrawl.politeness.gate.PoliteGate`)."""
 
-    async def check(self, url: str) -> str | None:
-        """None if ``url`` may be fetched, else the reason it may not (e.g. "robots")."""
+    async def check(self, url: str) -> str | None: ...
 
-    def slot(self, host: str) -> contextlib.AbstractAsyncContextManager[None]:
-        """Hold a per-host fetch slot (waits for concurrency cap and delay)."""
+    def slot(self, host: str) -> contextlib.AbstractAsyncContextManager[None]: ...
 
-    def observe(self, host: str, result: FetchResult | None) -> None:
-        """Learn from a response (429/503 Retry-After slow the host down)."""
+    async def observe(self, host: str, result: FetchResult | None) -> float | None: ...
 
 
-class OpenGate:
-    """No politeness: every URL allowed, no pacing (tests and benchmarks)."""
-
-    async def check(self, url: str) -> str | None:
-        return None
-
-    @contextlib.asynccontextmanager
-    async def slot(self, host: str) -> AsyncIterator[None]:
-        yield
-
-    def observe(self, host: str, result: FetchResult | None) -> None:
-        return None
+# Given the page URL, its fetch result and its depth, return what to store with the page
+# (the index document) or None. Runs only for OK HTML pages.
+Analyzer = Callable[[str, FetchResult, int, str], Awaitable[object | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +64,13 @@ class EngineOptions:
     follow_links: bool = True
     max_depth: int = 0  # 0 = unlimited
     scope: Callable[[str], bool] | None = None  # extra link filter (e.g. same domain)
+    canonical_links: bool = False  # also follow <link rel=canonical>
+    discover_feeds: bool = False  # <link rel=alternate> feeds enter the frontier
+    use_lastmod: bool = True  # skip pages whose sitemap lastmod is older than our last fetch
+    max_attempts: int = 1  # network errors: tries in all (001: 3, backoff 1 s, 2 s, 4 s)
+    retry_backoff: float = 1.0
+    cache: DiskCache | None = None  # raw bodies on disk; enables conditional GET
+    analyzer: Analyzer | None = None
     write_batch: int = 64  # finalized pages per transaction
 
 
@@ -86,6 +83,10 @@ class CrawlStats:
     deleted: int = 0
     recovered: int = 0
     new_links: int = 0
+    not_modified: int = 0  # 304 answered from the disk cache
+    skipped_lastmod: int = 0
+    skipped_scope: int = 0
+    throttled: int = 0  # 429/503: re-queued for later
     errors: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
 
@@ -102,6 +103,10 @@ def content_hash(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
+class _Requeued(Exception):
+    """The host asked us to come back later; the claim was released, not finalized."""
+
+
 class Engine:
     def __init__(
         self,
@@ -113,29 +118,29 @@ class Engine:
         self.frontier = frontier
         self.fetcher = fetcher
         self.options = options
-        self.gate = gate or OpenGate()
+        self.gate: Gate = gate or OpenGate()
         self.stats = CrawlStats()
         self._pending: list[PageUpdate] = []
         self._write_lock = asyncio.Lock()
 
     # -- batches ----------------------------------------------------------------------------
 
-    async def bootstrap(self, start_urls: list[str], source: str = "seed") -> int:
+    async def bootstrap(
+        self, start_urls: list[str], source: str = "seed", kind: str = "page"
+    ) -> int:
         """Section 1: insert valid normalized start URLs idempotently."""
         urls = self.options.rules.many(start_urls, None)
-        return await self.frontier.add(NewLink(u, host_of(u), 0, source, 1.0) for u in urls)
+        links = [NewLink(u, host_of(u), 0, source, 1.0, kind) for u in urls]
+        return await self.frontier.add(links)
 
     async def recover(self) -> int:
         """Section 2: claims older than the processing timeout are reset and rescheduled stale."""
         now = int(time.time())
-        n = await self.frontier.recover_stale(
-            now - self.options.processing_timeout_sec, now, self.options.schedule
-        )
+        timeout = self.options.processing_timeout_sec
+        n = await self.frontier.recover_stale(now - timeout, now, self.options.schedule)
         self.stats.recovered += n
         if n:
-            log.warning(
-                "recovered %d stale claims older than %ds", n, self.options.processing_timeout_sec
-            )
+            log.warning("recovered %d stale claims older than %ds", n, timeout)
         return n
 
     async def run_batch(self, n_claims: int) -> CrawlStats:
@@ -159,6 +164,8 @@ class Engine:
         """Run one claimed page through the pipeline; never raises for a page's own trouble."""
         try:
             await self._process(page)
+        except _Requeued:
+            return
         except Exception:
             # A bug or a foreign error must not leave the row claimed nor stop the batch.
             log.exception("unexpected error processing %s", page.norm_url)
@@ -174,7 +181,7 @@ class Engine:
             await self._delete(url)
             if normalized is None or not rules.validate(normalized):
                 return
-            claimed = await self._claim_other(normalized, page.depth)
+            claimed = await self._claim_other(normalized, page)
             if claimed is None:
                 return
             page, url = claimed, normalized
@@ -182,6 +189,10 @@ class Engine:
             await self._delete(url)
             return
 
+        if self._unchanged_since_listed(page):
+            self.stats.skipped_lastmod += 1
+            await self._finish_stale(page, url, None)
+            return
         refusal = await self.gate.check(url)
         if refusal is not None:
             self.stats.errors[refusal] += 1
@@ -199,12 +210,12 @@ class Engine:
             self.stats.redirects += 1
             valid = final is not None and rules.validate(final)
             target = [final] if valid and final is not None else []
-            await self._finish(page, url, result, b"", target, error=None)
+            await self._finish(page, url, result, b"", target)
             if not valid or final is None:
                 if final is not None:
                     await self._delete(final)
                 return
-            claimed = await self._claim_other(final, page.depth)
+            claimed = await self._claim_other(final, page)
             if claimed is None:
                 return  # another worker is processing the target right now
             page, url = claimed, final
@@ -212,9 +223,16 @@ class Engine:
         # Section 6: links and content.
         content = result.body if result.ok else b""
         links: list[str] = []
-        if content and is_html(result.content_type) and self._follows(page.depth):
-            found = extract_links(content, url, result.content_type).links
-            links = [u for u in rules.many(found, None) if self._in_scope(u)]
+        extra: list[NewLink] = []
+        document: object | None = None
+        if content and page.kind != "page":
+            extra = self._in_scope_links(
+                listing_links(page.kind, content, url, result.content_type)
+            )
+        elif content and is_html(result.content_type):
+            links, extra = self._page_links(content, url, result.content_type, page.depth)
+            if self.options.analyzer is not None:
+                document = await self.options.analyzer(url, result, page.depth, page.source)
         if self.options.transform_hook is not None:
             try:
                 transformed = cast(
@@ -229,20 +247,112 @@ class Engine:
                 await self._finish_stale(page, url, "hook", result, links)
                 return
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
-        await self._finish(page, url, result, content, links, error=None)
+        await self._finish(page, url, result, content, links, extra, document)
+
+    def _page_links(
+        self, content: bytes, url: str, content_type: str, depth: int
+    ) -> tuple[list[str], list[NewLink]]:
+        """Outgoing links of an HTML page (if we follow from this depth) and its feeds."""
+        o = self.options
+        found = extract_links(content, url, content_type)
+        links: list[str] = []
+        if o.follow_links and (o.max_depth <= 0 or depth < o.max_depth):
+            raw = list(found.links)
+            if o.canonical_links and found.canonical:
+                raw.append(found.canonical)
+            normalized = o.rules.many(raw, None)
+            links = [u for u in normalized if o.scope is None or o.scope(u)]
+            self.stats.skipped_scope += len(normalized) - len(links)
+        feeds: list[NewLink] = []
+        if o.discover_feeds and found.feeds:
+            feeds = self._in_scope_links(
+                NewLink(u, host_of(u), depth, "link", 0.5, "feed") for u in found.feeds
+            )
+        return links, feeds
+
+    def _in_scope_links(self, links: object) -> list[NewLink]:
+        rules, scope = self.options.rules, self.options.scope
+        kept: list[NewLink] = []
+        for link in cast("list[NewLink]", links):
+            normalized = rules(link.url)
+            if normalized is None or (scope is not None and not scope(normalized)):
+                self.stats.skipped_scope += 1
+                continue
+            kept.append(
+                NewLink(
+                    normalized,
+                    host_of(normalized),
+                    link.depth,
+                    link.source,
+                    link.score,
+                    link.kind,
+                    link.lastmod,
+                )
+            )
+        return kept
+
+    def _unchanged_since_listed(self, page: ClaimedPage) -> bool:
+        """003: a URL whose sitemap lastmod is older than its stored fetch time is not fetched."""
+        return (
+            self.options.use_lastmod
+            and page.lastmod is not None
+            and page.last_crawl_time is not None
+            and page.lastmod <= page.last_crawl_time
+        )
+
+    # -- fetching ---------------------------------------------------------------------------
 
     async def _fetch(self, page: ClaimedPage, url: str) -> FetchResult | None:
+        """Fetch with 001's policy; None when the page was finalized as failed."""
+        o = self.options
         host = host_of(url)
-        try:
-            async with self.gate.slot(host):
-                result = await self.fetcher.fetch(FetchRequest(url))
-        except FetchError as exc:
-            log.warning("fetch failed: %s", exc)
-            self.gate.observe(host, None)
-            self.stats.errors[exc.category] += 1
-            await self._finish_stale(page, url, exc.category)
-            return None
-        self.gate.observe(host, result)
+        cached = (
+            o.cache.load(url) if o.cache is not None and (page.etag or page.last_modified) else None
+        )
+        headers: dict[str, str] = {}
+        if cached is not None:
+            if page.etag:
+                headers["If-None-Match"] = page.etag
+            if page.last_modified:
+                headers["If-Modified-Since"] = page.last_modified
+        attempt, server_retries = 0, 0
+        while True:
+            attempt += 1
+            try:
+                async with self.gate.slot(host):
+                    result = await self.fetcher.fetch(FetchRequest(url, headers))
+            except FetchError as exc:
+                if exc.retryable and attempt < o.max_attempts:
+                    await asyncio.sleep(o.retry_backoff * 2 ** (attempt - 1))
+                    continue
+                log.warning("fetch failed: %s", exc)
+                self.stats.errors[exc.category] += 1
+                await self._finish_stale(page, url, exc.category)
+                return None
+            retry_at = await self.gate.observe(host, result)
+            if retry_at is not None:
+                # 429/503: the host is slowed down; the page comes back after Retry-After.
+                self.stats.throttled += 1
+                await self.flush()
+                await self.frontier.release([url], int(retry_at) + 1)
+                raise _Requeued
+            if result.status >= 500 and server_retries < 1 and o.max_attempts > 1:
+                server_retries += 1  # 001: 5xx retried once
+                await asyncio.sleep(o.retry_backoff)
+                continue
+            break
+        if result.status == 304 and cached is not None:
+            self.stats.not_modified += 1
+            return FetchResult(
+                url,
+                result.final_url,
+                200,
+                {**cached.headers, **result.headers},
+                cached.body,
+                result.elapsed,
+            )
+        if o.cache is not None and result.ok:
+            o.cache.store(url, result, content_hash(result.body))
         return result
 
     # -- finalizing -------------------------------------------------------------------------
@@ -254,14 +364,16 @@ class Engine:
         result: FetchResult,
         content: bytes,
         links: list[str],
-        error: str | None,
+        extra: list[NewLink] | None = None,
+        document: object | None = None,
     ) -> None:
         """Sections 8-9: freshness, schedule, downstream hook, then the UPSERT (batched)."""
-        known = await self.frontier.known(links) if links else set()
-        new = [u for u in links if u not in known and u != url]
+        extra = extra or []
+        candidates = links + [link.url for link in extra]
+        known = await self.frontier.known(candidates) if candidates else set()
+        new = [u for u in candidates if u not in known and u != url]
         digest = content_hash(content)
         fresh = bool(new) or digest != page.content_hash
-        status_error = error or (None if result.ok else f"http_{result.status}")
         if self.options.downstream_hook is not None:
             try:
                 await await_me_maybe(
@@ -274,8 +386,9 @@ class Engine:
                 return
         self.stats.fresh += fresh
         self.stats.new_links += len(new)
-        if status_error and not result.ok:
-            self.stats.errors[status_error] += 1
+        error = None if result.ok or result.status == 304 else f"http_{result.status}"
+        if error:
+            self.stats.errors[error] += 1
         now = int(time.time())
         interval = self.options.schedule.next_interval(
             page.last_crawl_time, page.next_crawl_time, fresh
@@ -289,10 +402,13 @@ class Engine:
                 content_hash=digest,
                 depth=page.depth,
                 status=result.status,
-                error=status_error,
+                error=error,
                 content_type=result.content_type or None,
+                etag=result.headers.get("etag"),
+                last_modified=result.headers.get("last-modified"),
                 fresh=fresh,
-                links=self._new_links(links, page.depth),
+                links=self._new_links(links, page.depth) + tuple(extra),
+                document=document,
             )
         )
 
@@ -300,7 +416,7 @@ class Engine:
         self,
         page: ClaimedPage,
         url: str,
-        error: str,
+        error: str | None,
         result: FetchResult | None = None,
         links: list[str] | None = None,
     ) -> None:
@@ -327,16 +443,9 @@ class Engine:
     def _new_links(self, links: list[str], depth: int) -> tuple[NewLink, ...]:
         return tuple(NewLink(u, host_of(u), depth + 1, "link") for u in links)
 
-    def _follows(self, depth: int) -> bool:
-        o = self.options
-        return o.follow_links and (o.max_depth <= 0 or depth < o.max_depth)
-
-    def _in_scope(self, url: str) -> bool:
-        return self.options.scope is None or self.options.scope(url)
-
-    async def _claim_other(self, url: str, depth: int) -> ClaimedPage | None:
+    async def _claim_other(self, url: str, page: ClaimedPage) -> ClaimedPage | None:
         await self.flush()  # the claim must see our own finalized rows
-        return await self.frontier.claim_url(url, host_of(url), depth, int(time.time()))
+        return await self.frontier.claim_url(url, host_of(url), page.depth, int(time.time()))
 
     async def _delete(self, url: str) -> None:
         await self.flush()

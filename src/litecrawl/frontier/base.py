@@ -16,7 +16,7 @@ from typing import Self
 
 from litecrawl.schedule import Schedule
 
-__all__ = ["ClaimedPage", "Frontier", "NewLink", "PageUpdate"]
+__all__ = ["ClaimedPage", "Frontier", "FrontierSummary", "NewLink", "PageUpdate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,8 @@ class NewLink:
     depth: int = 0
     source: str = "link"  # seed | sitemap | feed | link | redirect
     score: float = 0.5
+    kind: str = "page"  # page | sitemap | feed
+    lastmod: int | None = None  # from a sitemap or feed entry, epoch seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,22 @@ class ClaimedPage:
     source: str = "link"
     etag: str | None = None
     last_modified: str | None = None
+    kind: str = "page"
+    lastmod: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierSummary:
+    """What ``litecrawl stats`` shows, read from the store at any time."""
+
+    by_state: dict[str, int]
+    by_kind: dict[str, int]
+    due_now: int
+    claimed: int
+    hosts: int
+    errors: dict[str, int]
+    next_due: int | None
+    runs: list[dict[str, object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +80,7 @@ class PageUpdate:
     last_modified: str | None = None
     fresh: bool = False
     links: Sequence[NewLink] = field(default_factory=tuple)
+    document: object | None = None  # the index document (litecrawl.index), if analyzed
 
 
 class Frontier(abc.ABC):
@@ -118,5 +137,38 @@ class Frontier(abc.ABC):
         """Remove rows (invalid URLs)."""
 
     @abc.abstractmethod
-    async def release(self, urls: Sequence[str]) -> None:
-        """Give claims back unprocessed (graceful shutdown): due again at once."""
+    async def release(self, urls: Sequence[str], not_before: int | None = None) -> None:
+        """Give claims back unprocessed: due at once, or not before ``not_before`` (429)."""
+
+    @abc.abstractmethod
+    async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
+        """Add sitemap/feed entries; a known URL whose ``lastmod`` is newer than its last crawl
+        becomes due now. Returns how many were new."""
+
+    # -- per-host state shared by every worker -----------------------------------------------
+
+    @abc.abstractmethod
+    async def get_robots(self, origin: str) -> tuple[str, float] | None:
+        """The cached robots.txt record (JSON) of an origin and its expiry time."""
+
+    @abc.abstractmethod
+    async def put_robots(self, origin: str, record: str, expires_at: float) -> None: ...
+
+    @abc.abstractmethod
+    async def slow_host(self, host: str, until: float, crawl_delay: float | None = None) -> None:
+        """Remember that a host asked us to wait (Retry-After) or to pace (Crawl-delay)."""
+
+    @abc.abstractmethod
+    async def host_slowdowns(self, now: float) -> dict[str, float]:
+        """Hosts still slowed down at ``now`` and until when."""
+
+    # -- observability -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def start_run(self, command: str, now: int) -> int: ...
+
+    @abc.abstractmethod
+    async def finish_run(self, run_id: int, stats: str, now: int) -> None: ...
+
+    @abc.abstractmethod
+    async def summary(self, now: int) -> FrontierSummary: ...

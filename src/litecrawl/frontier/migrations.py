@@ -45,9 +45,36 @@ CREATE INDEX idx_pages_claim ON pages(next_crawl_time, depth, score DESC)
 CREATE INDEX idx_pages_host ON pages(host);
 """
 
+# What the CLI crawl needs: kinds of resources in the frontier (pages, sitemaps, feeds), sitemap
+# lastmod, per-host politeness state shared by all workers, robots.txt cache, run records.
+_CRAWL_STATE = """
+ALTER TABLE pages ADD COLUMN kind TEXT NOT NULL DEFAULT 'page';
+ALTER TABLE pages ADD COLUMN lastmod INTEGER NULL;
+CREATE TABLE hosts (
+  host          TEXT PRIMARY KEY,
+  slowed_until  REAL NOT NULL DEFAULT 0,
+  crawl_delay   REAL NULL,
+  metadata      TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE robots (
+  origin      TEXT PRIMARY KEY,
+  record      TEXT NOT NULL,
+  expires_at  REAL NOT NULL
+);
+CREATE TABLE runs (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at   INTEGER NOT NULL,
+  finished_at  INTEGER NULL,
+  command      TEXT NOT NULL DEFAULT '',
+  stats        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX idx_pages_error ON pages(error) WHERE error IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
+    ("crawl_state", _CRAWL_STATE),
 ]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
+from litecrawl.frontier.base import ClaimedPage, Frontier, FrontierSummary, NewLink, PageUpdate
 from litecrawl.frontier.migrations import migrate
 from litecrawl.schedule import Schedule
 
@@ -23,10 +23,11 @@ __all__ = ["SQLiteFrontier", "connect"]
 T = TypeVar("T")
 
 _CLAIM_COLUMNS = (
-    "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified"
+    "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
+    " kind, lastmod"
 )
 _INSERT_LINK = """
-INSERT INTO pages (norm_url, host, depth, source, score) VALUES (?, ?, ?, ?, ?)
+INSERT INTO pages (norm_url, host, depth, source, score, kind) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
 """
 _UPSERT_PAGE = """
@@ -139,14 +140,14 @@ class SQLiteFrontier(Frontier):
     # -- frontier operations ----------------------------------------------------------------
 
     async def add(self, links: Iterable[NewLink]) -> int:
-        rows = [(link.url, link.host, link.depth, link.source, link.score) for link in links]
+        rows = [_link_row(link) for link in links]
 
         def _add(conn: sqlite3.Connection) -> int:
             def work() -> int:
                 before = conn.total_changes
                 conn.executemany(
-                    "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
                     rows,
                 )
                 return conn.total_changes - before
@@ -238,11 +239,9 @@ class SQLiteFrontier(Frontier):
     async def finalize(self, updates: Sequence[PageUpdate]) -> None:
         if not updates:
             return
-        links = [
-            (link.url, link.host, link.depth, link.source, link.score)
-            for update in updates
-            for link in update.links
-        ]
+        links = [_link_row(link) for u in updates for link in u.links if link.lastmod is None]
+        listed = [link for u in updates for link in u.links if link.lastmod is not None]
+        now = max(u.last_crawl_time for u in updates)
         pages = [
             {
                 "norm_url": u.norm_url,
@@ -264,6 +263,8 @@ class SQLiteFrontier(Frontier):
         def _finalize(conn: sqlite3.Connection) -> None:
             def work() -> None:
                 conn.executemany(_INSERT_LINK, links)
+                if listed:
+                    _insert_listed(conn, listed, now)
                 conn.executemany(_UPSERT_PAGE, pages)
 
             self._transaction(conn, work)
@@ -281,16 +282,159 @@ class SQLiteFrontier(Frontier):
 
         await self._run(_delete)
 
-    async def release(self, urls: Sequence[str]) -> None:
+    async def release(self, urls: Sequence[str], not_before: int | None = None) -> None:
         def _release(conn: sqlite3.Connection) -> None:
             self._transaction(
                 conn,
                 lambda: conn.executemany(
                     "UPDATE pages SET processing_time = NULL, "
+                    "next_crawl_time = coalesce(?, next_crawl_time), "
                     "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END "
                     "WHERE norm_url = ?",
-                    [(u,) for u in urls],
+                    [(not_before, u) for u in urls],
                 ),
             )
 
         await self._run(_release)
+
+    async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
+        def _add_listed(conn: sqlite3.Connection) -> int:
+            return self._transaction(conn, lambda: _insert_listed(conn, links, now))
+
+        return await self._run(_add_listed)
+
+    # -- per-host state -----------------------------------------------------------------------
+
+    async def get_robots(self, origin: str) -> tuple[str, float] | None:
+        def _get(conn: sqlite3.Connection) -> tuple[str, float] | None:
+            row = conn.execute(
+                "SELECT record, expires_at FROM robots WHERE origin = ?", (origin,)
+            ).fetchone()
+            return (row[0], row[1]) if row else None
+
+        return await self._run(_get)
+
+    async def put_robots(self, origin: str, record: str, expires_at: float) -> None:
+        def _put(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO robots (origin, record, expires_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (origin) DO UPDATE SET record = excluded.record, "
+                "expires_at = excluded.expires_at",
+                (origin, record, expires_at),
+            )
+
+        await self._run(_put)
+
+    async def slow_host(self, host: str, until: float, crawl_delay: float | None = None) -> None:
+        def _slow(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO hosts (host, slowed_until, crawl_delay) VALUES (?, ?, ?) "
+                "ON CONFLICT (host) DO UPDATE SET "
+                "slowed_until = max(hosts.slowed_until, excluded.slowed_until), "
+                "crawl_delay = coalesce(excluded.crawl_delay, hosts.crawl_delay)",
+                (host, until, crawl_delay),
+            )
+
+        await self._run(_slow)
+
+    async def host_slowdowns(self, now: float) -> dict[str, float]:
+        def _slowdowns(conn: sqlite3.Connection) -> dict[str, float]:
+            rows = conn.execute(
+                "SELECT host, slowed_until FROM hosts WHERE slowed_until > ?", (now,)
+            ).fetchall()
+            return {host: until for host, until in rows}
+
+        return await self._run(_slowdowns)
+
+    # -- observability --------------------------------------------------------------------------
+
+    async def start_run(self, command: str, now: int) -> int:
+        def _start(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "INSERT INTO runs (started_at, command) VALUES (?, ?)", (now, command)
+            )
+            return int(cur.lastrowid or 0)
+
+        return await self._run(_start)
+
+    async def finish_run(self, run_id: int, stats: str, now: int) -> None:
+        def _finish(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE runs SET finished_at = ?, stats = ? WHERE id = ?", (now, stats, run_id)
+            )
+
+        await self._run(_finish)
+
+    async def summary(self, now: int) -> FrontierSummary:
+        def _summary(conn: sqlite3.Connection) -> FrontierSummary:
+            states = dict(conn.execute("SELECT state, count(*) FROM pages GROUP BY state"))
+            kinds = dict(conn.execute("SELECT kind, count(*) FROM pages GROUP BY kind"))
+            due = conn.execute(
+                "SELECT count(*) FROM pages WHERE processing_time IS NULL "
+                "AND (next_crawl_time IS NULL OR next_crawl_time <= ?)",
+                (now,),
+            ).fetchone()[0]
+            claimed = conn.execute(
+                "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL"
+            ).fetchone()[0]
+            hosts = conn.execute("SELECT count(DISTINCT host) FROM pages").fetchone()[0]
+            errors = dict(
+                conn.execute(
+                    "SELECT error, count(*) FROM pages WHERE error IS NOT NULL GROUP BY error"
+                )
+            )
+            next_due = conn.execute(
+                "SELECT min(next_crawl_time) FROM pages WHERE processing_time IS NULL"
+            ).fetchone()[0]
+            runs = [
+                {
+                    "id": r[0],
+                    "started_at": r[1],
+                    "finished_at": r[2],
+                    "command": r[3],
+                    "stats": r[4],
+                }
+                for r in conn.execute(
+                    "SELECT id, started_at, finished_at, command, stats FROM runs "
+                    "ORDER BY id DESC LIMIT 5"
+                )
+            ]
+            return FrontierSummary(
+                by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
+                by_kind=kinds,
+                due_now=due,
+                claimed=claimed,
+                hosts=hosts,
+                errors=errors,
+                next_due=next_due,
+                runs=runs,
+            )
+
+        return await self._run(_summary)
+
+
+STATE_NAMES = {0: "not_crawled", 1: "queued", 2: "crawled", 3: "error"}
+
+
+def _insert_listed(conn: sqlite3.Connection, links: Sequence[NewLink], now: int) -> int:
+    """Insert sitemap/feed entries; a listed lastmod newer than our last fetch makes a known page
+    due now. Returns how many were new."""
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, lastmod) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(*_link_row(link), link.lastmod) for link in links],
+    )
+    new = conn.total_changes - before
+    conn.executemany(
+        "UPDATE pages SET lastmod = :lastmod, next_crawl_time = CASE "
+        "  WHEN :lastmod > coalesce(last_crawl_time, 0) AND next_crawl_time > :now "
+        "  THEN :now ELSE next_crawl_time END "
+        "WHERE norm_url = :url AND :lastmod IS NOT NULL AND lastmod IS NOT :lastmod",
+        [{"url": link.url, "lastmod": link.lastmod, "now": now} for link in links],
+    )
+    return new
+
+
+def _link_row(link: NewLink) -> tuple[str, str, int, str, float, str]:
+    return (link.url, link.host, link.depth, link.source, link.score, link.kind)

@@ -1,0 +1,84 @@
+"""The raw-response disk cache in 003's layout: ``{dir}/{host}/{sha[:2]}/{sha}.html``.
+
+``sha`` is the SHA-256 of the URL; the sibling ``.headers.json`` holds status, headers,
+fetched_at, size_bytes and content_hash. A 304 answer is served from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from litecrawl.fetch.base import FetchResult
+
+__all__ = ["CachedResponse", "DiskCache"]
+
+
+@dataclass(frozen=True, slots=True)
+class CachedResponse:
+    body: bytes
+    headers: dict[str, str]
+    status: int
+    fetched_at: float
+    path: Path
+
+
+class DiskCache:
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    def path_for(self, url: str) -> Path:
+        sha = hashlib.sha256(url.encode("utf-8")).hexdigest()
+        host = urlsplit(url).netloc.replace(":", "_") or "_"
+        return self.directory / host / sha[:2] / f"{sha}.html"
+
+    def store(self, url: str, result: FetchResult, content_hash: str) -> Path:
+        """Write body and headers atomically (a crash never leaves half a file)."""
+        path = self.path_for(url)
+        meta = {
+            "url": url,
+            "final_url": result.final_url,
+            "status": result.status,
+            "headers": dict(result.headers),
+            "fetched_at": time.time(),
+            "size_bytes": len(result.body),
+            "content_hash": content_hash,
+        }
+        _write_atomic(path, result.body)
+        _write_atomic(path.with_suffix(".headers.json"), json.dumps(meta, indent=1).encode())
+        return path
+
+    def load(self, url: str) -> CachedResponse | None:
+        path = self.path_for(url)
+        try:
+            meta = json.loads(path.with_suffix(".headers.json").read_text("utf-8"))
+            body = path.read_bytes()
+        except (OSError, ValueError):
+            return None
+        return CachedResponse(
+            body=body,
+            headers={str(k): str(v) for k, v in dict(meta.get("headers", {})).items()},
+            status=int(meta.get("status", 200)),
+            fetched_at=float(meta.get("fetched_at", 0.0)),
+            path=path,
+        )
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

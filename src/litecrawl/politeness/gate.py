@@ -1,0 +1,164 @@
+"""The politeness gate between the engine and the network.
+
+It answers two questions for every URL: *may* we fetch it (robots.txt, cached per origin in the
+database with its expiry) and *when* (a per-host concurrency cap, then the host's pacer: per-host
+delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+from urllib.parse import urlsplit
+
+from litecrawl.errors import FetchError
+from litecrawl.fetch.base import FetchRequest, FetchResult
+from litecrawl.fetch.http import HttpFetcher
+from litecrawl.frontier.base import Frontier
+from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
+from litecrawl.politeness.robots import RobotsPolicy, robots_url
+
+__all__ = ["PoliteGate", "PolitenessSettings"]
+
+log = logging.getLogger("litecrawl.politeness")
+
+# Back-off when a 429/503 carries no usable Retry-After.
+DEFAULT_BACKOFF_SEC = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class PolitenessSettings:
+    user_agent: str
+    obey_robots: bool = True
+    per_host: int = 4  # concurrent requests per host (003)
+    delay_ms: float = 500.0  # minimal gap between request starts per host (003)
+    rate: float | None = None  # requests/s per host, token bucket (001), off unless given
+    robots_timeout: float = 10.0
+    max_crawl_delay: float = 60.0  # a robots.txt asking for more is capped, not obeyed blindly
+
+
+class PoliteGate:
+    """``async with PoliteGate(frontier, settings) as gate`` (owns an HTTP session for robots)."""
+
+    def __init__(self, frontier: Frontier, settings: PolitenessSettings) -> None:
+        self.frontier = frontier
+        self.settings = settings
+        self._fetcher = HttpFetcher(
+            user_agent=settings.user_agent, timeout=settings.robots_timeout, max_bytes=512 * 1024
+        )
+        self._policies: dict[str, RobotsPolicy] = {}
+        self._origin_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._host_slots: dict[str, asyncio.Semaphore] = {}
+        self._host_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._pacers: dict[str, HostPacer] = {}
+        self.robots_denied = 0
+
+    async def __aenter__(self) -> Self:
+        await self._fetcher.__aenter__()
+        for host, until in (await self.frontier.host_slowdowns(time.time())).items():
+            self._pacer(host).slow_down(until)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._fetcher.__aexit__(exc_type, exc, tb)
+
+    # -- may we? ------------------------------------------------------------------------------
+
+    async def check(self, url: str) -> str | None:
+        if not self.settings.obey_robots:
+            return None
+        policy = await self.robots(url)
+        if policy.allowed(url):
+            return None
+        self.robots_denied += 1
+        return "robots"
+
+    async def robots(self, url: str) -> RobotsPolicy:
+        """The robots.txt policy of ``url``'s origin: memory, then database, then network."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        now = time.time()
+        policy = self._policies.get(origin)
+        if policy is not None and not policy.is_expired(now):
+            return policy
+        async with self._origin_locks[origin]:  # one fetch per origin, however many wait
+            policy = self._policies.get(origin)
+            if policy is not None and not policy.is_expired(now):
+                return policy
+            policy = await self._load_robots(origin, now) or await self._fetch_robots(url, now)
+            self._policies[origin] = policy
+            self._pacer(parts.netloc).set_crawl_delay(policy.crawl_delay())
+            return policy
+
+    async def _load_robots(self, origin: str, now: float) -> RobotsPolicy | None:
+        cached = await self.frontier.get_robots(origin)
+        if cached is None or cached[1] <= now:
+            return None
+        try:
+            return RobotsPolicy.from_record(json.loads(cached[0]), self.settings.user_agent)
+        except (ValueError, TypeError):
+            return None
+
+    async def _fetch_robots(self, url: str, now: float) -> RobotsPolicy:
+        location = robots_url(url)
+        status: int | None
+        try:
+            result = await self._fetcher.fetch(FetchRequest(location))
+            status, body = result.status, result.body
+        except FetchError as exc:
+            log.info("robots.txt unreachable (%s): disallow for a while", exc)
+            status, body = None, b""
+        policy = RobotsPolicy.from_response(status, body, now, self.settings.user_agent)
+        origin = location.removesuffix("/robots.txt")
+        await self.frontier.put_robots(origin, json.dumps(policy.to_record()), policy.expires_at)
+        return policy
+
+    # -- when? --------------------------------------------------------------------------------
+
+    def _pacer(self, host: str) -> HostPacer:
+        pacer = self._pacers.get(host)
+        if pacer is None:
+            s = self.settings
+            pacer = HostPacer(delay_ms=s.delay_ms, rate=s.rate, max_crawl_delay=s.max_crawl_delay)
+            self._pacers[host] = pacer
+        return pacer
+
+    @contextlib.asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one of the host's concurrent slots, starting no sooner than its pacer allows."""
+        semaphore = self._host_slots.get(host)
+        if semaphore is None:
+            semaphore = self._host_slots[host] = asyncio.Semaphore(self.settings.per_host)
+        async with semaphore:
+            pacer = self._pacer(host)
+            async with self._host_locks[host]:
+                while (wait := pacer.next_allowed(time.time()) - time.time()) > 0:
+                    await asyncio.sleep(wait)
+                pacer.record_request(time.time())
+            yield
+
+    async def observe(self, host: str, result: FetchResult | None) -> float | None:
+        """After a response: a 429/503 slows the host down. Returns the time to retry after."""
+        if result is None or result.status not in (429, 503):
+            return None
+        now = time.time()
+        until = parse_retry_after(result.headers.get("retry-after", ""), now)
+        if until is None:
+            until = now + DEFAULT_BACKOFF_SEC
+        self._pacer(host).slow_down(until)
+        await self.frontier.slow_host(host, until)
+        log.info("%s answered %d: slowed down until %.0f", host, result.status, until)
+        return until
