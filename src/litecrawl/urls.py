@@ -14,7 +14,13 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from litecrawl.errors import ConfigError
 
-__all__ = ["MAX_URL_LENGTH", "UrlRules", "host_of", "normalize_and_validate_url"]
+__all__ = [
+    "MAX_URL_LENGTH",
+    "DomainScope",
+    "UrlRules",
+    "host_of",
+    "normalize_and_validate_url",
+]
 
 # Longer URLs are almost always spider traps (ever-growing paths or session ids).
 MAX_URL_LENGTH = 2048
@@ -142,3 +148,31 @@ def normalize_and_validate_url(
 def host_of(url: str) -> str:
     """``host[:port]`` of a normalized URL (the key for per-host politeness)."""
     return urlsplit(url).netloc.rpartition("@")[2]
+
+
+class DomainScope:
+    """Same-site scope: a URL is in scope when its registered domain (public suffix resolved
+    offline, 004: www.london.co.uk -> london.co.uk) is one of the allowed ones. IP addresses and
+    single-label hosts stand for themselves."""
+
+    def __init__(self, urls_or_domains: Iterable[str]) -> None:
+        import tldextract
+
+        # The bundled suffix snapshot only: a crawler must not download lists at run time.
+        self._extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+        self._verdicts: dict[str, bool] = {}
+        self.domains = frozenset(
+            self.site_of(item if "//" in item else f"http://{item}/") for item in urls_or_domains
+        )
+
+    def site_of(self, url: str) -> str:
+        host = urlsplit(url).hostname or ""
+        parts = self._extract.extract_str(host)
+        return parts.top_domain_under_public_suffix or host
+
+    def __call__(self, url: str) -> bool:
+        host = host_of(url)
+        verdict = self._verdicts.get(host)
+        if verdict is None:
+            verdict = self._verdicts[host] = self.site_of(url) in self.domains
+        return verdict

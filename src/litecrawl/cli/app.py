@@ -1,0 +1,24 @@
+"""The typer application and its entry point; each command lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from litecrawl.cli import crawl as crawl_cmd
+from litecrawl.cli import stats as stats_cmd
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="litecrawl",
+    help="Incremental, polite, resumable web crawler and indexer.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("crawl")(crawl_cmd.crawl)
+app.command("stats")(stats_cmd.stats)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,174 @@
+"""``litecrawl crawl``: options -> validated config -> :func:`litecrawl.crawl.run_crawl`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from litecrawl.cli.output import console, print_summary, setup_logging
+from litecrawl.config import CrawlConfig, load_config
+from litecrawl.crawl import CrawlReport, run_crawl, summary_dict
+from litecrawl.engine import CrawlStats
+from litecrawl.errors import LitecrawlError
+
+__all__ = ["crawl", "load_or_exit"]
+
+Opt = typer.Option
+
+
+def load_or_exit(files: list[Path] | None, overrides: dict[str, Any]) -> CrawlConfig:
+    """Validated config, or exit code 2 with a message naming file, key and value."""
+    try:
+        return load_config(files or [], os.environ, overrides)
+    except LitecrawlError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from exc
+
+
+def crawl(
+    urls: Annotated[list[str] | None, typer.Argument(help="Seed URLs.")] = None,
+    sitemap: Annotated[str | None, Opt(help="Sitemap URL (sitemap mode).")] = None,
+    sitemap_mode: Annotated[
+        bool, Opt("--sitemap-mode", help="Sitemap mode, sitemaps found via robots.txt.")
+    ] = False,
+    db: Annotated[str | None, Opt(help="SQLite file or postgresql:// URL.")] = None,
+    config: Annotated[list[Path] | None, Opt("--config", help="TOML file (repeatable).")] = None,
+    domain: Annotated[list[str] | None, Opt(help="Also allow this domain (repeatable).")] = None,
+    same_domain: Annotated[
+        bool | None, Opt("--same-domain/--any-domain", help="Stay on the seeds' domains.")
+    ] = None,
+    include: Annotated[list[str] | None, Opt(help="Only URLs matching (repeatable).")] = None,
+    exclude: Annotated[list[str] | None, Opt(help="Skip URLs matching (repeatable).")] = None,
+    max_pages: Annotated[int | None, Opt(help="Stop after this many pages (0 = no limit).")] = None,
+    max_depth: Annotated[int | None, Opt(help="Link depth from the seeds (0 = unlimited).")] = None,
+    follow: Annotated[bool | None, Opt("--follow/--no-follow", help="Follow links.")] = None,
+    concurrency: Annotated[int | None, Opt(help="Concurrent requests in all.")] = None,
+    per_host: Annotated[int | None, Opt(help="Concurrent requests per host.")] = None,
+    rate_limit: Annotated[float | None, Opt(help="Requests per second per host.")] = None,
+    delay_ms: Annotated[int | None, Opt(help="Minimal delay between requests to a host.")] = None,
+    timeout: Annotated[float | None, Opt(help="Per-request timeout in seconds.")] = None,
+    render: Annotated[
+        bool | None, Opt("--render/--no-render", help="Render with Chromium.")
+    ] = None,
+    output: Annotated[Path | None, Opt(help="Write Markdown + .meta.json here.")] = None,
+    main_article: Annotated[
+        bool | None, Opt("--main-article/--full-page", help="Extract the main article only.")
+    ] = None,
+    ignore_robots: Annotated[bool, Opt("--ignore-robots", help="Do not obey robots.txt.")] = False,
+    no_cache: Annotated[bool, Opt("--no-cache", help="No disk cache, no conditional GET.")] = False,
+    user_agent: Annotated[str | None, Opt(help="User-Agent header.")] = None,
+    strategy: Annotated[str | None, Opt(help="Crawling strategy 'module:Class'.")] = None,
+    watch: Annotated[bool, Opt("--watch", help="Keep running; re-crawl as scheduled.")] = False,
+    verbose: Annotated[bool, Opt("--verbose", "-v", help="Log every page.")] = False,
+    quiet: Annotated[bool, Opt("--quiet", "-q", help="Only warnings and the summary.")] = False,
+) -> None:
+    """Crawl from seed URLs (BFS by depth) or from sitemaps, politely and resumably."""
+    mode = "sitemap" if sitemap or sitemap_mode else None
+    overrides: dict[str, Any] = {
+        "mode": mode,
+        "seeds": list(urls) if urls else None,
+        "sitemap.url": sitemap,
+        "db": db,
+        "discovery.domains": domain,
+        "same_domain_only": same_domain,
+        "discovery.include_patterns": include,
+        "discovery.exclude_patterns": exclude,
+        "limits.max_pages": max_pages,
+        "max_depth": max_depth,
+        "discovery.follow_links": follow,
+        "concurrency.global": concurrency,
+        "concurrency.per_host": per_host,
+        "rate_limit.requests_per_second": rate_limit,
+        "rate_limit.per_host_delay_ms": delay_ms,
+        "fetch.timeout": timeout,
+        "fetch.render": render,
+        "output.dir": str(output) if output else None,
+        "extract.main_article": main_article,
+        "obey_robots": False if ignore_robots else None,
+        "cache.respect_conditional": False if no_cache else None,
+        "user_agent": user_agent,
+        "strategy": strategy,
+        "watch": watch or None,
+        "verbose": verbose or None,
+        "quiet": quiet or None,
+    }
+    if mode == "sitemap" and follow is None:
+        overrides["discovery.follow_links"] = False  # sitemap mode fetches what is listed
+    cfg = load_or_exit(config, overrides)
+    if not cfg.seeds and cfg.mode == "seed":
+        console.print("[red]error:[/red] no seed URLs: give URLs or 'seeds' in a config file")
+        raise typer.Exit(2)
+    setup_logging(cfg.verbose or not console.is_terminal, cfg.quiet)
+    try:
+        report = asyncio.run(_run(cfg, " ".join(sys.argv)))
+    except LitecrawlError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from exc
+    summary = summary_dict(report.stats)
+    if report.interrupted:
+        summary["interrupted"] = True
+    print_summary("litecrawl crawl", summary)
+    raise typer.Exit(_exit_code(report))
+
+
+async def _run(cfg: CrawlConfig, command: str) -> CrawlReport:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():  # second Ctrl+C: leave now, the next run recovers the claims
+            os._exit(130)
+        console.print("stopping: finishing in-flight pages (Ctrl+C again to quit at once)")
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    progress = _Progress() if console.is_terminal and not cfg.quiet else None
+    try:
+        return await run_crawl(
+            cfg, stop, on_progress=progress.update if progress else None, command=command
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+class _Progress:
+    """A one-line live display: pages done, in flight, rate, errors."""
+
+    def __init__(self) -> None:
+        from rich.live import Live
+
+        self._live = Live(console=console, refresh_per_second=4, transient=True)
+        self._live.start()
+
+    def update(self, stats: CrawlStats, in_flight: int) -> None:
+        rate = stats.fetched / stats.elapsed if stats.elapsed > 0 else 0.0
+        self._live.update(
+            f"fetched {stats.fetched}  in flight {in_flight}  new links {stats.new_links}  "
+            f"{rate:.1f} pages/s  errors {stats.failed}"
+        )
+
+    def close(self) -> None:
+        self._live.stop()
+
+
+def _exit_code(report: CrawlReport) -> int:
+    """1 when the crawl needs attention: internal errors, or most fetches failed."""
+    stats = report.stats
+    serious = sum(
+        n
+        for cat, n in stats.errors.items()
+        if cat not in ("robots",) and not cat.startswith("http_4")
+    )
+    if stats.errors.get("internal"):
+        return 1
+    if stats.claimed and serious > stats.claimed / 2:
+        return 1
+    return 0

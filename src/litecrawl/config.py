@@ -1,0 +1,347 @@
+"""Crawl configuration: 003's TOML keys, validated with pydantic.
+
+Layers, later wins: each TOML file in order (deep-merged: tables merge key by key, lists and
+scalars are replaced), then the environment (``CRAWLER_CONCURRENCY``, ``CRAWLER_RATE_LIMIT``,
+``CRAWLER_DB_PATH``, ``LITECRAWL_DB``), then command-line overrides given as dotted keys. The
+merged result is validated once; every error names its source (file, environment variable or
+"command line"), the dotted key and the bad value, and is raised as :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from litecrawl.errors import ConfigError
+
+__all__ = [
+    "ENV_VARS",
+    "CacheConfig",
+    "ConcurrencyConfig",
+    "CrawlConfig",
+    "DiscoveryConfig",
+    "ExtractConfig",
+    "FetchConfig",
+    "FilterConfig",
+    "LimitsConfig",
+    "OutputConfig",
+    "RateLimitConfig",
+    "SitemapConfig",
+    "deep_merge",
+    "load_config",
+]
+
+CONTACT_URL = "https://github.com/litecrawl/litecrawl"
+
+#: Environment variable -> dotted config key, applied in this order (so LITECRAWL_DB beats
+#: CRAWLER_DB_PATH when both are set). Empty values count as unset.
+ENV_VARS: dict[str, str] = {
+    "CRAWLER_CONCURRENCY": "concurrency.global",
+    "CRAWLER_RATE_LIMIT": "rate_limit.requests_per_second",
+    "CRAWLER_DB_PATH": "db",
+    "LITECRAWL_DB": "db",
+}
+_ENV_TYPES: dict[str, type[int] | type[float]] = {
+    "CRAWLER_CONCURRENCY": int,
+    "CRAWLER_RATE_LIMIT": float,
+}
+
+_STRATEGY_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _check_regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise PydanticCustomError(
+            "bad_regex", "invalid regular expression: {error}", {"error": str(exc)}
+        ) from exc
+    return pattern
+
+
+def _check_domain(domain: str) -> str:
+    host = domain.strip().lower().strip(".")
+    if not host or any(c in host for c in "/:@ "):
+        raise PydanticCustomError("bad_domain", "expected a host name such as example.com")
+    return host
+
+
+_Regex = Annotated[str, AfterValidator(_check_regex)]
+_Domain = Annotated[str, AfterValidator(_check_domain)]
+_NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class LimitsConfig(_Section):
+    max_pages: int = Field(default=0, ge=0, description="0 = unlimited")
+
+
+class ConcurrencyConfig(_Section):
+    # ``global`` is a Python keyword: the attribute is ``global_``, the TOML key ``global``.
+    global_: int = Field(default=8, ge=1, le=10_000, alias="global")
+    per_host: int = Field(default=4, ge=1, le=1_000)
+
+
+class RateLimitConfig(_Section):
+    per_host_delay_ms: int = Field(default=500, ge=0, le=3_600_000)
+    requests_per_second: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
+class CacheConfig(_Section):
+    dir: _NonEmpty = ".cache/litecrawl"
+    respect_conditional: bool = True
+
+
+class OutputConfig(_Section):
+    dir: _NonEmpty | None = None
+    metadata_backend: Literal["json"] = "json"
+
+    @field_validator("metadata_backend", mode="before")
+    @classmethod
+    def _no_duckdb(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() == "duckdb":
+            raise PydanticCustomError(
+                "duckdb_unsupported",
+                "DuckDB is not supported: metadata goes to sidecar JSON files and the database; "
+                "use 'json' and export to CSV/JSONL instead (litecrawl export)",
+            )
+        return value
+
+
+class SitemapConfig(_Section):
+    url: _NonEmpty | None = None
+    use_lastmod: bool = True
+
+
+class DiscoveryConfig(_Section):
+    follow_links: bool = True
+    include_patterns: list[_Regex] = Field(default_factory=list)
+    exclude_patterns: list[_Regex] = Field(default_factory=list)
+    domains: list[_Domain] = Field(default_factory=list)
+
+    def include_regexes(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in self.include_patterns]
+
+    def exclude_regexes(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in self.exclude_patterns]
+
+
+class FilterConfig(_Section):
+    dom_remove: list[str] = Field(default_factory=lambda: ["script", "style", "svg"])
+    extra_remove: list[str] = Field(default_factory=list)
+
+
+class ExtractConfig(_Section):
+    main_article: bool = False
+
+
+class FetchConfig(_Section):
+    timeout: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
+    max_retries: int = Field(default=3, ge=0, le=100)
+    max_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    render: bool = False
+
+
+class CrawlConfig(_Section):
+    """The whole validated configuration; field names are 003's TOML keys."""
+
+    mode: Literal["seed", "sitemap"] = "seed"
+    user_agent: _NonEmpty | None = None
+    obey_robots: bool = True
+    same_domain_only: bool = True
+    max_depth: int = Field(default=2, ge=0, description="0 = unlimited")
+    seeds: list[_NonEmpty] = Field(default_factory=list)
+    db: _NonEmpty = "litecrawl.db"
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
+    rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    sitemap: SitemapConfig = Field(default_factory=SitemapConfig)
+    discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
+    filter: FilterConfig = Field(default_factory=FilterConfig)
+    extract: ExtractConfig = Field(default_factory=ExtractConfig)
+    fetch: FetchConfig = Field(default_factory=FetchConfig)
+    watch: bool = False
+    strategy: str | None = None
+    verbose: bool = False
+    quiet: bool = False
+
+    @field_validator("strategy")
+    @classmethod
+    def _strategy_shape(cls, value: str | None) -> str | None:
+        if value is not None and not _STRATEGY_RE.fullmatch(value):
+            raise PydanticCustomError("bad_strategy", "expected 'module.path:ClassName'")
+        return value
+
+    def effective_user_agent(self) -> str:
+        """``user_agent`` if set, else ``litecrawl/<version> (+contact-url)``."""
+        if self.user_agent is not None:
+            return self.user_agent
+        try:
+            ver = version("litecrawl")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
+            ver = "0.0.0"
+        return f"litecrawl/{ver} (+{CONTACT_URL})"
+
+
+def deep_merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """A new dict: ``a`` updated by ``b``; tables merge key by key, anything else b replaces.
+
+    Neither input is modified; nested tables of the result are fresh dicts.
+    """
+    out: dict[str, Any] = {k: _copy_tables(v) for k, v in a.items()}
+    for key, value in b.items():
+        old = out.get(key)
+        if isinstance(value, Mapping) and isinstance(old, Mapping):
+            out[key] = deep_merge(old, value)
+        else:
+            out[key] = _copy_tables(value)
+    return out
+
+
+def _copy_tables(value: Any) -> Any:
+    return deep_merge({}, value) if isinstance(value, Mapping) else value
+
+
+def _nodes(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Every (dotted path, value) in ``tree``, tables before their contents."""
+    found: list[tuple[str, Any]] = []
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        found.append((path, value))
+        if isinstance(value, Mapping):
+            found.extend(_nodes(value, path + "."))
+    return found
+
+
+def _track(sources: dict[str, str], layer: Mapping[str, Any], label: str) -> None:
+    """Record ``label`` as the source of every path ``layer`` sets (for error messages)."""
+    for path, value in _nodes(layer):
+        if not isinstance(value, Mapping):
+            for old in [p for p in sources if p.startswith(path + ".")]:
+                del sources[old]
+        sources[path] = label
+
+
+def _expand_dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``; ``None`` values (flag not given) are skipped."""
+    tree: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            value = list(value)
+        *parents, leaf = dotted.split(".")
+        nested: dict[str, Any] = {leaf: value}
+        for part in reversed(parents):
+            nested = {part: nested}
+        tree = deep_merge(tree, nested)
+    return tree
+
+
+def _env_value(name: str, raw: str) -> Any:
+    try:  # a bad number stays a string: validation then reports it with the variable's name
+        return _ENV_TYPES[name](raw.strip()) if name in _ENV_TYPES else raw
+    except ValueError:
+        return raw
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"no such config file: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        where = "" if "line" in str(exc) else f" (line {len(path.read_bytes().splitlines())})"
+        raise ConfigError(f"{path}: invalid TOML: {exc}{where}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from exc
+
+
+def _known_keys(model: type[BaseModel] = CrawlConfig, prefix: str = "") -> list[str]:
+    keys: list[str] = []
+    for name, info in model.model_fields.items():
+        key = prefix + (info.alias or name)
+        keys.append(key)
+        sub = info.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            keys.extend(_known_keys(sub, key + "."))
+    return keys
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str | Mapping | list) else str(value)
+
+
+def _source_of(sources: Mapping[str, str], path: str) -> str:
+    parts = path.split(".")  # the longest prefix of ``path`` some layer set
+    found = (sources.get(".".join(parts[:end])) for end in range(len(parts), 0, -1))
+    return next((label for label in found if label is not None), "configuration")
+
+
+def _describe(exc: ValidationError, sources: Mapping[str, str]) -> list[str]:
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        keys = [str(p) for p in err["loc"] if not isinstance(p, int)]
+        path = ".".join(keys)
+        shown = path + "".join(f"[{p}]" for p in err["loc"][len(keys) :])
+        if err["type"] == "extra_forbidden":
+            leaves = [p for p in sources if p.startswith(path + ".")]
+            leaves = [p for p in leaves if not any(q.startswith(p + ".") for q in leaves)]
+            for leaf in leaves or [path]:
+                close = difflib.get_close_matches(leaf, _known_keys(), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                lines.append(f"{_source_of(sources, leaf)}: unknown key '{leaf}'{hint}")
+            continue
+        if err["type"] == "model_type":
+            msg = "expected a table"
+        else:
+            msg = err["msg"]  # "Input should..." -> "input should...", but keep "DuckDB"
+            msg = msg[:1].lower() + msg[1:] if msg.split(" ")[0][1:].islower() else msg
+        label = _source_of(sources, path)
+        lines.append(f"{label}: {shown}: {msg} (got {_show(err['input'])})")
+    return lines
+
+
+def load_config(
+    files: Sequence[Path], env: Mapping[str, str], overrides: Mapping[str, Any]
+) -> CrawlConfig:
+    """Merge ``files`` (in order), then ``env``, then dotted ``overrides``, and validate.
+
+    ``env`` is the environment to read (the CLI passes ``os.environ``); ``overrides`` maps dotted
+    keys such as ``"concurrency.global"`` to values from CLI flags, ``None`` meaning "not given".
+    Raises :class:`ConfigError` naming the source, key and value of every problem.
+    """
+    layers: list[tuple[str, Mapping[str, Any]]] = []
+    for file in files:
+        layers.append((str(file), _read_toml(Path(file))))
+    for name, dotted in ENV_VARS.items():
+        raw = env.get(name)
+        if raw is not None and raw.strip():
+            layers.append(
+                (f"environment variable {name}", _expand_dotted({dotted: _env_value(name, raw)}))
+            )
+    layers.append(("command line", _expand_dotted(overrides)))
+
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for label, layer in layers:
+        merged = deep_merge(merged, layer)
+        _track(sources, layer, label)
+    try:
+        return CrawlConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_describe(exc, sources))) from None

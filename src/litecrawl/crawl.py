@@ -1,0 +1,221 @@
+"""The continuous crawl behind ``litecrawl crawl``: the engine in a pipelined claim loop.
+
+Claims are refilled while earlier pages are still in flight, so fetchers never wait for a batch
+to drain. The loop ends when nothing is due (or, with ``watch``, sleeps until the next page is),
+when ``max_pages`` pages were claimed, or when ``stop`` is set (SIGINT/SIGTERM): then no more
+claims are made, in-flight pages get ``grace`` seconds to finish, and the rest are released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from litecrawl.cache import DiskCache
+from litecrawl.config import CrawlConfig
+from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
+from litecrawl.fetch.base import Fetcher
+from litecrawl.fetch.http import HttpFetcher
+from litecrawl.frontier import open_frontier
+from litecrawl.frontier.base import ClaimedPage, Frontier
+from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
+from litecrawl.schedule import Schedule
+from litecrawl.urls import DomainScope, UrlRules
+
+__all__ = ["CrawlReport", "run_crawl"]
+
+log = logging.getLogger("litecrawl")
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlReport:
+    stats: CrawlStats
+    interrupted: bool
+    robots_denied: int
+
+
+def _fetcher(config: CrawlConfig) -> Fetcher:
+    ua = config.effective_user_agent()
+    if config.fetch.render:
+        from litecrawl.fetch.browser import BrowserFetcher
+
+        return BrowserFetcher(
+            headers={"User-Agent": ua}, timeout_ms=int(config.fetch.timeout * 1000)
+        )
+    return HttpFetcher(
+        user_agent=ua,
+        timeout=config.fetch.timeout,
+        max_bytes=config.fetch.max_bytes,
+        concurrency=config.concurrency.global_,
+    )
+
+
+def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -> EngineOptions:
+    d = config.discovery
+    scope = DomainScope([*seeds, *d.domains]) if config.same_domain_only else None
+    return EngineOptions(
+        rules=UrlRules(None, d.include_patterns, d.exclude_patterns),
+        schedule=Schedule(),
+        n_concurrent=config.concurrency.global_,
+        follow_links=d.follow_links,
+        max_depth=config.max_depth,
+        scope=scope,
+        canonical_links=True,
+        discover_feeds=True,
+        use_lastmod=config.sitemap.use_lastmod,
+        max_attempts=config.fetch.max_retries if config.fetch.max_retries > 0 else 1,
+        cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
+        analyzer=analyzer,
+    )
+
+
+async def run_crawl(
+    config: CrawlConfig,
+    stop: asyncio.Event,
+    *,
+    analyzer: Analyzer | None = None,
+    on_progress: Callable[[CrawlStats, int], None] | None = None,
+    grace: float = 10.0,
+    command: str = "crawl",
+) -> CrawlReport:
+    seeds = list(config.seeds)
+    async with contextlib.AsyncExitStack() as stack:
+        frontier = await stack.enter_async_context(open_frontier(config.db))
+        settings = PolitenessSettings(
+            user_agent=config.effective_user_agent(),
+            obey_robots=config.obey_robots,
+            per_host=config.concurrency.per_host,
+            delay_ms=config.rate_limit.per_host_delay_ms,
+            rate=config.rate_limit.requests_per_second,
+        )
+        gate = await stack.enter_async_context(PoliteGate(frontier, settings))
+        fetcher = await stack.enter_async_context(_fetcher(config))
+        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer), gate)
+        run_id = await frontier.start_run(command, int(time.time()))
+        await engine.recover()
+        await _bootstrap(config, engine, gate, seeds)
+        interrupted = await _loop(config, engine, frontier, stop, on_progress, grace)
+        stats = engine.stats
+        await frontier.finish_run(run_id, json.dumps(summary_dict(stats)), int(time.time()))
+        return CrawlReport(stats, interrupted, gate.robots_denied)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _bootstrap(
+    config: CrawlConfig, engine: Engine, gate: PoliteGate, seeds: list[str]
+) -> None:
+    if config.mode == "seed":
+        await engine.bootstrap(seeds, "seed", "page")
+        return
+    sitemaps = [config.sitemap.url] if config.sitemap.url else []
+    if not sitemaps:
+        for seed in seeds:  # discover sitemaps through robots.txt, else the usual place
+            policy = await gate.robots(seed)
+            parts = urlsplit(seed)
+            sitemaps += policy.sitemaps() or (f"{parts.scheme}://{parts.netloc}/sitemap.xml",)
+    await engine.bootstrap(sitemaps, "sitemap", "sitemap")
+
+
+async def _loop(
+    config: CrawlConfig,
+    engine: Engine,
+    frontier: Frontier,
+    stop: asyncio.Event,
+    on_progress: Callable[[CrawlStats, int], None] | None,
+    grace: float,
+) -> bool:
+    concurrency = config.concurrency.global_
+    semaphore = asyncio.Semaphore(concurrency)
+    max_pages = config.limits.max_pages
+    high_water = max(concurrency * 4, 16)
+    in_flight: dict[asyncio.Task[None], str] = {}
+    claimed_total = 0
+
+    async def guarded(page: ClaimedPage) -> None:
+        async with semaphore:
+            await engine.process(page)
+
+    async def refill() -> int:
+        nonlocal claimed_total
+        want = high_water - len(in_flight)
+        if max_pages:
+            want = min(want, max_pages - claimed_total)
+        if want <= 0:
+            return 0
+        pages = await frontier.claim(want, int(time.time()))
+        for page in pages:
+            in_flight[asyncio.create_task(guarded(page))] = page.norm_url
+        claimed_total += len(pages)
+        engine.stats.claimed += len(pages)
+        return len(pages)
+
+    last_report = 0.0
+    while not stop.is_set():
+        may_claim = not (max_pages and claimed_total >= max_pages)
+        if may_claim and len(in_flight) <= high_water // 2:
+            claimed = await refill()
+            if not claimed and not in_flight:
+                await engine.flush()  # links still in the write buffer may be due pages
+                claimed = await refill()
+            if not claimed and not in_flight:
+                if not config.watch:
+                    break
+                await _sleep_until_due(frontier, stop)
+                await engine.recover()
+                continue
+        if not in_flight:
+            break
+        done, _ = await asyncio.wait(in_flight, timeout=0.25, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            in_flight.pop(task)
+        if not done and engine.stats.claimed:  # idle moment: push buffered writes out
+            await engine.flush()
+        if on_progress is not None and time.monotonic() - last_report > 0.5:
+            last_report = time.monotonic()
+            on_progress(engine.stats, len(in_flight))
+    interrupted = stop.is_set()
+    if in_flight:
+        done, pending = await asyncio.wait(in_flight, timeout=grace if interrupted else None)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        await engine.flush()
+        if pending:
+            await frontier.release([in_flight[t] for t in pending])
+    await engine.flush()
+    if on_progress is not None:
+        on_progress(engine.stats, 0)
+    return interrupted
+
+
+async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event) -> None:
+    summary = await frontier.summary(int(time.time()))
+    wait = 60.0 if summary.next_due is None else max(1.0, summary.next_due - time.time())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=min(wait, 300.0))
+
+
+def summary_dict(stats: CrawlStats) -> dict[str, object]:
+    elapsed = stats.elapsed
+    return {
+        "claimed": stats.claimed,
+        "fetched": stats.fetched,
+        "failed": stats.failed,
+        "fresh": stats.fresh,
+        "new_links": stats.new_links,
+        "redirects": stats.redirects,
+        "not_modified": stats.not_modified,
+        "skipped_robots": stats.errors.get("robots", 0),
+        "skipped_lastmod": stats.skipped_lastmod,
+        "skipped_scope": stats.skipped_scope,
+        "throttled": stats.throttled,
+        "errors": dict(stats.errors),
+        "elapsed_sec": round(elapsed, 3),
+        "pages_per_sec": round(stats.fetched / elapsed, 2) if elapsed > 0 else 0.0,
+    }
