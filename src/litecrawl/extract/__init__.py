@@ -1,0 +1,32 @@
+"""Content extraction: pure functions from an HTTP body to title, text, keywords and Markdown.
+
+No network, no database. :func:`extract_page` is CPU-heavy and picklable (arguments and result
+are plain data), so the engine runs it in a process pool; :func:`to_markdown` likewise.
+"""
+
+from litecrawl.extract.decode import decode_html
+from litecrawl.extract.markdown import (
+    markdown_path,
+    sidecar_path,
+    to_markdown,
+    url_domain,
+    write_atomic,
+)
+from litecrawl.extract.page import Extracted, ExtractionMode, extract_page
+from litecrawl.extract.selectors import HAVE_CSSSELECT
+from litecrawl.extract.text import detect_language, keywords
+
+__all__ = [
+    "HAVE_CSSSELECT",
+    "Extracted",
+    "ExtractionMode",
+    "decode_html",
+    "detect_language",
+    "extract_page",
+    "keywords",
+    "markdown_path",
+    "sidecar_path",
+    "to_markdown",
+    "url_domain",
+    "write_atomic",
+]

@@ -1,0 +1,155 @@
+"""Full-page HTML handling with lxml: parse, title candidates, filtering, text and body HTML.
+
+:class:`LxmlDoc` and :class:`litecrawl.extract.fallback.RegexDoc` have the same methods, so
+:mod:`litecrawl.extract.page` drives either; :func:`parse_html` returns None when lxml cannot give a
+faithful tree (empty document, depth limit hit), and the regex stripper takes over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+from urllib.parse import urljoin, urlsplit
+
+import lxml.html
+from lxml import etree
+
+from litecrawl.extract.selectors import select_all
+from litecrawl.extract.text import collapse_whitespace, normalize_language_tag, normalize_lines
+
+__all__ = ["ALWAYS_REMOVE", "BLOCK_TAGS", "LxmlDoc", "parse_html"]
+
+ALWAYS_REMOVE = ("script", "style", "svg", "noscript", "template")
+# elements whose content starts on a new line in plain text
+BLOCK_TAGS = (
+    "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "dialog",
+    "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
+    "h4", "h5", "h6", "header", "hgroup", "hr", "li", "main", "nav", "ol", "p", "pre", "section",
+    "summary", "table", "tbody", "thead", "tfoot", "tr", "ul", "option", "title", "body",
+)  # fmt: skip
+CELL_TAGS = ("td", "th")
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_OG_TITLE = etree.XPath("//meta[@property='og:title' or @name='og:title']/@content")
+_CONTENT_LANGUAGE = etree.XPath(
+    "//meta[translate(@http-equiv, 'CONTENT-LANGUAGE', 'content-language')"
+    " = 'content-language']/@content"
+)
+_FATAL = 3  # libxml2 error level FATAL: the tree is incomplete (e.g. "Excessive depth")
+
+
+def parse_html(html: str) -> LxmlDoc | None:
+    """Parse with lxml; None if the document is empty or libxml2 had to give up part of it."""
+    parser = lxml.html.HTMLParser(
+        encoding="utf-8",
+        huge_tree=True,
+        remove_comments=True,
+        remove_pis=True,
+        no_network=True,
+    )
+    data = html.encode("utf-8", errors="replace")
+    try:
+        root = lxml.html.document_fromstring(data, parser=parser)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return None
+    if root is None or any(err.level >= _FATAL for err in parser.error_log):
+        return None
+    return LxmlDoc(root)
+
+
+_ABSOLUTE = ("http://", "https://", "mailto:", "tel:", "data:", "javascript:", "#", "//")
+
+
+def _absolutize(root: etree._Element, body: etree._Element, url: str) -> None:
+    """Resolve relative ``a[href]`` / ``img[src]`` against ``<base href>`` or the page URL."""
+    base_el = root.find("head/base[@href]")
+    try:
+        base = urljoin(url, base_el.get("href") or "") if base_el is not None else url
+        parts = urlsplit(base)
+    except ValueError:
+        return
+    # "/path" links (the common case) only need the origin; urljoin handles the rest
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+    for el in body.iter("a", "img"):
+        attr = "href" if el.tag == "a" else "src"
+        value = el.get(attr)
+        if value is None:
+            continue
+        value = value.strip()
+        if value.lower().startswith(_ABSOLUTE):
+            continue
+        if origin and value.startswith("/") and not value.startswith("//"):
+            el.set(attr, origin + value)
+            continue
+        try:
+            el.set(attr, urljoin(base, value))
+        except ValueError:
+            continue
+
+
+def _text_of(el: etree._Element) -> str:
+    return collapse_whitespace("".join(cast("list[str]", el.itertext())))
+
+
+class LxmlDoc:
+    """A parsed page. ``render`` mutates the tree, so call it last."""
+
+    def __init__(self, root: lxml.html.HtmlElement) -> None:
+        self.root = root
+        etree.strip_elements(root, *ALWAYS_REMOVE, with_tail=False)
+
+    def title_candidates(self) -> tuple[str, str, str]:
+        """(``<title>``, first non-empty ``<h1>``, ``og:title``), each "" when absent."""
+        root = self.root
+        title = ""
+        node = root.find("head/title")
+        if node is None:
+            node = root.find(".//title")
+        if node is not None:
+            title = _text_of(node)
+        h1 = ""
+        for node in root.iter("h1"):
+            h1 = _text_of(node)
+            if h1:
+                break
+        og = ""
+        result = _OG_TITLE(root)
+        if isinstance(result, list):
+            og = next((collapse_whitespace(str(v)) for v in result if str(v).strip()), "")
+        return title, h1, og
+
+    def language(self) -> str | None:
+        """``<html lang>`` (or ``xml:lang``, or a Content-Language meta), primary subtag only."""
+        root = self.root
+        lang = normalize_language_tag(root.get("lang") or root.get(_XML_LANG))
+        if lang is None:
+            result = _CONTENT_LANGUAGE(root)
+            if isinstance(result, list) and result:
+                lang = normalize_language_tag(str(result[0]).split(",")[0])
+        return lang
+
+    def anchor_texts(self) -> frozenset[str]:
+        """The collapsed text of every link, to tell link lists from articles."""
+        texts = (_text_of(a) for a in self.root.iter("a"))
+        return frozenset(t for t in texts if t)
+
+    def render(self, url: str, extra_remove: Sequence[str], want_html: bool) -> tuple[str, str]:
+        """Apply ``extra_remove``, then return (plain text, filtered ``<body>`` HTML or "")."""
+        root = self.root
+        if extra_remove:
+            for el in select_all(root, extra_remove):
+                if el.getparent() is not None and isinstance(el, lxml.html.HtmlElement):
+                    el.drop_tree()
+        body = root.find("body")
+        if body is None:
+            body = root
+        html = ""
+        if want_html:
+            if url:
+                _absolutize(root, body, url)
+            html = etree.tostring(body, encoding="unicode", method="html")
+        for el in body.iter(*BLOCK_TAGS):
+            el.text = "\n" + (el.text or "")
+            el.tail = "\n" + (el.tail or "")
+        for el in body.iter(*CELL_TAGS):
+            el.tail = " " + (el.tail or "")
+        return normalize_lines("".join(cast("list[str]", body.itertext()))), html

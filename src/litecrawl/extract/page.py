@@ -1,0 +1,235 @@
+"""``extract_page``: one HTTP body in, title/text/keywords/preview/language/Markdown source out.
+
+Pure and picklable (top-level function, plain-data result), so the engine can run it in a
+``ProcessPoolExecutor``. It never raises for bad input: the worst case is an :class:`Extracted`
+with empty fields.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import trafilatura
+
+from litecrawl.extract.decode import decode_html
+from litecrawl.extract.dom import parse_html
+from litecrawl.extract.fallback import RegexDoc
+from litecrawl.extract.text import (
+    detect_language,
+    keywords,
+    normalize_lines,
+    preview,
+    word_counts,
+)
+
+__all__ = ["MIN_ARTICLE_CHARS", "Extracted", "ExtractionMode", "extract_page"]
+
+log = logging.getLogger(__name__)
+
+ExtractionMode = Literal["article", "fullpage"]
+
+# An "article" from trafilatura shorter than this, or made mostly of link texts (a menu, a list
+# of teasers), is not taken: the full filtered page is used instead.
+MIN_ARTICLE_CHARS = 100
+_MAX_LINK_SHARE = 0.5
+
+_BINARY_TYPES = ("image/", "audio/", "video/", "font/", "model/")
+_BINARY_EXACT = frozenset(
+    {
+        "application/pdf",
+        "application/octet-stream",
+        "application/zip",
+        "application/gzip",
+        "application/x-gzip",
+        "application/x-tar",
+        "application/x-7z-compressed",
+        "application/vnd.rar",
+        "application/wasm",
+    }
+)
+# characters libxml2 and XML serializers reject
+_INVALID_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """What one page yields. Plain data: picklable, hashable, comparable."""
+
+    url: str
+    title: str = ""
+    text: str = ""  # plain text, one block per line
+    keywords: tuple[str, ...] = ()  # top 10 non-stop-words, most frequent first
+    preview: str = ""  # first 500 characters of text, whitespace collapsed
+    language: str | None = None  # ISO 639-1 primary subtag, e.g. "en"
+    author: str | None = None  # trafilatura metadata (main-article mode only)
+    date: str | None = None  # trafilatura metadata, ISO date (main-article mode only)
+    extraction_mode: ExtractionMode = "fullpage"
+    html_for_markdown: str = ""  # filtered <body> HTML (fullpage mode), for markdownify
+    article_text: str = ""  # trafilatura's text, one paragraph per line (article mode)
+
+
+class _Doc(Protocol):
+    def title_candidates(self) -> tuple[str, str, str]: ...
+    def language(self) -> str | None: ...
+    def anchor_texts(self) -> frozenset[str]: ...
+    def render(self, url: str, extra_remove: Sequence[str], want_html: bool) -> tuple[str, str]: ...
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _is_binary(media_type: str) -> bool:
+    return media_type.startswith(_BINARY_TYPES) or media_type in _BINARY_EXACT
+
+
+def _clean_meta(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = " ".join(str(value).split())
+    return text or None
+
+
+def _trafilatura(html: str, url: str) -> tuple[str, Any]:
+    """(article text or "", trafilatura metadata Document or None).
+
+    ``bare_extraction(with_metadata=True)`` yields the same text as ``trafilatura.extract(...,
+    output_format="txt")`` plus ``extract_metadata``'s fields, from one parse instead of two;
+    ``extract_metadata`` alone is called only when no text came out.
+    """
+    doc: Any = None
+    try:
+        doc = trafilatura.bare_extraction(
+            html,
+            url=url or None,
+            include_comments=False,
+            include_links=True,
+            with_metadata=True,
+            output_format="python",
+        )
+    except Exception:
+        log.debug("trafilatura failed on %s", url, exc_info=True)
+    text = str(getattr(doc, "text", "") or "") if doc is not None else ""
+    if doc is None:
+        try:
+            doc = trafilatura.extract_metadata(html, default_url=url or None)
+        except Exception:
+            log.debug("trafilatura metadata failed on %s", url, exc_info=True)
+            doc = None
+    # trafilatura.extract(output_format="txt") NFC-normalises its text; do the same
+    return unicodedata.normalize("NFC", text).strip(), doc
+
+
+def _is_article(text: str, anchors: frozenset[str]) -> bool:
+    """Long enough, and not mostly made of the page's link texts."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    total = sum(len(line) for line in lines)
+    if total < MIN_ARTICLE_CHARS:
+        return False
+    linked = sum(len(line) for line in lines if line in anchors)
+    return linked <= total * _MAX_LINK_SHARE
+
+
+def _extract(
+    body: bytes, url: str, content_type: str, extra_remove: Sequence[str], main_article: bool
+) -> Extracted:
+    media_type = _media_type(content_type)
+    if _is_binary(media_type):
+        return Extracted(url=url)
+    html = _INVALID_CHARS.sub("", decode_html(body, content_type))
+    if media_type == "text/plain":
+        text = normalize_lines(html)
+        counts = word_counts(text)
+        language = detect_language(text, counts)
+        return Extracted(
+            url=url,
+            text=text,
+            keywords=keywords(text, language, counts=counts),
+            preview=preview(text),
+            language=language,
+            html_for_markdown="".join(f"<p>{_escape(line)}</p>" for line in text.splitlines()),
+        )
+    if not html.strip():
+        return Extracted(url=url)
+
+    doc: _Doc = parse_html(html) or RegexDoc(html)
+    title, h1, og_title = doc.title_candidates()
+    html_lang = doc.language()
+
+    article, meta = ("", None)
+    if main_article:
+        article, meta = _trafilatura(html, url)
+        if article and not _is_article(article, doc.anchor_texts()):
+            article = ""
+
+    if article:
+        mode: ExtractionMode = "article"
+        text, html_for_markdown = normalize_lines(article), ""
+    else:
+        mode = "fullpage"
+        text, html_for_markdown = doc.render(url, extra_remove, True)
+        article = ""
+
+    meta_title = _clean_meta(getattr(meta, "title", None)) if meta is not None else None
+    counts = word_counts(text)
+    language = html_lang or detect_language(text, counts)
+    return Extracted(
+        url=url,
+        title=title or h1 or og_title or meta_title or "",
+        text=text,
+        keywords=keywords(text, language, counts=counts),
+        preview=preview(text),
+        language=language,
+        author=_clean_meta(getattr(meta, "author", None)) if meta is not None else None,
+        date=_clean_meta(getattr(meta, "date", None)) if meta is not None else None,
+        extraction_mode=mode,
+        html_for_markdown=html_for_markdown,
+        article_text=article,
+    )
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def extract_page(
+    body: bytes,
+    url: str,
+    content_type: str,
+    *,
+    extra_remove: Sequence[str] = (),
+    main_article: bool = False,
+) -> Extracted:
+    """Extract title, text, keywords, preview, language and Markdown source from one response.
+
+    ``body`` is the raw HTTP body, ``content_type`` the ``Content-Type`` header (its charset is
+    honoured). ``extra_remove`` holds CSS selectors of elements to drop (``"nav"``, ``".ads"``);
+    script, style, svg, noscript and template are always dropped. With ``main_article``,
+    trafilatura picks the main text (``extraction_mode="article"``) and provides author/date; if it
+    finds no real article the full filtered page is used (``"fullpage"``). Never raises.
+    """
+    try:
+        if isinstance(body, str):  # tolerate a caller that already decoded
+            body = body.encode("utf-8", errors="replace")
+        return _extract(
+            bytes(body or b""),
+            str(url or ""),
+            str(content_type or ""),
+            tuple(s for s in (extra_remove or ()) if isinstance(s, str)),
+            bool(main_article),
+        )
+    except Exception:
+        log.warning("extraction failed for %s", url, exc_info=True)
+    try:  # last resort: the regex stripper on the decoded body, no trafilatura
+        html = _INVALID_CHARS.sub("", decode_html(bytes(body or b""), str(content_type or "")))
+        text, markup = RegexDoc(html).render("", (), True)
+        return Extracted(
+            url=str(url or ""), text=text, preview=preview(text), html_for_markdown=markup
+        )
+    except Exception:
+        return Extracted(url=str(url or ""))

@@ -1,0 +1,407 @@
+"""litecrawl.extract: decoding, full-page and main-article extraction, robustness."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from litecrawl.extract import Extracted, decode_html, detect_language, extract_page, keywords
+
+URL = "https://news.example.com/2024/05/bridge"
+
+
+def article_page(paragraphs: int = 12) -> str:
+    """A news article drowned in boilerplate: menus, sidebar, cookie banner, ads, footer."""
+    nav = "".join(f'<li><a href="/section/{i}">Section {i} overview</a></li>' for i in range(60))
+    side = "".join(
+        f'<li><a href="/popular/{i}">Popular story number {i} you should read</a></li>'
+        for i in range(25)
+    )
+    paras = "".join(
+        f"<p>Paragraph {i}: The river town of Lindenfeld rebuilt its wooden bridge this summer, "
+        "and engineers say the timber design will outlast the old steel span. Residents watched "
+        "as carpenters fitted oak beams by hand, a technique the town last used two centuries "
+        "ago. Local historians documented each stage of the bridge construction.</p>"
+        for i in range(paragraphs)
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Lindenfeld rebuilds its wooden bridge | Example News</title>
+<meta name="author" content="Jane Doe">
+<meta property="article:published_time" content="2024-05-17T08:30:00Z">
+<meta property="og:title" content="Lindenfeld rebuilds its wooden bridge">
+<style>body {{ font-family: sans-serif; }} .stylemarker {{ color: red; }}</style>
+<script>window.analytics = {{track: function() {{ return "scriptmarker"; }}}};</script>
+</head><body>
+<div class="cookie">We use cookies to improve your experience. Accept all cookies?</div>
+<header><a href="/">Example News</a><nav><ul>{nav}</ul></nav></header>
+<main><article>
+<h1>Lindenfeld rebuilds its wooden bridge</h1>
+<p class="byline">By Jane Doe, May 17, 2024</p>
+{paras}
+</article>
+<aside id="sidebar"><h3>Most popular</h3><ul>{side}</ul></aside>
+<div class="ads banner">Advertisement: Buy discount garden furniture today!</div>
+</main>
+<footer><p>Copyright 2024 Example News. All rights reserved.</p>
+<a href="/privacy">Privacy policy</a> <a href="/terms">Terms of use</a></footer>
+<svg width="10" height="10"><title>svgmarker</title><text>svgmarker</text></svg>
+<noscript>noscriptmarker: please enable JavaScript</noscript>
+<template><p>templatemarker</p></template>
+<!-- commentmarker -->
+</body></html>"""
+
+
+def html(body: str, head: str = "", lang: str = "") -> bytes:
+    lang_attr = f' lang="{lang}"' if lang else ""
+    return f"<html{lang_attr}><head>{head}</head><body>{body}</body></html>".encode()
+
+
+# --- decoding ------------------------------------------------------------------------------------
+
+JAPANESE = "日本語のテキストです。東京の天気は晴れ、気温は二十度でした。"
+CP1252_TEXT = "“Smart quotes” cost €5 — naïve café"
+
+
+def test_shift_jis_via_meta() -> None:
+    body = (
+        '<html><head><meta charset="shift_jis"><title>東京</title></head>'
+        f"<body><p>{JAPANESE}</p></body></html>"
+    )
+    raw = body.encode("shift_jis")
+    assert JAPANESE in decode_html(raw, "text/html")
+    page = extract_page(raw, URL, "text/html")
+    assert page.title == "東京"
+    assert JAPANESE in page.text
+    assert page.language == "ja"
+
+
+def test_shift_jis_via_header() -> None:
+    raw = f"<html><body><p>{JAPANESE}</p></body></html>".encode("shift_jis")
+    assert JAPANESE in decode_html(raw, "text/html; charset=Shift_JIS")
+    assert JAPANESE in extract_page(raw, URL, "text/html; charset=Shift_JIS").text
+
+
+def test_windows_1252_via_header_and_meta() -> None:
+    plain = f"<html><body><p>{CP1252_TEXT}</p></body></html>".encode("cp1252")
+    assert CP1252_TEXT in decode_html(plain, "text/html; charset=windows-1252")
+    # ISO-8859-1 labels mean windows-1252 on the web: the curly quotes and euro survive
+    assert CP1252_TEXT in decode_html(plain, "text/html; charset=ISO-8859-1")
+    assert CP1252_TEXT in extract_page(plain, URL, "text/html; charset=windows-1252").text
+    with_meta = (
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1252">'
+        f"</head><body><p>{CP1252_TEXT}</p></body></html>"
+    ).encode("cp1252")
+    assert CP1252_TEXT in decode_html(with_meta, "text/html")
+    assert CP1252_TEXT in extract_page(with_meta, URL, "text/html").text
+
+
+def test_windows_1252_detected_without_any_declaration() -> None:
+    raw = f"<html><body><p>{CP1252_TEXT}</p></body></html>".encode("cp1252")
+    assert CP1252_TEXT in decode_html(raw, "text/html")
+
+
+def test_header_charset_beats_meta_and_bom_beats_both() -> None:
+    raw = '<meta charset="shift_jis"><p>café</p>'.encode("cp1252")
+    assert "café" in decode_html(raw, "text/html; charset=windows-1252")
+    assert decode_html(b"\xef\xbb\xbf<p>caf\xc3\xa9</p>", "text/html; charset=latin1") == (
+        "<p>café</p>"
+    )
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/html; charset=bogus-charset", "text/html; charset=rot13", ""]
+)
+def test_decode_never_raises(content_type: str) -> None:
+    assert isinstance(decode_html(bytes(range(256)) * 4, content_type), str)
+    assert decode_html(b"", content_type) == ""
+
+
+# --- title, text, keywords, language -------------------------------------------------------------
+
+
+def test_title_fallbacks() -> None:
+    og = '<meta property="og:title" content="From OG">'
+    assert (
+        extract_page(
+            html("<h1>From H1</h1>", f"<title>From Title</title>{og}"), URL, "text/html"
+        ).title
+        == "From Title"
+    )
+    assert extract_page(html("<h1>From <b>H1</b></h1>", og), URL, "text/html").title == "From H1"
+    assert (
+        extract_page(html("<h1> </h1><p>x</p>", f"<title>  </title>{og}"), URL, "text/html").title
+        == "From OG"
+    )
+    assert extract_page(html("<p>nothing</p>"), URL, "text/html").title == ""
+    # main-article mode adds trafilatura's metadata title as the last resort
+    tw = '<meta name="twitter:title" content="From Metadata">'
+    page = extract_page(html("<p>short</p>", tw), URL, "text/html", main_article=True)
+    assert page.title == "From Metadata"
+
+
+def test_broken_markup_is_parsed_best_effort() -> None:
+    broken = (
+        b"<html><head><title>Broken <b>page</title><body><div><p>First para<p>Second "
+        b"<span>para <i>italic</div></span> stray </td></tr> text<ul><li>one<li>two"
+        b"<a href=/x>unquoted attr</a><img src=a.png alt=x><table><tr><td>cell"
+    )
+    page = extract_page(broken, URL, "text/html")
+    assert page.title.startswith("Broken")
+    for word in ("First para", "Second", "italic", "stray", "one", "two", "unquoted attr", "cell"):
+        assert word in page.text
+    assert "First paraSecond" not in page.text  # block boundaries become line breaks
+
+
+def test_non_content_elements_are_dropped() -> None:
+    page = extract_page(article_page().encode(), URL, "text/html")
+    for marker in ("scriptmarker", "stylemarker", "svgmarker", "noscriptmarker",
+                   "templatemarker", "commentmarker", "font-family"):  # fmt: skip
+        assert marker not in page.text
+        assert marker not in page.html_for_markdown
+    assert "Lindenfeld" in page.text and "Most popular" in page.text
+
+
+def test_extra_remove_selectors() -> None:
+    selectors = ["nav", "footer", ".ads", "#sidebar", "div.cookie", "a:hover", "][bad"]
+    page = extract_page(article_page().encode(), URL, "text/html", extra_remove=selectors)
+    for gone in ("Section 3 overview", "All rights reserved", "garden furniture",
+                 "Popular story", "We use cookies"):  # fmt: skip
+        assert gone not in page.text
+        assert gone not in page.html_for_markdown
+    assert "Lindenfeld rebuilt its wooden bridge" in page.text
+    assert "Example News" in page.text  # the header link outside <nav> stays
+
+
+def test_extra_remove_compound_and_child_selectors() -> None:
+    body = (
+        '<ul class="menu"><li class="x">drop-me</li><li>keep-me</li></ul>'
+        '<div data-role="promo">promo-text</div><p class="a b">two-classes</p><p>plain</p>'
+    )
+    selectors = ["ul.menu > li.x", "[data-role=promo]", "p.a.b"]
+    text = extract_page(html(body), URL, "text/html", extra_remove=selectors).text
+    assert "drop-me" not in text and "promo-text" not in text and "two-classes" not in text
+    assert "keep-me" in text and "plain" in text
+
+
+def test_keywords_exclude_stop_words_and_follow_frequency() -> None:
+    text = (
+        "The crawler and the indexer. The crawler fetches pages and the crawler stores pages. "
+        "Indexer, indexer: crawler! Pages and queues. It is what it is, and that is that."
+    )
+    page = extract_page(html(f"<p>{text}</p>", lang="en"), URL, "text/html")
+    assert page.keywords[:4] == ("crawler", "indexer", "pages", "fetches")
+    assert not {"the", "and", "that", "what", "is", "it"} & set(page.keywords)
+    assert len(page.keywords) <= 10
+    assert all(k == k.lower() and len(k) >= 3 and k.isalpha() for k in page.keywords)
+
+
+def test_keywords_use_the_pages_language() -> None:
+    german = "Der Hund und die Katze. Die Katze schläft, der Hund bellt, und die Katze läuft."
+    assert keywords(german, "de")[:2] == ("katze", "hund")
+    assert not {"der", "die", "und"} & set(keywords(german, "de"))
+    assert extract_page(html(f"<p>{german}</p>"), URL, "text/html").language == "de"
+    assert keywords("a 123 x99 ab abc ABC", None) == ("abc",)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The weather is nice and the children are playing in the park with their friends.", "en"),
+        (
+            "Le chat est sur la table et il dort dans la maison avec les enfants de la famille.",
+            "fr",
+        ),
+        (
+            "El perro está en la casa y los niños juegan con el gato en el jardín de la familia.",
+            "es",
+        ),
+        ("Die Kinder spielen mit dem Hund in dem Garten und der Vater ist nicht zu Hause.", "de"),
+        ("東京の天気は晴れです。今日はとても暖かいので、公園に行きました。", "ja"),
+        ("xkcd qwrt zzz", None),
+    ],
+)
+def test_language_detection(text: str, expected: str | None) -> None:
+    assert detect_language(text) == expected
+
+
+def test_html_lang_wins_and_is_normalised() -> None:
+    page = extract_page(html("<p>The cat and the dog</p>", lang="pt-BR"), URL, "text/html")
+    assert page.language == "pt"
+
+
+def test_preview_is_collapsed_and_capped() -> None:
+    page = extract_page(article_page(40).encode(), URL, "text/html")
+    assert len(page.preview) <= 500
+    assert len(page.preview) > 400
+    assert "  " not in page.preview and "\n" not in page.preview
+    assert page.preview.startswith("We use cookies")
+    short = extract_page(html("<p>  Just   a\n\n few   words </p>"), URL, "text/html")
+    assert short.preview == "Just a few words"
+
+
+def test_links_are_made_absolute_for_markdown() -> None:
+    body = (
+        '<a href="/about">About</a> <a href="rel/page">Rel</a> <a href="https://other.org/">O</a>'
+    )
+    page = extract_page(html(body), URL, "text/html")
+    assert 'href="https://news.example.com/about"' in page.html_for_markdown
+    assert 'href="https://news.example.com/2024/05/rel/page"' in page.html_for_markdown
+    assert 'href="https://other.org/"' in page.html_for_markdown
+
+
+# --- main-article mode ---------------------------------------------------------------------------
+
+
+def test_main_article_mode_returns_the_article() -> None:
+    page = extract_page(article_page().encode(), URL, "text/html", main_article=True)
+    assert page.extraction_mode == "article"
+    assert "carpenters fitted oak beams" in page.article_text
+    assert "carpenters fitted oak beams" in page.text
+    for boilerplate in ("Section 3 overview", "Popular story", "garden furniture", "cookies"):
+        assert boilerplate not in page.text
+    assert page.author == "Jane Doe"
+    assert page.date == "2024-05-17"
+    assert page.title == "Lindenfeld rebuilds its wooden bridge | Example News"
+    assert page.keywords[0] == "bridge"
+    assert page.html_for_markdown == ""
+
+
+def test_main_article_falls_back_to_fullpage_without_an_article() -> None:
+    links = "".join(f'<li><a href="/p{i}">Link number {i}</a></li>' for i in range(40))
+    raw = html(
+        f"<nav><ul>{links}</ul></nav><footer>Copyright Example Corp.</footer>",
+        "<title>Index</title>",
+    )
+    page = extract_page(raw, URL, "text/html", main_article=True)
+    assert page.extraction_mode == "fullpage"
+    assert page.article_text == ""
+    assert "Link number 7" in page.text and page.html_for_markdown
+    assert page.title == "Index"
+
+
+def test_without_main_article_there_is_no_metadata() -> None:
+    page = extract_page(article_page().encode(), URL, "text/html")
+    assert page.extraction_mode == "fullpage"
+    assert page.author is None and page.date is None
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+DEEP = (
+    b"<html><body><p>before</p>"
+    + b"<div>" * 5000
+    + b"deep text"
+    + b"</div>" * 5000
+    + b"<p>after</p>"
+)
+BAD_INPUTS = {
+    "empty": b"",
+    "whitespace": b"   \n\t ",
+    "nul bytes": b"\x00\x00<p>a\x00b</p>\x00",
+    "binary garbage": bytes(range(256)) * 200,
+    "png as html": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(5000),
+    "only a comment": b"<!-- nothing here -->",
+    "unterminated comment": b"<p>visible</p><!-- never closed <p>hidden",
+    "unclosed script": b"<p>visible</p><script>var x = '<p>never closed",
+    "xml declaration": b'<?xml version="1.0" encoding="utf-8"?><html><p>xml decl</p></html>',
+    "utf-16 without bom": "<p>hello</p>".encode("utf-16-le"),
+    "lone surrogate bytes": b"<p>\xed\xa0\x80 surrogate</p>",
+    "deep nesting": DEEP,
+    "huge attribute": b'<p title="' + b"x" * 2_000_000 + b'">attr</p>',
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+@pytest.mark.parametrize("main_article", [False, True])
+def test_bad_input_never_raises(name: str, main_article: bool) -> None:
+    page = extract_page(BAD_INPUTS[name], URL, "text/html", main_article=main_article)
+    assert isinstance(page, Extracted)
+    assert len(page.preview) <= 500
+
+
+def test_bad_input_outcomes() -> None:
+    assert extract_page(b"", URL, "text/html") == Extracted(url=URL)
+    assert "a" in extract_page(BAD_INPUTS["nul bytes"], URL, "text/html").text
+    assert "visible" in extract_page(BAD_INPUTS["unclosed script"], URL, "text/html").text
+    assert "xml decl" in extract_page(BAD_INPUTS["xml declaration"], URL, "text/html").text
+    deep = extract_page(DEEP, URL, "text/html")
+    assert deep.text.split("\n") == ["before", "deep text", "after"]
+    assert "deep text" in deep.html_for_markdown
+
+
+def test_huge_inline_script_and_many_links_are_fast() -> None:
+    script = b"<script>" + b"var a = 'x'; " * 400_000 + b"</script>"  # ~5 MB
+    links = b"".join(b'<a href="/p%d">link %d</a>' % (i, i) for i in range(100_000))
+    for raw in (html("<p>after script</p>") + script, b"<html><body>" + links):
+        start = time.perf_counter()
+        page = extract_page(raw, URL, "text/html")
+        assert time.perf_counter() - start < 20
+        assert "var a" not in page.text
+    assert "link 99999" in page.text
+
+
+def test_non_html_content_types() -> None:
+    assert extract_page(b"\x89PNG....", URL, "image/png") == Extracted(url=URL)
+    assert extract_page(b"%PDF-1.7 ...", URL, "application/pdf").text == ""
+    plain = extract_page(b"Plain text file.\n\nSecond line <b>not a tag</b>", URL, "text/plain")
+    assert plain.text == "Plain text file.\nSecond line <b>not a tag</b>"
+
+
+def test_odd_argument_types_do_not_raise() -> None:
+    assert extract_page("<p>already text</p>", URL, "text/html").text == "already text"  # type: ignore[arg-type]
+    assert extract_page(b"<p>x</p>", None, None).url == ""  # type: ignore[arg-type]
+
+
+# --- process pool / pickling ---------------------------------------------------------------------
+
+
+def test_result_is_picklable_and_runs_in_a_process_pool() -> None:
+    page = extract_page(article_page().encode(), URL, "text/html", main_article=True)
+    assert pickle.loads(pickle.dumps(page)) == page
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        remote = pool.submit(
+            extract_page, article_page().encode(), URL, "text/html", main_article=True
+        ).result(timeout=120)
+    assert remote == page
+
+
+# --- properties ----------------------------------------------------------------------------------
+
+TAGS = ["p", "div", "span", "script", "style", "svg", "a", "h1", "title", "table", "td", "!--"]
+html_ish = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [f"<{t}>" for t in TAGS] + [f"</{t}>" for t in TAGS] + ["-->", "&amp;", "&#0;"]
+        ),
+        st.text(max_size=20),
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    body=st.binary(max_size=4000),
+    content_type=st.sampled_from(["text/html", "text/html; charset=shift_jis", "", "text/plain"]),
+)
+def test_property_arbitrary_bytes_never_raise(body: bytes, content_type: str) -> None:
+    page = extract_page(body, URL, content_type)
+    assert isinstance(page, Extracted)
+    assert len(page.preview) <= 500
+    assert len(page.keywords) <= 10
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(markup=html_ish, main_article=st.booleans())
+def test_property_arbitrary_markup_never_raises(markup: str, main_article: bool) -> None:
+    page = extract_page(
+        markup.encode("utf-8", "surrogatepass"), URL, "text/html", main_article=main_article
+    )
+    assert len(page.preview) <= 500
+    assert page.extraction_mode in ("article", "fullpage")

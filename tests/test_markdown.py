@@ -1,0 +1,198 @@
+"""litecrawl.extract.markdown: Markdown rendering, the output tree layout, atomic writes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from litecrawl.extract import (
+    Extracted,
+    extract_page,
+    markdown_path,
+    sidecar_path,
+    to_markdown,
+    write_atomic,
+)
+
+OUT = Path("/srv/out")
+
+
+def h8(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+# --- to_markdown --------------------------------------------------------------------------------
+
+PAGE = b"""<html><head><title>Guide</title><script>var hidden = 1;</script></head><body>
+<nav><a href="/">Home</a></nav>
+<h2>Install</h2><p>Run <code>uv sync</code> then read <a href="/docs/intro">the intro</a>.</p>
+<ul><li>fast</li><li>small</li></ul>
+<h3>Notes</h3><p>Second&nbsp;paragraph with <strong>bold</strong> text.</p>
+</body></html>"""
+
+
+def test_fullpage_markdown_uses_atx_headings_and_absolute_links() -> None:
+    page = extract_page(PAGE, "https://example.com/guide", "text/html", extra_remove=["nav"])
+    md = to_markdown(page)
+    assert md.startswith("# Guide\n\n## Install\n\n")
+    assert "### Notes" in md
+    assert "[the intro](https://example.com/docs/intro)" in md
+    assert "- fast\n- small" in md
+    assert "**bold**" in md
+    assert "hidden" not in md and "Home" not in md
+    assert "\n\n\n" not in md and md.endswith("\n") and not md.endswith("\n\n")
+
+
+def test_title_heading_is_not_repeated() -> None:
+    page = extract_page(b"<title>Same</title><h1>Same</h1><p>Body text.</p>", "u", "text/html")
+    md = to_markdown(page)
+    assert md.count("Same") == 1
+    assert md.startswith("# Same\n\nBody text.")
+
+
+def test_article_markdown_is_paragraphs() -> None:
+    page = Extracted(
+        url="https://example.com/a",
+        title="An article",
+        text="First paragraph.\nSecond paragraph.",
+        extraction_mode="article",
+        article_text="First paragraph.\n  Second paragraph.  \n\n\nThird.",
+    )
+    assert to_markdown(page) == (
+        "# An article\n\nFirst paragraph.\n\nSecond paragraph.\n\nThird.\n"
+    )
+
+
+def test_markdown_of_empty_and_title_only_pages() -> None:
+    assert to_markdown(Extracted(url="u")) == ""
+    assert to_markdown(Extracted(url="u", title="Only a title")) == "# Only a title\n"
+
+
+def test_too_deep_markup_falls_back_to_text() -> None:
+    deep = "<body>" + "<div>" * 3000 + "deep" + "</div>" * 3000 + "</body>"
+    page = Extracted(url="u", title="T", text="deep", html_for_markdown=deep)
+    assert to_markdown(page) == "# T\n\ndeep\n"
+
+
+# --- markdown_path --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com/", "example.com/index.md"),
+        ("https://example.com", "example.com/index.md"),
+        ("https://example.com/docs/", "example.com/docs/index.md"),
+        ("https://example.com/docs/intro", "example.com/docs/intro.md"),
+        ("https://example.com/docs/intro#section-2", "example.com/docs/intro.md"),
+        ("https://example.com/a/b/c/", "example.com/a/b/c/index.md"),
+        (
+            "https://example.com/Docs/Getting Started.html",
+            "example.com/docs/getting-started-html.md",
+        ),
+        ("https://example.com//double//slash", "example.com/double/slash.md"),
+        ("https://Example.COM:443/a", "example.com/a.md"),
+        ("http://example.com:80/a", "example.com/a.md"),
+        ("http://example.com:443/a", "example.com_443/a.md"),
+        ("http://localhost:8080/a/b/", "localhost_8080/a/b/index.md"),
+        ("http://127.0.0.1:8765/", "127.0.0.1_8765/index.md"),
+        ("https://example.com/list?page=2", f"example.com/list_page-2-{h8('page=2')}.md"),
+        ("https://example.com/?p=1", f"example.com/index_p-1-{h8('p=1')}.md"),
+        ("https://example.com/blog/?page=2", f"example.com/blog/index_page-2-{h8('page=2')}.md"),
+        ("https://example.com/s?q=%E2%9C%93", f"example.com/s_q-{h8('q=%E2%9C%93')}.md"),
+        ("https://example.com/über/café", f"example.com/uber-{h8('über')}/cafe-{h8('café')}.md"),
+        (
+            "https://example.com/%C3%BCber/caf%C3%A9",
+            f"example.com/uber-{h8('über')}/cafe-{h8('café')}.md",
+        ),
+        ("https://example.com/日本語/", f"example.com/ri-ben-yu-{h8('日本語')}/index.md"),
+        ("https://bücher.de/x", "xn--bcher-kva.de/x.md"),
+        ("https://example.com/a/../b", "example.com/b.md"),
+        ("https://example.com/../../etc/passwd", "example.com/etc/passwd.md"),
+        ("https://example.com/a/b/..", "example.com/a/index.md"),
+        ("https://example.com/%F0%9F%98%80", f"example.com/_{h8('😀')}.md"),
+    ],
+)
+def test_markdown_path_layout(url: str, expected: str) -> None:
+    assert markdown_path(OUT, url) == OUT / expected
+
+
+def test_markdown_path_distinguishes_queries() -> None:
+    paths = {
+        markdown_path(OUT, f"https://example.com/search{q}")
+        for q in ("", "?q=a", "?q=b", "?q=a&page=2", "?q=A", "?q-a", "?q=a%20b", "?q=a+b")
+    }
+    assert len(paths) == 8
+
+
+def test_markdown_path_bounds_long_segments() -> None:
+    path = markdown_path(OUT, "https://example.com/" + "word-" * 200)
+    assert len(path.name) < 120
+    assert markdown_path(OUT, "https://example.com/" + "word-" * 200 + "x") != path
+
+
+def test_sidecar_path() -> None:
+    assert (
+        sidecar_path(OUT / "example.com/docs/intro.md") == OUT / "example.com/docs/intro.meta.json"
+    )
+    assert sidecar_path(OUT / "example.com/index.md") == OUT / "example.com/index.meta.json"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    url=st.one_of(
+        st.text(max_size=80),
+        st.from_regex(r"https?://[a-z.]{1,12}(:[0-9]{1,5})?/[^#]{0,60}", fullmatch=True),
+    )
+)
+def test_property_paths_stay_inside_output_dir(url: str) -> None:
+    path = markdown_path(OUT, url)
+    assert path.suffix == ".md"
+    assert OUT in path.parents
+    assert ".." not in path.parts
+    assert all(part and len(part.encode()) <= 255 for part in path.relative_to(OUT).parts)
+
+
+# --- write_atomic ---------------------------------------------------------------------------------
+
+
+def test_write_atomic_writes_and_skips_identical_content(tmp_path: Path) -> None:
+    target = tmp_path / "example.com" / "docs" / "intro.md"
+    assert write_atomic(target, "# Intro\n\nHällo €\n") is True
+    assert target.read_text(encoding="utf-8") == "# Intro\n\nHällo €\n"
+
+    old = 1_600_000_000_000_000_000
+    os.utime(target, ns=(old, old))
+    inode = target.stat().st_ino
+    assert write_atomic(target, "# Intro\n\nHällo €\n") is False
+    assert target.stat().st_mtime_ns == old
+    assert target.stat().st_ino == inode
+
+    assert write_atomic(target, "# Intro\n\nchanged\n") is True
+    assert target.read_text(encoding="utf-8") == "# Intro\n\nchanged\n"
+    assert target.stat().st_mtime_ns != old
+    assert sorted(p.name for p in target.parent.iterdir()) == ["intro.md"]  # no temp files left
+
+
+def test_write_atomic_same_size_different_content(tmp_path: Path) -> None:
+    target = tmp_path / "f.md"
+    assert write_atomic(target, "aaaa") is True
+    assert write_atomic(target, "bbbb", fsync=True) is True
+    assert target.read_text() == "bbbb"
+
+
+def test_recrawl_of_unchanged_page_writes_nothing(tmp_path: Path) -> None:
+    url = "https://example.com/guide/"
+    for expected in (True, False):
+        page = extract_page(PAGE, url, "text/html")
+        md_path = markdown_path(tmp_path, url)
+        assert write_atomic(md_path, to_markdown(page)) is expected
+        assert write_atomic(sidecar_path(md_path), json.dumps({"url": url}) + "\n") is expected
+    assert md_path == tmp_path / "example.com" / "guide" / "index.md"
+    assert sidecar_path(md_path).exists()
