@@ -72,6 +72,7 @@ def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -
         max_attempts=config.fetch.max_retries if config.fetch.max_retries > 0 else 1,
         cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
         analyzer=analyzer,
+        retry_uncrawled=True,
     )
 
 

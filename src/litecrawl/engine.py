@@ -69,6 +69,7 @@ class EngineOptions:
     use_lastmod: bool = True  # skip pages whose sitemap lastmod is older than our last fetch
     max_attempts: int = 1  # network errors: tries in all (001: 3, backoff 1 s, 2 s, 4 s)
     retry_backoff: float = 1.0
+    retry_uncrawled: bool = False  # recovery makes never-crawled claims due again (once)
     cache: DiskCache | None = None  # raw bodies on disk; enables conditional GET
     analyzer: Analyzer | None = None
     write_batch: int = 64  # finalized pages per transaction
@@ -137,7 +138,9 @@ class Engine:
         """Section 2: claims older than the processing timeout are reset and rescheduled stale."""
         now = int(time.time())
         timeout = self.options.processing_timeout_sec
-        n = await self.frontier.recover_stale(now - timeout, now, self.options.schedule)
+        n = await self.frontier.recover_stale(
+            now - timeout, now, self.options.schedule, self.options.retry_uncrawled
+        )
         self.stats.recovered += n
         if n:
             log.warning("recovered %d stale claims older than %ds", n, timeout)

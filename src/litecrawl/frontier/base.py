@@ -109,11 +109,15 @@ class Frontier(abc.ABC):
         """Insert pages that are not known yet; returns how many were new."""
 
     @abc.abstractmethod
-    async def recover_stale(self, older_than: int, now: int, schedule: Schedule) -> int:
+    async def recover_stale(
+        self, older_than: int, now: int, schedule: Schedule, retry_uncrawled: bool = False
+    ) -> int:
         """Reset claims stamped before ``older_than`` and reschedule those rows as stale.
 
-        Done in one transaction so two processes recovering at once never double-handle a row.
-        Returns the number of rows recovered.
+        With ``retry_uncrawled`` a never-crawled row is made due again instead, once: the CLI's
+        resume after kill -9 finishes the crawl, while a page whose processing keeps dying is
+        still parked (seed 000 section 2). One transaction, so two processes recovering at once
+        never double-handle a row. Returns the number of rows recovered.
         """
 
     @abc.abstractmethod

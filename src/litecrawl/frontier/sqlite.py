@@ -156,20 +156,34 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_add)
 
-    async def recover_stale(self, older_than: int, now: int, schedule: Schedule) -> int:
+    async def recover_stale(
+        self, older_than: int, now: int, schedule: Schedule, retry_uncrawled: bool = False
+    ) -> int:
         def _recover(conn: sqlite3.Connection) -> int:
             def work() -> int:
                 rows = conn.execute(
-                    "SELECT norm_url, last_crawl_time, next_crawl_time FROM pages "
+                    "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages "
                     "WHERE processing_time IS NOT NULL AND processing_time < ?",
                     (older_than,),
                 ).fetchall()
+                again = [
+                    (url,)
+                    for url, last, _, error in rows
+                    if retry_uncrawled and last is None and error != "claim_timeout"
+                ]
+                conn.executemany(
+                    "UPDATE pages SET processing_time = NULL, error = 'claim_timeout', state = 0 "
+                    "WHERE norm_url = ?",
+                    again,
+                )
+                retried = {url for (url,) in again}
                 conn.executemany(
                     "UPDATE pages SET processing_time = NULL, last_crawl_time = ?, "
                     "next_crawl_time = ?, error = 'claim_timeout', state = 3 WHERE norm_url = ?",
                     [
                         (now, now + schedule.next_interval(last, nxt, False), url)
-                        for url, last, nxt in rows
+                        for url, last, nxt, _ in rows
+                        if url not in retried
                     ],
                 )
                 return len(rows)

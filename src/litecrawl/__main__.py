@@ -1,0 +1,5 @@
+"""``python -m litecrawl`` runs the CLI."""
+
+from litecrawl.cli import main
+
+main()
