@@ -1,0 +1,283 @@
+"""Rendering fetcher: one shared headless Chromium, a fresh context and page per URL (seed 000 §4).
+
+Each fetch: route (block image/font/media), ``goto``, scroll ``scroll_rounds`` times, wait until
+the network is quiet (bounded by ``timeout_ms``: a page that never goes idle still returns what it
+has), run ``page_hook``, then return the rendered DOM (HTML) or the raw bytes (anything else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.metadata
+import inspect
+import os
+import re
+import shutil
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import playwright.async_api as pw
+from playwright.async_api import Browser, BrowserContext, Page, Route
+
+from litecrawl.errors import (
+    BrowserUnavailable,
+    FetchError,
+    FetchTimeout,
+    NetworkError,
+    TooManyRedirects,
+)
+from litecrawl.fetch.base import FetchRequest, FetchResult
+
+__all__ = ["BrowserFetcher", "find_chromium"]
+
+PageHook = Callable[[Page], Awaitable[None] | None]
+_Got = tuple[int, str, dict[str, str], bytes]  # status, final URL, headers, body
+
+_FLAGS = "no-sandbox disable-gpu disable-background-networking disable-component-update"
+LAUNCH_ARGS = [f"--{flag}" for flag in (_FLAGS + " disable-sync no-first-run disable-quic").split()]
+BLOCKED_TYPES = frozenset({"image", "font", "media"})
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+VIEWER_TYPES = ("application/pdf",)  # Chromium shows these in a viewer; body() is the viewer
+MAX_REDIRECTS = 10
+IDLE_QUIET_S = 0.5  # network idle = nothing in flight for this long (Playwright's definition)
+INSTALL_HINT = (
+    "install Chromium with 'apt-get install chromium' (Debian/Ubuntu), or set LITECRAWL_CHROMIUM "
+    "to a Chromium/Chrome executable, or run 'playwright install chromium' where browser "
+    "downloads are possible"
+)
+_NET_ERR = re.compile(r"net::ERR_[A-Z0-9_]+")
+_TIMEOUT_CODES = ("net::ERR_TIMED_OUT", "net::ERR_CONNECTION_TIMED_OUT")
+_SCROLL_JS = (
+    "window.scrollTo(0, (document.scrollingElement||document.documentElement).scrollHeight)"
+)
+
+
+def find_chromium(executable_path: str | None = None) -> str:
+    """The Chromium to drive: the argument, ``$LITECRAWL_CHROMIUM``, ``$PATH``, /usr/bin/chromium.
+
+    An explicit path (argument or environment variable) that is not an executable is an error,
+    never silently replaced. Raises :class:`BrowserUnavailable` saying what to install.
+    """
+    env = os.environ.get("LITECRAWL_CHROMIUM")
+    for source, path in (("executable_path", executable_path), ("LITECRAWL_CHROMIUM", env)):
+        if path and Path(path).is_file() and os.access(path, os.X_OK):
+            return path
+        if path:
+            raise BrowserUnavailable(f"no executable at {path!r} (from {source}); {INSTALL_HINT}")
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    if Path("/usr/bin/chromium").is_file():
+        return "/usr/bin/chromium"
+    raise BrowserUnavailable(f"no Chromium found; {INSTALL_HINT}")
+
+
+def _translate(url: str, exc: pw.Error) -> FetchError:
+    """Playwright's error as ours: timeout, redirect loop, network (net::ERR_*), or other."""
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    code = m.group() if (m := _NET_ERR.search(message)) else ""
+    if isinstance(exc, pw.TimeoutError) or code in _TIMEOUT_CODES:
+        return FetchTimeout(url, message)
+    if code == "net::ERR_TOO_MANY_REDIRECTS":
+        return TooManyRedirects(url, message)
+    return NetworkError(url, message) if code else FetchError(url, message)
+
+
+class _Inflight:
+    """Counts a page's requests in flight, to wait for a quiet network after scrolling."""
+
+    def __init__(self, page: Page) -> None:
+        self.count, self.changed = 0, asyncio.Event()
+        page.on("request", lambda _: self._add(1))
+        page.on("requestfinished", lambda _: self._add(-1))
+        page.on("requestfailed", lambda _: self._add(-1))
+
+    def _add(self, n: int) -> None:
+        self.count = max(0, self.count + n)
+        self.changed.set()
+
+    async def wait_idle(self, deadline: float) -> None:
+        """Return once nothing was in flight for IDLE_QUIET_S, or at ``deadline`` (monotonic)."""
+        while (left := deadline - time.monotonic()) > 0:
+            self.changed.clear()
+            quiet = self.count == 0
+            try:
+                await asyncio.wait_for(self.changed.wait(), min(left, IDLE_QUIET_S))
+            except TimeoutError:
+                if quiet:
+                    return
+
+
+class BrowserFetcher:
+    """``async with BrowserFetcher() as f: result = await f.fetch(FetchRequest(url))``.
+
+    ``fetch`` may run concurrently (cap it outside). ``timeout_ms`` bounds the navigation and the
+    wait for a quiet network; scrolling adds ``scroll_rounds * scroll_wait_ms``; the whole fetch,
+    page_hook included, is cut off at twice ``timeout_ms`` plus the scrolling time.
+    Headers other than User-Agent are sent with every request of the page; a request's own
+    headers (conditional GET) only with the main document.
+    """
+
+    def __init__(
+        self,
+        *,
+        headers: Mapping[str, str] | None = None,
+        viewport: Mapping[str, int] | None = None,
+        timeout_ms: int = 15000,
+        block_media: bool = True,
+        scroll_rounds: int = 1,
+        scroll_wait_ms: int = 800,
+        page_hook: PageHook | None = None,
+        executable_path: str | None = None,
+    ) -> None:
+        extra = dict(headers or {})  # no User-Agent given: litecrawl's, never HeadlessChrome's
+        ua = [extra.pop(k) for k in list(extra) if k.lower() == "user-agent"]
+        self.user_agent = ua[-1] if ua else f"litecrawl/{importlib.metadata.version('litecrawl')}"
+        self.extra_headers = extra
+        self.viewport = dict(viewport or {"width": 2160, "height": 3840})
+        self.timeout_ms, self.block_media = timeout_ms, block_media
+        self.scroll_rounds, self.scroll_wait_ms = scroll_rounds, scroll_wait_ms
+        self.page_hook, self.executable_path = page_hook, executable_path
+        self._pw: pw.Playwright | None = None
+        self._browser: Browser | None = None
+        self._path: str | None = None
+        self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> Self:
+        try:
+            self._path = find_chromium(self.executable_path)
+        except BrowserUnavailable:
+            if self.executable_path or os.environ.get("LITECRAWL_CHROMIUM"):
+                raise
+            self._path = None  # Playwright's own build, if `playwright install chromium` worked
+        self._pw = await pw.async_playwright().start()
+        if self._path is None and not Path(self._pw.chromium.executable_path).is_file():
+            await self._stop()
+            raise BrowserUnavailable(f"no Chromium found; {INSTALL_HINT}")
+        try:
+            self._browser = await self._launch()
+        except pw.Error as exc:
+            await self._stop()
+            where = self._path or "(Playwright's own build)"
+            msg = str(exc).splitlines()[0]
+            raise BrowserUnavailable(
+                f"Chromium {where} failed to start: {msg}; {INSTALL_HINT}"
+            ) from exc
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._stop()
+
+    async def _launch(self) -> Browser:
+        assert self._pw is not None
+        return await self._pw.chromium.launch(
+            executable_path=self._path, headless=True, args=LAUNCH_ARGS
+        )
+
+    async def _stop(self) -> None:
+        browser, driver, self._browser, self._pw = self._browser, self._pw, None, None
+        if browser is not None:
+            with contextlib.suppress(pw.Error):
+                await browser.close()
+        if driver is not None:
+            await driver.stop()
+
+    async def fetch(self, request: FetchRequest) -> FetchResult:
+        url, start = request.url, time.monotonic()
+        async with self._lock:  # the shared browser, relaunched if it crashed
+            if self._pw is None or self._browser is None:
+                raise RuntimeError("use 'async with BrowserFetcher(...)' before fetch()")
+            if not self._browser.is_connected():
+                self._browser = await self._launch()
+            browser = self._browser
+        hard_s = 2 * self.timeout_ms / 1000 + self.scroll_rounds * self.scroll_wait_ms / 1000
+        try:
+            async with asyncio.timeout(hard_s):
+                status, final_url, headers, body = await self._render(browser, request, start)
+        except TimeoutError as exc:  # the hard cut-off above (Playwright's timeouts are below)
+            raise FetchTimeout(url, f"no result within {hard_s:.1f}s") from exc
+        except pw.Error as exc:
+            raise _translate(url, exc) from exc
+        return FetchResult(url, final_url, status, headers, body, time.monotonic() - start)
+
+    async def _render(self, browser: Browser, request: FetchRequest, start: float) -> _Got:
+        context = await browser.new_context(
+            viewport={"width": self.viewport["width"], "height": self.viewport["height"]},
+            user_agent=self.user_agent,
+            extra_http_headers=self.extra_headers,
+            accept_downloads=False,
+        )
+        async with context:  # closed after every page, so memory stays flat
+            context.set_default_timeout(self.timeout_ms)
+            return await self._visit(context, await context.new_page(), request, start)
+
+    async def _visit(
+        self, context: BrowserContext, page: Page, request: FetchRequest, start: float
+    ) -> _Got:
+        inflight, downloads = _Inflight(page), list[object]()
+        page.on("download", lambda d: downloads.append(d))
+        if self.block_media or request.headers:
+            await page.route("**/*", lambda route: self._route(route, page, request.headers))
+        try:
+            response = await page.goto(request.url, wait_until="domcontentloaded")
+        except pw.Error as exc:
+            if not downloads and "Download is starting" not in str(exc):
+                raise
+            return await self._direct(context, request.url, request.headers)
+        if response is None:
+            raise NetworkError(request.url, "navigation produced no response")
+        hops, hop = 0, response.request.redirected_from
+        while hop is not None:
+            hops, hop = hops + 1, hop.redirected_from
+        if hops > MAX_REDIRECTS:  # Chromium allows 20
+            raise TooManyRedirects(request.url, f"{hops} redirects (at most {MAX_REDIRECTS})")
+        headers = await response.all_headers()
+        mime = headers.get("content-type", "").split(";")[0].strip().lower()
+        if mime in VIEWER_TYPES:
+            return await self._direct(context, page.url, request.headers)
+        if mime and mime not in HTML_TYPES:  # image, text, JSON...: the bytes as served
+            return response.status, page.url, headers, await response.body()
+        deadline = start + self.timeout_ms / 1000
+        with contextlib.suppress(pw.TimeoutError):
+            left_ms = max(deadline - time.monotonic(), 0.001) * 1000
+            await page.wait_for_load_state("load", timeout=left_ms)
+        for _ in range(self.scroll_rounds):
+            with contextlib.suppress(pw.Error):  # a script or meta refresh may be navigating
+                await page.evaluate(_SCROLL_JS)
+            await page.wait_for_timeout(self.scroll_wait_ms)
+        await inflight.wait_idle(deadline)
+        if self.page_hook is not None and inspect.isawaitable(result := self.page_hook(page)):
+            await result
+        # The body is now the DOM serialised as UTF-8, whatever charset the server declared.
+        headers["content-type"] = f"{mime or 'text/html'}; charset=utf-8"
+        with contextlib.suppress(pw.Error):  # fails if a script is navigating away right now
+            return response.status, page.url, headers, (await page.content()).encode()
+        await page.wait_for_load_state("domcontentloaded")
+        return response.status, page.url, headers, (await page.content()).encode()
+
+    async def _route(self, route: Route, page: Page, extra: Mapping[str, str]) -> None:
+        req = route.request
+        if self.block_media and req.resource_type in BLOCKED_TYPES:
+            await route.abort()
+        elif extra and req.is_navigation_request() and req.frame == page.main_frame:
+            headers = {**await req.all_headers(), **self.extra_headers, **extra}
+            await route.continue_(headers=headers)
+        else:
+            await route.continue_()
+
+    async def _direct(self, context: BrowserContext, url: str, extra: Mapping[str, str]) -> _Got:
+        """Downloads and PDFs: the raw bytes via the context's HTTP client (same UA, headers)."""
+        resp = await context.request.get(
+            url, headers=dict(extra), timeout=self.timeout_ms, max_redirects=MAX_REDIRECTS
+        )
+        headers = {k.lower(): v for k, v in resp.headers.items()}
+        return resp.status, resp.url, headers, await resp.body()

@@ -1,0 +1,356 @@
+"""BrowserFetcher against real local servers with a real headless Chromium (no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from conftest import LocalServer, html_page, site_app
+from playwright.async_api import Page
+
+from litecrawl.errors import (
+    BrowserUnavailable,
+    FetchTimeout,
+    NetworkError,
+    TooManyRedirects,
+)
+from litecrawl.fetch.base import FetchRequest, FetchResult
+from litecrawl.fetch.browser import BrowserFetcher, find_chromium
+
+
+def _have_chromium() -> bool:
+    try:
+        find_chromium()
+    except BrowserUnavailable:
+        return False
+    return True
+
+
+# In CI the browser must exist (.ci/run installs it): there a missing Chromium fails the tests.
+pytestmark = pytest.mark.skipif(
+    not _have_chromium() and not os.environ.get("CI"),
+    reason="no Chromium: apt-get install chromium, or set LITECRAWL_CHROMIUM",
+)
+
+Serve = Callable[[web.Application], LocalServer]
+PDF = b"%PDF-1.4\n1 0 obj <</Type /Catalog>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF\n"
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000")
+
+
+def app_of(**routes: Callable[[web.Request], Any] | tuple[str, bytes | str]) -> web.Application:
+    """An app from path -> handler or path -> (content type, body); ``_`` in names is ``.``."""
+    app = web.Application()
+    for name, route in routes.items():
+        if isinstance(route, tuple):
+            ctype, body = route
+            data = body.encode() if isinstance(body, str) else body
+
+            async def handler(
+                _: web.Request, ctype: str = ctype, data: bytes = data
+            ) -> web.Response:
+                return web.Response(body=data, content_type=ctype)
+
+            route = handler
+        app.router.add_get("/" + name.replace("_", ".") if name != "index" else "/", route)
+    return app
+
+
+def fetch(url: str, request_headers: dict[str, str] | None = None, **kw: Any) -> FetchResult:
+    async def go() -> FetchResult:
+        async with BrowserFetcher(**kw) as fetcher:
+            return await fetcher.fetch(FetchRequest(url, headers=request_headers or {}))
+
+    return asyncio.run(go())
+
+
+JS_PAGE = html_page(
+    """
+    <a href="/static-link">static</a>
+    <div id="links"></div>
+    <div style="height: 10000px">spacer</div>
+    <div id="sentinel">bottom</div>
+    <script src="/app.js"></script>
+    """,
+    title="js",
+)
+APP_JS = """
+const a = document.createElement("a");
+a.href = "/js-link"; a.textContent = "made by script";
+document.getElementById("links").appendChild(a);
+new IntersectionObserver(async (entries, observer) => {
+  if (!entries.some((e) => e.isIntersecting)) return;
+  observer.disconnect();
+  const html = await (await fetch("/more")).text();  // slow: only the idle wait catches it
+  document.getElementById("links").insertAdjacentHTML("beforeend", html);
+}).observe(document.getElementById("sentinel"));
+"""
+
+
+def js_app() -> web.Application:
+    async def more(_: web.Request) -> web.Response:
+        await asyncio.sleep(0.4)
+        return web.Response(text='<a href="/scrolled-link">after scroll</a>')
+
+    return app_of(
+        index=("text/html", JS_PAGE), app_js=("application/javascript", APP_JS), more=more
+    )
+
+
+def test_js_links_and_links_loaded_after_scrolling(serve: Serve) -> None:
+    server = serve(js_app())
+    result = fetch(server.url("/"), scroll_wait_ms=100)
+    assert result.status == 200
+    assert result.content_type.startswith("text/html")
+    assert b'href="/static-link"' in result.body
+    assert b'href="/js-link"' in result.body
+    assert b'href="/scrolled-link"' in result.body
+    assert server.count("/more") == 1
+    # Without a scroll the bottom of the page is never seen, so that link never appears.
+    result = fetch(server.url("/"), scroll_rounds=0)
+    assert b'href="/js-link"' in result.body
+    assert b"/scrolled-link" not in result.body
+
+
+def test_user_agent_and_headers_reach_the_server(serve: Serve) -> None:
+    server = serve(js_app())
+    fetch(server.url("/"), scroll_rounds=0)
+    version = importlib.metadata.version("litecrawl")
+    assert server.requests[0].headers["User-Agent"] == f"litecrawl/{version}"
+    assert "HeadlessChrome" not in server.requests[0].headers["User-Agent"]
+
+    server.requests.clear()
+    fetch(
+        server.url("/"),
+        request_headers={"If-None-Match": '"v1"'},
+        headers={"User-Agent": "TestBot/2.0 (+https://example.org/bot)", "X-Probe": "yes"},
+        scroll_rounds=0,
+    )
+    seen = {r.path: r.headers for r in server.requests}
+    for path in ("/", "/app.js"):  # the page and its subresources
+        assert seen[path]["User-Agent"] == "TestBot/2.0 (+https://example.org/bot)"
+        assert seen[path]["X-Probe"] == "yes"
+    assert seen["/"]["If-None-Match"] == '"v1"'  # the request's own headers: document only
+    assert "If-None-Match" not in seen["/app.js"]
+
+
+def test_media_is_blocked_unless_asked_for(serve: Serve) -> None:
+    page = html_page('<img src="/pic.png" alt="pic"><p>text</p>')
+    server = serve(app_of(index=("text/html", page), pic_png=("image/png", PNG)))
+    result = fetch(server.url("/"), scroll_rounds=0)
+    assert b"<p>text</p>" in result.body
+    assert server.count("/pic.png") == 0
+    fetch(server.url("/"), scroll_rounds=0, block_media=False)
+    assert server.count("/pic.png") == 1
+
+
+def test_redirect_gives_final_url(serve: Serve) -> None:
+    async def old(_: web.Request) -> web.Response:
+        raise web.HTTPFound("/new")
+
+    async def loop(_: web.Request) -> web.Response:
+        raise web.HTTPFound("/loop")
+
+    refresh = html_page("wait", head='<meta http-equiv="refresh" content="0; url=/new">')
+    script = html_page("<script>location.href = '/new'</script>")
+    new = ("text/html", html_page("<p>new page</p>"))
+    server = serve(
+        app_of(old=old, loop=loop, new=new, meta=("text/html", refresh), js=("text/html", script))
+    )
+    result = fetch(server.url("/old"), scroll_rounds=0)
+    assert result.url == server.url("/old")
+    assert result.final_url == server.url("/new")
+    assert result.status == 200
+    assert b"new page" in result.body
+    for client_side in ("/meta", "/js"):  # redirects done by the page itself, mid-render
+        result = fetch(server.url(client_side), scroll_wait_ms=50)
+        assert result.final_url == server.url("/new")
+        assert b"new page" in result.body
+    with pytest.raises(TooManyRedirects) as info:
+        fetch(server.url("/loop"), scroll_rounds=0)
+    assert info.value.url == server.url("/loop")
+    assert info.value.__cause__ is not None
+
+
+def test_404_is_a_result_not_an_error(serve: Serve) -> None:
+    server = serve(site_app({"/": html_page("home")}))
+    result = fetch(server.url("/missing"), scroll_rounds=0)
+    assert result.status == 404
+    assert not result.ok
+    assert b"not found" in result.body
+
+
+BUTTON_PAGE = html_page(
+    """<button id="more">more</button>
+    <script>
+      document.getElementById("more").onclick = () => {
+        const p = document.createElement("p");
+        p.id = "added";
+        p.textContent = "added " + "by click";
+        document.body.appendChild(p);
+      };
+    </script>"""
+)
+ADDED = b'<p id="added">added by click</p>'
+
+
+def test_page_hook_async_and_sync(serve: Serve) -> None:
+    server = serve(site_app({"/": BUTTON_PAGE}))
+    seen: list[str] = []
+
+    async def click(page: Page) -> None:
+        seen.append("async")
+        await page.click("#more")
+        await page.wait_for_selector("#added")
+
+    result = fetch(server.url("/"), scroll_rounds=0, page_hook=click)
+    assert ADDED in result.body
+
+    def record(page: Page) -> None:  # a plain function works too
+        seen.append(page.url)
+
+    result = fetch(server.url("/"), scroll_rounds=0, page_hook=record)
+    assert ADDED not in result.body
+    # A sync callable returning an awaitable: the awaitable is awaited.
+    result = fetch(server.url("/"), scroll_rounds=0, page_hook=lambda page: page.click("#more"))
+    assert ADDED in result.body
+    assert seen == ["async", server.url("/")]
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A TCP port that accepts connections (kernel backlog) and never answers."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+def timed_fetch(url: str, **kw: Any) -> tuple[float, FetchResult | Exception]:
+    """Seconds spent in ``fetch`` alone (not browser start-up), and its result or error."""
+
+    async def go() -> tuple[float, FetchResult | Exception]:
+        async with BrowserFetcher(**kw) as fetcher:
+            start = time.monotonic()
+            try:
+                result: FetchResult | Exception = await fetcher.fetch(FetchRequest(url))
+            except Exception as exc:
+                result = exc
+            return time.monotonic() - start, result
+
+    return asyncio.run(go())
+
+
+def test_server_that_never_answers_times_out(silent_port: int) -> None:
+    url = f"http://127.0.0.1:{silent_port}/"
+    elapsed, error = timed_fetch(url, timeout_ms=1500)
+    assert isinstance(error, FetchTimeout), error
+    assert 1.4 < elapsed < 6  # the 1.5 s asked for, not the 15 s default
+    assert error.url == url
+    assert error.category == "timeout"
+    assert error.__cause__ is not None
+
+
+def test_page_that_never_goes_idle_still_returns(serve: Serve) -> None:
+    page = html_page(
+        "<p>busy page</p><script>setInterval(() => fetch('/ping?' + Date.now()), 100)</script>"
+    )
+    server = serve(app_of(index=("text/html", page), ping=("text/plain", "pong")))
+    elapsed, result = timed_fetch(server.url("/"), timeout_ms=2000, scroll_wait_ms=100)
+    assert isinstance(result, FetchResult), result
+    assert 1.9 < elapsed < 6  # waited for a quiet network up to timeout_ms, then gave up
+    assert result.status == 200
+    assert b"busy page" in result.body
+    assert sum(p.startswith("/ping") for p in server.paths()) > 5
+
+
+def test_connection_refused_is_a_network_error() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    with pytest.raises(NetworkError) as info:
+        fetch(f"http://127.0.0.1:{port}/", scroll_rounds=0)
+    assert "ERR_CONNECTION_REFUSED" in str(info.value)
+
+
+def test_missing_browser_says_what_to_install(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bogus = str(tmp_path / "no-such-chromium")
+
+    async def enter(**kw: Any) -> None:
+        async with BrowserFetcher(**kw):
+            pass
+
+    with pytest.raises(BrowserUnavailable) as info:
+        asyncio.run(enter(executable_path=bogus))
+    message = str(info.value)
+    assert bogus in message
+    assert "apt-get install chromium" in message
+    assert "LITECRAWL_CHROMIUM" in message
+    assert "playwright install chromium" in message
+
+    monkeypatch.setenv("LITECRAWL_CHROMIUM", bogus)
+    with pytest.raises(BrowserUnavailable, match="LITECRAWL_CHROMIUM"):
+        find_chromium()
+
+    not_a_browser = tmp_path / "fake-chromium"
+    not_a_browser.write_text("#!/bin/sh\nexit 1\n")
+    not_a_browser.chmod(0o755)
+    with pytest.raises(BrowserUnavailable, match=r"failed to start.*apt-get install chromium"):
+        asyncio.run(enter(executable_path=str(not_a_browser)))
+
+
+def test_non_html_gives_the_raw_bytes(serve: Serve) -> None:
+    async def download(_: web.Request) -> web.Response:
+        disposition = {"Content-Disposition": 'attachment; filename="data.bin"'}
+        body = b"\x00\x01\x02binary"
+        return web.Response(body=body, content_type="application/octet-stream", headers=disposition)
+
+    pdf, png = ("application/pdf", PDF), ("image/png", PNG)
+    server = serve(app_of(doc_pdf=pdf, data_bin=download, pic_png=png))
+
+    result = fetch(server.url("/doc.pdf"))
+    assert result.status == 200
+    assert result.content_type == "application/pdf"
+    assert result.body == PDF
+    result = fetch(server.url("/data.bin"))
+    assert result.status == 200
+    assert result.body == b"\x00\x01\x02binary"
+    assert result.final_url == server.url("/data.bin")
+    result = fetch(server.url("/pic.png"))  # the document itself is never blocked as media
+    assert result.body == PNG
+    version = importlib.metadata.version("litecrawl")
+    assert {r.headers["User-Agent"] for r in server.requests} == {f"litecrawl/{version}"}
+
+
+def test_concurrent_fetches_share_one_browser(serve: Serve) -> None:
+    pages: dict[str, str | tuple[int, str, str]]
+    pages = {f"/p{i}": html_page(f"<p>page {i}</p>") for i in range(6)}
+    server = serve(site_app(pages))
+
+    async def go() -> list[FetchResult]:
+        async with BrowserFetcher(scroll_rounds=0) as fetcher:
+            return await asyncio.gather(
+                *(fetcher.fetch(FetchRequest(server.url(p))) for p in pages)
+            )
+
+    results = asyncio.run(go())
+    for i, result in enumerate(results):
+        assert result.final_url == server.url(f"/p{i}")
+        assert f"<p>page {i}</p>".encode() in result.body
+
+
+def test_fetch_outside_the_context_manager_is_a_usage_error() -> None:
+    with pytest.raises(RuntimeError, match="async with"):
+        asyncio.run(BrowserFetcher().fetch(FetchRequest("http://127.0.0.1/")))
