@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import pytest
@@ -102,10 +102,11 @@ def serve() -> Iterator[Callable[[web.Application], LocalServer]]:
 
 
 def html_page(body: str, title: str = "", head: str = "") -> str:
-    return f"<!doctype html><html><head><title>{title}</title>{head}</head><body>{body}</body></html>"
+    head = f"<title>{title}</title>{head}"
+    return f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"
 
 
-def site_app(pages: dict[str, str | tuple[int, str, str]]) -> web.Application:
+def site_app(pages: Mapping[str, str | tuple[int, str, str]]) -> web.Application:
     """An app serving a dict of path -> HTML, or path -> (status, content_type, body)."""
     app = web.Application()
 

@@ -55,18 +55,24 @@ def site(serve: Serve) -> LocalServer:
     return serve(demo_site())
 
 
-def test_bootstrap_inserts_normalized_valid_start_urls_once(tmp_path: Path, site: LocalServer) -> None:
+def test_bootstrap_inserts_normalized_valid_start_urls_once(
+    tmp_path: Path, site: LocalServer
+) -> None:
     db = tmp_path / "c.db"
     start = [site.url("/#top"), site.url("/"), "mailto:x@y", "not a url", site.url("/a")]
-    run(db, start, n_claims=0 or 1, include_patterns=[r"127\.0\.0\.1"])
+    run(db, start, n_claims=1, include_patterns=[r"127\.0\.0\.1"])
     run(db, start, n_claims=1)
     got = rows(db)
     assert site.url("/") in got and site.url("/a") in got
     assert not any("#" in u or "mailto" in u for u in got)
     # Idempotent: the start URLs exist once, and the seed's columns are all there.
-    assert {"norm_url", "last_crawl_time", "next_crawl_time", "processing_time", "content_hash"} <= set(
-        got[site.url("/")]
-    )
+    assert {
+        "norm_url",
+        "last_crawl_time",
+        "next_crawl_time",
+        "processing_time",
+        "content_hash",
+    } <= set(got[site.url("/")])
 
 
 def test_links_from_anchors_forms_iframes_become_pages(tmp_path: Path, site: LocalServer) -> None:
@@ -101,7 +107,9 @@ def test_claim_limit_and_never_crawled_first(tmp_path: Path, site: LocalServer) 
     assert "/" not in site.paths()
 
 
-def test_non_html_is_not_parsed_for_links_but_goes_to_hooks(tmp_path: Path, site: LocalServer) -> None:
+def test_non_html_is_not_parsed_for_links_but_goes_to_hooks(
+    tmp_path: Path, site: LocalServer
+) -> None:
     db = tmp_path / "c.db"
     seen: list[tuple[str, str]] = []
 
@@ -118,7 +126,7 @@ def test_non_html_is_not_parsed_for_links_but_goes_to_hooks(tmp_path: Path, site
     )
     assert seen == [("application/pdf", site.url("/doc.pdf"))]
     assert site.url("/never") not in rows(db)
-    content, ctype, url, fresh = downstream[0]
+    content, _ctype, url, fresh = downstream[0]
     assert content.startswith(b"%PDF-1.4 <A HREF") and fresh  # str converted to UTF-8 bytes
     assert rows(db)[url]["content_hash"] == hashlib.sha256(content).hexdigest()
 
@@ -230,7 +238,9 @@ def test_stale_claims_are_recovered_with_stale_factor(tmp_path: Path, site: Loca
     assert site.requests == []
 
 
-def test_unreachable_and_timeout_pages_are_finalized_stale(tmp_path: Path, site: LocalServer) -> None:
+def test_unreachable_and_timeout_pages_are_finalized_stale(
+    tmp_path: Path, site: LocalServer
+) -> None:
     db = tmp_path / "c.db"
     run(
         db,
@@ -258,8 +268,12 @@ def test_failing_hooks_finalize_stale_and_batch_goes_on(tmp_path: Path, site: Lo
         if url.endswith("/b"):
             raise RuntimeError("bang")
 
-    run(db, [site.url("/a"), site.url("/b"), site.url("/c")], transform_hook=transform,
-        downstream_hook=downstream)
+    run(
+        db,
+        [site.url("/a"), site.url("/b"), site.url("/c")],
+        transform_hook=transform,
+        downstream_hook=downstream,
+    )
     got = rows(db)
     assert got[site.url("/a")]["error"] == "hook" and got[site.url("/a")]["content_hash"] == ""
     assert got[site.url("/b")]["error"] == "hook" and got[site.url("/b")]["content_hash"] == ""

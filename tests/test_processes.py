@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import sqlite3
@@ -27,7 +28,11 @@ def slow_site(delay: float) -> web.Application:
 
     async def handler(request: web.Request) -> web.Response:
         await asyncio.sleep(delay)
-        body = "".join(f'<a href="/p{i}">{i}</a>' for i in range(N_PAGES)) if request.path == "/" else ""
+        body = (
+            "".join(f'<a href="/p{i}">{i}</a>' for i in range(N_PAGES))
+            if request.path == "/"
+            else ""
+        )
         return web.Response(text=html_page(body, request.path), content_type="text/html")
 
     app.router.add_get("/{tail:.*}", handler)
@@ -72,7 +77,7 @@ def test_two_overlapping_processes_never_fetch_the_same_url(tmp_path: Path, serv
     assert max(counts.values()) == 1  # and never on the same URL
     # The overlap was real: some request of one process ran while the other's was in flight.
     spans = sorted((r.start, r.end) for r in site.requests)
-    assert any(b_start < a_end for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+    assert any(b_start < a_end for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     assert all(proc is None for _, _, proc in table(db).values())
 
 

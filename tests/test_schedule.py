@@ -20,7 +20,9 @@ schedules = st.builds(
 
 
 @given(schedules, st.none() | st.integers(0, 10**9), st.integers(0, 10**8), st.booleans())
-def test_interval_always_within_bounds(s: Schedule, last: int | None, gap: int, fresh: bool) -> None:
+def test_interval_always_within_bounds(
+    s: Schedule, last: int | None, gap: int, fresh: bool
+) -> None:
     nxt = None if last is None else last + gap
     interval = s.next_interval(last, nxt, fresh)
     assert s.min_interval_sec <= interval <= s.max_interval_sec

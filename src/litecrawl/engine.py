@@ -263,13 +263,14 @@ class Engine:
             raw = list(found.links)
             if o.canonical_links and found.canonical:
                 raw.append(found.canonical)
-            normalized = o.rules.many(raw, None)
+            normalized = o.rules.many(raw, found.base)
             links = [u for u in normalized if o.scope is None or o.scope(u)]
             self.stats.skipped_scope += len(normalized) - len(links)
         feeds: list[NewLink] = []
         if o.discover_feeds and found.feeds:
             feeds = self._in_scope_links(
-                NewLink(u, host_of(u), depth, "link", 0.5, "feed") for u in found.feeds
+                NewLink(u, host_of(u), depth, "link", 0.5, "feed")
+                for u in o.rules.many(found.feeds, found.base)
             )
         return links, feeds
 

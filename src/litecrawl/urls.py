@@ -45,7 +45,7 @@ def _compile(name: str, pattern: object) -> re.Pattern[str]:
 class UrlRules:
     """Compiled normalize/include/exclude patterns; ``rules(url, base)`` normalizes + validates."""
 
-    __slots__ = ("_exclude", "_include", "_rewrites")
+    __slots__ = ("_exclude", "_include", "_memo", "_rewrites")
 
     def __init__(
         self,
@@ -68,6 +68,9 @@ class UrlRules:
         self._rewrites = tuple(rewrites)
         self._include = tuple(_compile("include_patterns", p) for p in include_patterns or ())
         self._exclude = tuple(_compile("exclude_patterns", p) for p in exclude_patterns or ())
+        # Pages repeat the same hrefs (navigation, pagination): results are memoized by href and
+        # the part of the base URL the resolution really depends on (see _context).
+        self._memo: dict[tuple[str, str | None], str | None] = {}
 
     def normalize(self, url: str, base_url: str | None = None) -> str | None:
         """The canonical absolute form of ``url``, or None if it is not an http(s) URL."""
@@ -107,9 +110,17 @@ class UrlRules:
         return not any(p.search(url) for p in self._exclude)
 
     def __call__(self, url: str, base_url: str | None = None) -> str | None:
+        key = (url, _context(url, base_url))
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
         normalized = self.normalize(url, base_url)
-        if normalized is None or not self.validate(normalized):
-            return None
+        if normalized is not None and not self.validate(normalized):
+            normalized = None
+        if len(self._memo) >= _MEMO_SIZE:
+            self._memo.clear()
+        self._memo[key] = normalized
         return normalized
 
     def many(self, urls: Iterable[str], base_url: str | None) -> list[str]:
@@ -120,6 +131,33 @@ class UrlRules:
             if normalized is not None:
                 seen[normalized] = None
         return list(seen)
+
+
+_MEMO_SIZE = 200_000
+
+
+def _context(href: str, base: str | None) -> str | None:
+    """The part of ``base`` that resolving ``href`` against it depends on (RFC 3986 5.2)."""
+    if base is None:
+        return None
+    href = href.strip()
+    if href[:8].lower().startswith(("http://", "https://")):
+        return ""  # absolute: the base plays no part
+    stem = base.split("#", 1)[0]
+    if not href or href[0] in "?#":
+        return stem
+    stem = stem.split("?", 1)[0]
+    scheme_end = stem.find("://")
+    if scheme_end < 0:
+        return stem
+    path_start = stem.find("/", scheme_end + 3)
+    if path_start < 0:
+        return stem + "/"  # "http://a.com" resolves like "http://a.com/"
+    if href.startswith("//"):
+        return stem[:scheme_end]  # network-path reference: only the scheme is kept
+    if href[0] == "/":
+        return stem[:path_start]  # absolute path: only the origin is kept
+    return stem[: stem.rfind("/") + 1]  # relative path: the base's directory
 
 
 @lru_cache(maxsize=64)
@@ -147,7 +185,15 @@ def normalize_and_validate_url(
 
 def host_of(url: str) -> str:
     """``host[:port]`` of a normalized URL (the key for per-host politeness)."""
-    return urlsplit(url).netloc.rpartition("@")[2]
+    _, sep, rest = url.partition("://")
+    if not sep:
+        return urlsplit(url).netloc.rpartition("@")[2]
+    end = len(rest)
+    for stop in "/?#":
+        i = rest.find(stop)
+        if 0 <= i < end:
+            end = i
+    return rest[:end].rpartition("@")[2]
 
 
 class DomainScope:

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -106,7 +107,8 @@ def crawl(
         raise typer.Exit(2)
     setup_logging(cfg.verbose or not console.is_terminal, cfg.quiet)
     try:
-        report = asyncio.run(_run(cfg, " ".join(sys.argv)))
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            report = runner.run(_run(cfg, " ".join(sys.argv)))
     except LitecrawlError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
@@ -115,6 +117,15 @@ def crawl(
         summary["interrupted"] = True
     print_summary("litecrawl crawl", summary)
     raise typer.Exit(_exit_code(report))
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop where it is installed (a faster event loop), else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 async def _run(cfg: CrawlConfig, command: str) -> CrawlReport:

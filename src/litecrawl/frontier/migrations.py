@@ -71,10 +71,71 @@ CREATE TABLE runs (
 CREATE INDEX idx_pages_error ON pages(error) WHERE error IS NOT NULL;
 """
 
+# The index (001) and near-duplicates (002): every URL has a document row; documents whose text
+# is the same or nearly the same share one resource, and only resources are full-text indexed.
+# simhash bands: two 64-bit simhashes within Hamming distance 3 agree on at least one 16-bit band.
+_INDEX = """
+CREATE TABLE resources (
+  id            INTEGER PRIMARY KEY,
+  text_hash     TEXT NOT NULL UNIQUE,
+  simhash       INTEGER NOT NULL,
+  band0         INTEGER NOT NULL,
+  band1         INTEGER NOT NULL,
+  band2         INTEGER NOT NULL,
+  band3         INTEGER NOT NULL,
+  title         TEXT NOT NULL DEFAULT '',
+  text          TEXT NOT NULL DEFAULT '',
+  language      TEXT NULL
+);
+CREATE INDEX idx_resources_band0 ON resources(band0);
+CREATE INDEX idx_resources_band1 ON resources(band1);
+CREATE INDEX idx_resources_band2 ON resources(band2);
+CREATE INDEX idx_resources_band3 ON resources(band3);
+CREATE TABLE documents (
+  id               INTEGER PRIMARY KEY,
+  url              TEXT NOT NULL UNIQUE,
+  resource_id      INTEGER NULL REFERENCES resources(id),
+  title            TEXT NOT NULL DEFAULT '',
+  keywords         TEXT NOT NULL DEFAULT '[]',
+  text_preview     TEXT NOT NULL DEFAULT '',
+  language         TEXT NULL,
+  author           TEXT NULL,
+  published        TEXT NULL,
+  content_type     TEXT NULL,
+  status           INTEGER NULL,
+  depth            INTEGER NOT NULL DEFAULT 0,
+  source           TEXT NOT NULL DEFAULT 'link',
+  extraction_mode  TEXT NOT NULL DEFAULT 'fullpage',
+  markdown_path    TEXT NULL,
+  crawled_at       TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  updated_at       TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+CREATE INDEX idx_documents_resource ON documents(resource_id);
+CREATE INDEX idx_documents_crawled ON documents(crawled_at);
+CREATE INDEX idx_documents_updated ON documents(updated_at);
+CREATE VIRTUAL TABLE resources_fts USING fts5(
+  title, text, content='resources', content_rowid='id',
+  tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER resources_ai AFTER INSERT ON resources BEGIN
+  INSERT INTO resources_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+CREATE TRIGGER resources_ad AFTER DELETE ON resources BEGIN
+  INSERT INTO resources_fts(resources_fts, rowid, title, text)
+  VALUES ('delete', old.id, old.title, old.text);
+END;
+CREATE TRIGGER resources_au AFTER UPDATE OF title, text ON resources BEGIN
+  INSERT INTO resources_fts(resources_fts, rowid, title, text)
+  VALUES ('delete', old.id, old.title, old.text);
+  INSERT INTO resources_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
     ("crawl_state", _CRAWL_STATE),
+    ("index", _INDEX),
 ]
 
 
@@ -98,6 +159,17 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 
 def _statements(script: str) -> list[str]:
-    # executescript() would COMMIT our transaction; split on ';' instead (no ';' inside literals).
-    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    # executescript() would COMMIT our transaction; split into complete statements instead
+    # (sqlite3.complete_statement understands trigger bodies with inner semicolons).
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

@@ -16,6 +16,7 @@ from typing import TypeVar
 from litecrawl.errors import FrontierError
 from litecrawl.frontier.base import ClaimedPage, Frontier, FrontierSummary, NewLink, PageUpdate
 from litecrawl.frontier.migrations import migrate
+from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
 
 __all__ = ["SQLiteFrontier", "connect"]
@@ -256,6 +257,9 @@ class SQLiteFrontier(Frontier):
         links = [_link_row(link) for u in updates for link in u.links if link.lastmod is None]
         listed = [link for u in updates for link in u.links if link.lastmod is not None]
         now = max(u.last_crawl_time for u in updates)
+        documents = [u.document for u in updates if isinstance(u.document, IndexDocument)]
+        # Gone for good (404/410): the page leaves the index (its frontier row stays).
+        gone = [u.norm_url for u in updates if u.status in (404, 410)]
         pages = [
             {
                 "norm_url": u.norm_url,
@@ -280,6 +284,11 @@ class SQLiteFrontier(Frontier):
                 if listed:
                     _insert_listed(conn, listed, now)
                 conn.executemany(_UPSERT_PAGE, pages)
+                if documents or gone:
+                    from litecrawl.index.store import remove_documents, write_documents
+
+                    write_documents(conn, documents)
+                    remove_documents(conn, gone)
 
             self._transaction(conn, work)
 

@@ -15,8 +15,11 @@ _FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "applica
 
 @dataclass(frozen=True, slots=True)
 class PageLinks:
-    links: tuple[str, ...]  # raw href/action/src values, absolute against the page's base
-    feeds: tuple[str, ...] = ()  # <link rel=alternate type=rss/atom>, absolute
+    """Raw link values as written in the page; resolve them against ``base``."""
+
+    base: str  # <base href> resolved against the page URL, else the page URL
+    links: tuple[str, ...]  # href/action/src values
+    feeds: tuple[str, ...] = ()  # <link rel=alternate type=rss/atom>
     canonical: str | None = None
 
 
@@ -36,11 +39,12 @@ def _charset(content_type: str) -> str | None:
 def extract_links(body: bytes, page_url: str, content_type: str = "text/html") -> PageLinks:
     """Links from ``a[href]``, ``form[action]``, ``iframe[src]`` (plus canonical and feeds).
 
-    Relative links are resolved against ``<base href>`` when the page has one, else the page URL,
-    as a browser would. Broken markup yields what lxml can recover; nothing raises.
+    The values are returned as written (resolving them is the URL rules' job, memoized there);
+    ``base`` is ``<base href>`` when the page has one, else the page URL, as a browser would use.
+    Broken markup yields what lxml can recover; nothing raises.
     """
     if not body.strip():
-        return PageLinks(())
+        return PageLinks(page_url, ())
     encoding = _charset(content_type)
     try:
         if encoding:
@@ -53,7 +57,7 @@ def extract_links(body: bytes, page_url: str, content_type: str = "text/html") -
         try:
             root = lxml.html.document_fromstring(body)
         except (lxml.etree.ParserError, ValueError):
-            return PageLinks(())
+            return PageLinks(page_url, ())
     base = page_url
     raw: list[str] = []
     feeds: list[str] = []
@@ -83,12 +87,7 @@ def extract_links(body: bytes, page_url: str, content_type: str = "text/html") -
             continue
         if value:
             raw.append(value)
-    links = tuple(u for u in (_join(base, v) for v in raw) if u)
-    return PageLinks(
-        links,
-        tuple(u for u in (_join(base, f) for f in feeds) if u),
-        _join(base, canonical) if canonical else None,
-    )
+    return PageLinks(base, tuple(raw), tuple(feeds), canonical)
 
 
 def _join(base: str, href: str) -> str | None:
