@@ -58,7 +58,9 @@ def _fetcher(config: CrawlConfig) -> Fetcher:
 
 def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -> EngineOptions:
     d = config.discovery
-    scope = DomainScope([*seeds, *d.domains]) if config.same_domain_only else None
+    # Same site as the seeds (and the sitemap given, in sitemap mode) plus any --domain.
+    sites = [*seeds, *([config.sitemap.url] if config.sitemap.url else []), *d.domains]
+    scope = DomainScope(sites) if config.same_domain_only else None
     return EngineOptions(
         rules=UrlRules(None, d.include_patterns, d.exclude_patterns),
         schedule=Schedule(),

@@ -194,7 +194,7 @@ class Engine:
 
         if self._unchanged_since_listed(page):
             self.stats.skipped_lastmod += 1
-            await self._finish_stale(page, url, None)
+            await self._finish_stale(page, url, None, recheck_lastmod=True)
             return
         refusal = await self.gate.check(url)
         if refusal is not None:
@@ -423,6 +423,7 @@ class Engine:
         error: str | None,
         result: FetchResult | None = None,
         links: list[str] | None = None,
+        recheck_lastmod: bool = False,
     ) -> None:
         """Finalize without new content: stale schedule, stored hash kept, claim cleared."""
         now = int(time.time())
@@ -441,6 +442,7 @@ class Engine:
                 error=error,
                 content_type=(result.content_type or None) if result else None,
                 links=self._new_links(links or [], page.depth),
+                recheck_lastmod=recheck_lastmod,
             )
         )
 

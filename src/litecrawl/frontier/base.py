@@ -81,6 +81,9 @@ class PageUpdate:
     fresh: bool = False
     links: Sequence[NewLink] = field(default_factory=tuple)
     document: object | None = None  # the index document (litecrawl.index), if analyzed
+    # Skipped because its listed lastmod was old: if a sitemap has meanwhile listed a newer
+    # lastmod, the page is due again at once instead (decided inside the write, race-free).
+    recheck_lastmod: bool = False
 
 
 class Frontier(abc.ABC):

@@ -38,7 +38,9 @@ VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:co
         :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1)
 ON CONFLICT (norm_url) DO UPDATE SET
   last_crawl_time = excluded.last_crawl_time,
-  next_crawl_time = excluded.next_crawl_time,
+  next_crawl_time = CASE
+    WHEN :recheck_lastmod AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
+    THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
   processing_time = NULL,
   content_hash = coalesce(:content_hash, pages.content_hash),
   state = excluded.state,
@@ -274,6 +276,7 @@ class SQLiteFrontier(Frontier):
                 "content_type": u.content_type,
                 "etag": u.etag,
                 "last_modified": u.last_modified,
+                "recheck_lastmod": u.recheck_lastmod,
             }
             for u in updates
         ]
