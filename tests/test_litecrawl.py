@@ -326,3 +326,50 @@ def test_robots_txt_is_obeyed_by_default(tmp_path: Path, serve: Serve) -> None:
     assert site.count("/robots.txt") == 1  # cached in the database across runs
     litecrawl(str(tmp_path / "d.db"), [site.url("/private/x")], fetcher="http", obey_robots=False)
     assert "/private/x" in site.paths()
+
+
+def test_huge_body_and_tls_mismatch_are_recorded(tmp_path: Path, serve: Serve) -> None:
+    from aiohttp import web
+
+    app = web.Application()
+
+    async def huge(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/html"})
+        await response.prepare(request)
+        chunk = b"<p>" + b"x" * 65530 + b"</p>"
+        for _ in range(11 * 1024 * 1024 // len(chunk) + 1):  # 11 MB, no Content-Length
+            await response.write(chunk)
+        return response
+
+    async def fine(request: web.Request) -> web.Response:
+        return web.Response(text="ok", content_type="text/html")
+
+    app.router.add_get("/huge", huge)
+    app.router.add_get("/fine", fine)
+    site = serve(app)
+    db = tmp_path / "c.db"
+    tls_url = site.url("/fine").replace("http://", "https://")  # TLS to a plain-HTTP port
+    run(db, [site.url("/huge"), tls_url, site.url("/fine")])
+    got = rows(db)
+    assert got[site.url("/huge")]["error"] == "too_large"
+    assert got[tls_url]["error"] == "network"
+    assert got[site.url("/fine")]["error"] is None
+    assert all(r["processing_time"] is None for r in got.values())
+
+
+def test_freshness_without_hooks_is_decided_in_the_write(tmp_path: Path, serve: Serve) -> None:
+    state: dict[str, object] = {}
+    site = serve(demo_site(state))
+    db = tmp_path / "c.db"
+
+    def interval_after_run() -> int:
+        run(db, [site.url("/")], n_claims=1)
+        row = rows(db)[site.url("/")]
+        make_due(db, site.url("/"))
+        return int(row["next_crawl_time"] - row["last_crawl_time"])
+
+    assert interval_after_run() == 86400  # new page: new_interval_sec
+    assert interval_after_run() == 2 * 86400  # same content, no new link: stale
+    state["home_extra"] = '<a href="/another-new-one">n</a>'
+    assert interval_after_run() == int(0.2 * 2 * 86400)  # a new link: fresh
+    assert site.url("/another-new-one") in rows(db)

@@ -371,13 +371,20 @@ class Engine:
         extra: list[NewLink] | None = None,
         document: object | None = None,
     ) -> None:
-        """Sections 8-9: freshness, schedule, downstream hook, then the UPSERT (batched)."""
+        """Sections 8-9: freshness, schedule, downstream hook, then the UPSERT (batched).
+
+        Fresh = a new valid link or a changed content hash. The downstream hook must be told
+        before the write, so with a hook the links are looked up first; without one the write
+        itself finds out which links are new (one database round trip less per page).
+        """
         extra = extra or []
         candidates = links + [link.url for link in extra]
-        known = await self.frontier.known(candidates) if candidates else set()
-        new = [u for u in candidates if u not in known and u != url]
         digest = content_hash(content)
-        fresh = bool(new) or digest != page.content_hash
+        fresh = digest != page.content_hash
+        decide_in_write = not fresh and bool(candidates) and self.options.downstream_hook is None
+        if not fresh and candidates and not decide_in_write:
+            known = await self.frontier.known(candidates)
+            fresh = any(u not in known and u != url for u in candidates)
         if self.options.downstream_hook is not None:
             try:
                 await await_me_maybe(
@@ -389,20 +396,20 @@ class Engine:
                 await self._finish_stale(page, url, "hook", result, links)
                 return
         self.stats.fresh += fresh
-        self.stats.new_links += len(new)
         error = None if result.ok or result.status == 304 else f"http_{result.status}"
         if error:
             self.stats.errors[error] += 1
         now = int(time.time())
-        interval = self.options.schedule.next_interval(
-            page.last_crawl_time, page.next_crawl_time, fresh
-        )
+        schedule, last, nxt = self.options.schedule, page.last_crawl_time, page.next_crawl_time
         await self._write(
             PageUpdate(
                 norm_url=url,
                 host=host_of(url),
                 last_crawl_time=now,
-                next_crawl_time=now + interval,
+                next_crawl_time=now + schedule.next_interval(last, nxt, fresh),
+                next_crawl_time_if_new_links=(
+                    now + schedule.next_interval(last, nxt, True) if decide_in_write else None
+                ),
                 content_hash=digest,
                 depth=page.depth,
                 status=result.status,
@@ -468,4 +475,6 @@ class Engine:
         async with self._write_lock:
             pending, self._pending = self._pending, []
             if pending:
-                await self.frontier.finalize(pending)
+                result = await self.frontier.finalize(pending)
+                self.stats.new_links += result.new_links
+                self.stats.fresh += result.fresh_by_links

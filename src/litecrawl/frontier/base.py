@@ -16,7 +16,14 @@ from typing import Self
 
 from litecrawl.schedule import Schedule
 
-__all__ = ["ClaimedPage", "Frontier", "FrontierSummary", "NewLink", "PageUpdate"]
+__all__ = [
+    "ClaimedPage",
+    "FinalizeResult",
+    "Frontier",
+    "FrontierSummary",
+    "NewLink",
+    "PageUpdate",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +91,15 @@ class PageUpdate:
     # Skipped because its listed lastmod was old: if a sitemap has meanwhile listed a newer
     # lastmod, the page is due again at once instead (decided inside the write, race-free).
     recheck_lastmod: bool = False
+    # Freshness decided in the write (no hook needs it earlier): when any of ``links`` is new
+    # to the frontier, the page is fresh and ``next_crawl_time_if_new_links`` applies.
+    next_crawl_time_if_new_links: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FinalizeResult:
+    new_links: int = 0  # links that were not in the frontier before
+    fresh_by_links: int = 0  # pages that turned fresh in the write because of them
 
 
 class Frontier(abc.ABC):
@@ -136,7 +152,7 @@ class Frontier(abc.ABC):
         """The subset of ``urls`` already in the frontier."""
 
     @abc.abstractmethod
-    async def finalize(self, updates: Sequence[PageUpdate]) -> None:
+    async def finalize(self, updates: Sequence[PageUpdate]) -> FinalizeResult:
         """Write processed pages and their links in one transaction; clears their claims."""
 
     @abc.abstractmethod

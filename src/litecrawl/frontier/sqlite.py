@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier.base import ClaimedPage, Frontier, FrontierSummary, NewLink, PageUpdate
+from litecrawl.frontier.base import (
+    ClaimedPage,
+    FinalizeResult,
+    Frontier,
+    FrontierSummary,
+    NewLink,
+    PageUpdate,
+)
 from litecrawl.frontier.migrations import migrate
 from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
@@ -253,11 +260,13 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_known)
 
-    async def finalize(self, updates: Sequence[PageUpdate]) -> None:
+    async def finalize(self, updates: Sequence[PageUpdate]) -> FinalizeResult:
         if not updates:
-            return
-        links = [_link_row(link) for u in updates for link in u.links if link.lastmod is None]
+            return FinalizeResult()
         listed = [link for u in updates for link in u.links if link.lastmod is not None]
+        link_rows = [
+            [_link_row(link) for link in u.links if link.lastmod is None] for u in updates
+        ]
         now = max(u.last_crawl_time for u in updates)
         documents = [u.document for u in updates if isinstance(u.document, IndexDocument)]
         # Gone for good (404/410): the page leaves the index (its frontier row stays).
@@ -281,21 +290,30 @@ class SQLiteFrontier(Frontier):
             for u in updates
         ]
 
-        def _finalize(conn: sqlite3.Connection) -> None:
-            def work() -> None:
-                conn.executemany(_INSERT_LINK, links)
+        def _finalize(conn: sqlite3.Connection) -> FinalizeResult:
+            def work() -> FinalizeResult:
+                new_links = fresh_by_links = 0
+                for update, rows, page in zip(updates, link_rows, pages, strict=True):
+                    before = conn.total_changes
+                    conn.executemany(_INSERT_LINK, rows)
+                    new = conn.total_changes - before
+                    new_links += new
+                    if new and update.next_crawl_time_if_new_links is not None:
+                        page["next_crawl_time"] = update.next_crawl_time_if_new_links
+                        fresh_by_links += 1
                 if listed:
-                    _insert_listed(conn, listed, now)
+                    new_links += _insert_listed(conn, listed, now)
                 conn.executemany(_UPSERT_PAGE, pages)
                 if documents or gone:
                     from litecrawl.index.store import remove_documents, write_documents
 
                     write_documents(conn, documents)
                     remove_documents(conn, gone)
+                return FinalizeResult(new_links, fresh_by_links)
 
-            self._transaction(conn, work)
+            return self._transaction(conn, work)
 
-        await self._run(_finalize)
+        return await self._run(_finalize)
 
     async def delete(self, urls: Sequence[str]) -> None:
         def _delete(conn: sqlite3.Connection) -> None:

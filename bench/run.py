@@ -1,0 +1,243 @@
+"""Benchmark litecrawl crawl on a local nginx site; optionally beside the peers' kit.
+
+    uv run python bench/run.py crawl --n 10000 --runs 3      # own site, own runner
+    uv run python bench/run.py peers --n 10000 --runs 3      # the shared kit, same invocation
+    uv run python bench/run.py browser --n 500               # Playwright path
+
+``crawl`` generates bench/site.py's site (cached under /tmp), serves it with nginx on
+127.0.0.1:8181, runs the CLI with politeness opened up (one host, 64 concurrent, no delay) and the
+default durable pipeline on (SQLite frontier, index rows, full-text index, hashes, links), and
+checks from nginx's access log and the database that every page was crawled exactly once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+LITECRAWL = [sys.executable, "-m", "litecrawl"]
+CRAWL_FLAGS = [
+    "--max-depth",
+    "0",
+    "--concurrency",
+    "64",
+    "--per-host",
+    "64",
+    "--delay-ms",
+    "0",
+    "--no-cache",
+    "--quiet",
+]
+NGINX_CONF = """worker_processes auto; daemon off; pid nginx.pid; error_log logs/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  include /etc/nginx/mime.types; default_type application/octet-stream;
+  sendfile on; tcp_nopush on; keepalive_timeout 65; keepalive_requests 100000;
+  client_body_temp_path tmp/body; proxy_temp_path tmp/proxy; fastcgi_temp_path tmp/fastcgi;
+  uwsgi_temp_path tmp/uwsgi; scgi_temp_path tmp/scgi;
+  log_format bench '$status $request_method "$request_uri"';
+  access_log logs/access.log bench buffer=256k flush=1s;
+  server {{ listen 127.0.0.1:8181; root {root}; index index.html; etag on; }}
+}}
+"""
+
+
+def site_dir(n: int) -> Path:
+    out = Path(f"/tmp/lcbench-{n}")
+    if not (out / "manifest.json").exists():
+        subprocess.run([sys.executable, str(HERE / "site.py"), str(out), "-n", str(n)], check=True)
+    return out
+
+
+class Nginx:
+    def __init__(self, root: Path) -> None:
+        self.prefix = Path(tempfile.mkdtemp(prefix="lcbench-nginx-"))
+        (self.prefix / "logs").mkdir()
+        (self.prefix / "tmp").mkdir()
+        (self.prefix / "nginx.conf").write_text(NGINX_CONF.format(root=root))
+        self.proc = subprocess.Popen(
+            ["nginx", "-p", f"{self.prefix}/", "-c", str(self.prefix / "nginx.conf")]
+        )
+        time.sleep(0.5)
+
+    def reset_log(self) -> None:
+        (self.prefix / "logs" / "access.log").write_text("")
+
+    def requests(self) -> Counter[str]:
+        time.sleep(1.3)  # the access log is flushed every second
+        lines = (self.prefix / "logs" / "access.log").read_text().splitlines()
+        return Counter(re.findall(r'"([^"]*)"', line)[0] for line in lines if '"' in line)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGQUIT)
+        self.proc.wait(10)
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+def timed(cmd: list[str]) -> dict[str, float]:
+    """Run under /usr/bin/time -v: wall seconds, CPU seconds, peak RSS MiB."""
+    start = time.monotonic()
+    proc = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    field = lambda name: float(re.search(rf"{name}: ([\d.]+)", proc.stderr).group(1))  # type: ignore[union-attr]  # noqa: E731
+    return {
+        "wall": wall,
+        "cpu": field(r"User time \(seconds\)") + field(r"System time \(seconds\)"),
+        "rss_mib": field(r"Maximum resident set size \(kbytes\)") / 1024,
+    }
+
+
+def crawl_once(base: str, work: Path, extra: list[str]) -> dict[str, float]:
+    db = work / "bench.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    metrics = timed(
+        [*LITECRAWL, "crawl", f"{base}/index.html", "--db", str(db), *CRAWL_FLAGS, *extra]
+    )
+    conn = sqlite3.connect(db)
+    metrics["pages_ok"] = conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[
+        0
+    ]
+    metrics["documents"] = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    conn.close()
+    return metrics
+
+
+def cmd_crawl(args: argparse.Namespace) -> None:
+    root = site_dir(args.n)
+    manifest = json.loads((root / "manifest.json").read_text())
+    nginx = Nginx(root)
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for _ in range(args.runs):
+                nginx.reset_log()
+                m = crawl_once(manifest["base"], Path(tmp), args.extra)
+                seen = nginx.requests()
+                m["requests"] = sum(seen.values())
+                m["max_per_url"] = max(seen.values())
+                m["pages_per_s"] = m["pages_ok"] / m["wall"]
+                rows.append(m)
+                print(json.dumps({k: round(v, 2) for k, v in m.items()}), flush=True)
+    finally:
+        nginx.stop()
+    med = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
+    print(
+        "\n| n | runs | extra flags | pages/s (median) | CPU s | peak RSS MiB | pages ok / "
+        "expected | documents | requests | max fetches of one URL |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        f"| {args.n} | {args.runs} | {' '.join(args.extra) or '-'} | {med('pages_per_s'):.0f} | "
+        f"{med('cpu'):.1f} | {med('rss_mib'):.0f} | {med('pages_ok'):.0f} / "
+        f"{manifest['reachable']} | {med('documents'):.0f} | {med('requests'):.0f} | "
+        f"{max(r['max_per_url'] for r in rows):.0f} |"
+    )
+
+
+def cmd_peers(args: argparse.Namespace) -> None:
+    """The shared kit measures litecrawl beside Scrapy and the baselines in one invocation."""
+    kit = ROOT.parent / "shared" / "bench" / "run_peers.py"
+    exe = f"{sys.executable} -m litecrawl"
+    flags = " ".join(CRAWL_FLAGS)
+    command = (
+        f"sh -c '{exe} crawl {{url}} --db {{work}}/lc.db {flags} {' '.join(args.extra)} && "
+        f"{exe} export --db {{work}}/lc.db --format jsonl --out {{out}}'"
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            str(kit),
+            "--n",
+            str(args.n),
+            "--runs",
+            str(args.runs),
+            "--tag",
+            args.tag,
+            "--results",
+            args.results,
+            "--only",
+            args.only,
+            "--crawler",
+            f"litecrawl=jsonl={command}",
+        ],
+        check=True,
+    )
+
+
+def cmd_browser(args: argparse.Namespace) -> None:
+    root = site_dir(args.n)
+    manifest = json.loads((root / "manifest.json").read_text())
+    nginx = Nginx(root)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "render.db"
+            m = timed(
+                [
+                    *LITECRAWL,
+                    "crawl",
+                    f"{manifest['base']}/index.html",
+                    "--db",
+                    str(db),
+                    "--render",
+                    "--max-depth",
+                    "0",
+                    "--per-host",
+                    "8",
+                    "--delay-ms",
+                    "0",
+                    "--no-cache",
+                    "--quiet",
+                    "--max-pages",
+                    str(args.n),
+                ]
+            )
+            conn = sqlite3.connect(db)
+            ok = conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[0]
+            conn.close()
+    finally:
+        nginx.stop()
+    print("| render pages | pages/s | CPU s (crawler only) | peak RSS MiB (crawler only) |")
+    print("|---|---|---|---|")
+    print(f"| {ok} | {ok / m['wall']:.1f} | {m['cpu']:.1f} | {m['rss_mib']:.0f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    crawl = sub.add_parser("crawl")
+    crawl.add_argument("--n", type=int, default=10_000)
+    crawl.add_argument("--runs", type=int, default=3)
+    crawl.add_argument("extra", nargs="*", help="extra flags for litecrawl crawl (after --)")
+    peers = sub.add_parser("peers")
+    peers.add_argument("--n", type=int, default=10_000)
+    peers.add_argument("--runs", type=int, default=3)
+    peers.add_argument("--tag", default="litecrawl-side-by-side")
+    peers.add_argument("--results", default="/tmp/bench-results")
+    peers.add_argument("--only", default="scrapy,baseline-aiohttp,baseline-sqlite-queue,litecrawl")
+    peers.add_argument("extra", nargs="*")
+    browser = sub.add_parser("browser")
+    browser.add_argument("--n", type=int, default=500)
+    args = parser.parse_args()
+    os.chdir(ROOT)
+    {"crawl": cmd_crawl, "peers": cmd_peers, "browser": cmd_browser}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
