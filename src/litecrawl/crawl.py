@@ -22,6 +22,7 @@ from litecrawl.config import CrawlConfig
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
+from litecrawl.fetch.policy import FetchPolicy
 from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import ClaimedPage, Frontier
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
@@ -71,8 +72,10 @@ def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -
         canonical_links=True,
         discover_feeds=True,
         use_lastmod=config.sitemap.use_lastmod,
-        max_attempts=config.fetch.max_retries if config.fetch.max_retries > 0 else 1,
-        cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
+        fetch_policy=FetchPolicy(
+            max_attempts=max(config.fetch.max_retries, 1),
+            cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
+        ),
         analyzer=analyzer,
         retry_uncrawled=True,
     )

@@ -13,39 +13,28 @@ Per page (seed 000 sections 4-9, plus the CLI's fetch policy)::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import cast
 
-from litecrawl.cache import DiskCache
 from litecrawl.discover.listing import listing_links
 from litecrawl.errors import FetchError
-from litecrawl.fetch.base import Fetcher, FetchRequest, FetchResult
+from litecrawl.fetch.base import Fetcher, FetchResult
+from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.parse.links import extract_links, is_html
-from litecrawl.politeness.open import OpenGate
+from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules, host_of
 
-__all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "Gate", "content_hash"]
+__all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "content_hash"]
 
 log = logging.getLogger("litecrawl")
-
-
-class Gate(Protocol):
-    """Politeness (see :class:`litecrawl.politeness.gate.PoliteGate`)."""
-
-    async def check(self, url: str) -> str | None: ...
-
-    def slot(self, host: str) -> contextlib.AbstractAsyncContextManager[None]: ...
-
-    async def observe(self, host: str, result: FetchResult | None) -> float | None: ...
 
 
 # Given the page URL, its fetch result and its depth, return what to store with the page
@@ -67,10 +56,8 @@ class EngineOptions:
     canonical_links: bool = False  # also follow <link rel=canonical>
     discover_feeds: bool = False  # <link rel=alternate> feeds enter the frontier
     use_lastmod: bool = True  # skip pages whose sitemap lastmod is older than our last fetch
-    max_attempts: int = 1  # network errors: tries in all (001: 3, backoff 1 s, 2 s, 4 s)
-    retry_backoff: float = 1.0
+    fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)  # retries, cond. GET, cache
     retry_uncrawled: bool = False  # recovery makes never-crawled claims due again (once)
-    cache: DiskCache | None = None  # raw bodies on disk; enables conditional GET
     analyzer: Analyzer | None = None
     write_batch: int = 64  # finalized pages per transaction
 
@@ -307,57 +294,29 @@ class Engine:
     # -- fetching ---------------------------------------------------------------------------
 
     async def _fetch(self, page: ClaimedPage, url: str) -> FetchResult | None:
-        """Fetch with 001's policy; None when the page was finalized as failed."""
-        o = self.options
-        host = host_of(url)
-        cached = (
-            o.cache.load(url) if o.cache is not None and (page.etag or page.last_modified) else None
-        )
-        headers: dict[str, str] = {}
-        if cached is not None:
-            if page.etag:
-                headers["If-None-Match"] = page.etag
-            if page.last_modified:
-                headers["If-Modified-Since"] = page.last_modified
-        attempt, server_retries = 0, 0
-        while True:
-            attempt += 1
-            try:
-                async with self.gate.slot(host):
-                    result = await self.fetcher.fetch(FetchRequest(url, headers))
-            except FetchError as exc:
-                if exc.retryable and attempt < o.max_attempts:
-                    await asyncio.sleep(o.retry_backoff * 2 ** (attempt - 1))
-                    continue
-                log.warning("fetch failed: %s", exc)
-                self.stats.errors[exc.category] += 1
-                await self._finish_stale(page, url, exc.category)
-                return None
-            retry_at = await self.gate.observe(host, result)
-            if retry_at is not None:
-                # 429/503: the host is slowed down; the page comes back after Retry-After.
-                self.stats.throttled += 1
-                await self.flush()
-                await self.frontier.release([url], int(retry_at) + 1)
-                raise _Requeued
-            if result.status >= 500 and server_retries < 1 and o.max_attempts > 1:
-                server_retries += 1  # 001: 5xx retried once
-                await asyncio.sleep(o.retry_backoff)
-                continue
-            break
-        if result.status == 304 and cached is not None:
-            self.stats.not_modified += 1
-            return FetchResult(
+        """Fetch under the policy; None when the page was finalized as failed or re-queued."""
+        try:
+            outcome = await fetch_with_policy(
+                self.fetcher,
+                self.gate,
+                self.options.fetch_policy,
                 url,
-                result.final_url,
-                200,
-                {**cached.headers, **result.headers},
-                cached.body,
-                result.elapsed,
+                page.etag,
+                page.last_modified,
             )
-        if o.cache is not None and result.ok:
-            o.cache.store(url, result, content_hash(result.body))
-        return result
+        except FetchError as exc:
+            log.warning("fetch failed: %s", exc)
+            self.stats.errors[exc.category] += 1
+            await self._finish_stale(page, url, exc.category)
+            return None
+        if isinstance(outcome, Throttled):
+            # 429/503: the host is slowed down; the page comes back after Retry-After.
+            self.stats.throttled += 1
+            await self.flush()
+            await self.frontier.release([url], int(outcome.retry_at) + 1)
+            raise _Requeued
+        self.stats.not_modified += outcome.revalidated
+        return outcome
 
     # -- finalizing -------------------------------------------------------------------------
 

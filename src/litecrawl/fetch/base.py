@@ -29,6 +29,7 @@ class FetchResult:
     headers: Mapping[str, str]  # response headers, keys lower-case
     body: bytes  # decompressed body; for the browser, the rendered DOM as UTF-8
     elapsed: float = 0.0  # seconds
+    revalidated: bool = False  # a 304 answered from the disk cache (body is the cached one)
 
     @property
     def content_type(self) -> str:
