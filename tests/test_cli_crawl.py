@@ -323,3 +323,21 @@ def test_interrupt_and_resume(tmp_path: Path, serve: Serve, sig: signal.Signals)
     assert set(fetched(site)) == {"/"} | {f"/n{i}" for i in range(4)} | {
         f"/n{i}{j}" for i in range(4) for j in range(4)
     }
+
+
+def test_seeds_add_then_crawl(tmp_path: Path, serve: Serve) -> None:
+    site = serve(tree_site(fanout=2, levels=1))
+    db = tmp_path / "c.db"
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"# seeds\n{site.url('/n0')}\n\n{site.url('/n1')}\nmailto:x@y\n")
+    result = runner.invoke(app, ["seeds", "add", str(seeds), "--db", str(db)])
+    assert result.exit_code == 0
+    assert "2 new seeds" in result.output and "skipped" in result.output
+    assert {u: r["source"] for u, r in pages(db).items()} == {
+        site.url("/n0"): "seed",
+        site.url("/n1"): "seed",
+    }
+    again = runner.invoke(app, ["seeds", "add", str(seeds), "--db", str(db)])
+    assert "0 new seeds, 2 already known" in again.output
+    missing = runner.invoke(app, ["seeds", "add", str(tmp_path / "nope.txt"), "--db", str(db)])
+    assert missing.exit_code == 2

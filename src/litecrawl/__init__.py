@@ -1,6 +1,6 @@
 """litecrawl: an incremental, polite, resumable web crawler and indexer."""
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib import metadata as _metadata
 
 from litecrawl.api import alitecrawl, litecrawl
 from litecrawl.errors import (
@@ -13,8 +13,8 @@ from litecrawl.errors import (
 from litecrawl.urls import normalize_and_validate_url
 
 try:
-    __version__ = version("litecrawl")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = _metadata.version("litecrawl")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [

@@ -29,7 +29,7 @@ from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.urls import DomainScope, UrlRules
 
-__all__ = ["CrawlReport", "run_crawl"]
+__all__ = ["CrawlReport", "crawl", "run_crawl"]
 
 log = logging.getLogger("litecrawl")
 
@@ -79,6 +79,11 @@ def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -
         analyzer=analyzer,
         retry_uncrawled=True,
     )
+
+
+def crawl(config: CrawlConfig) -> CrawlReport:
+    """Run a whole crawl from Python with a validated config (see :func:`load_config`)."""
+    return asyncio.run(run_crawl(config, asyncio.Event()))
 
 
 async def run_crawl(

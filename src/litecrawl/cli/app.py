@@ -6,6 +6,7 @@ import typer
 
 from litecrawl.cli import crawl as crawl_cmd
 from litecrawl.cli import stats as stats_cmd
+from litecrawl.cli.seeds import seeds_app
 
 __all__ = ["app", "main"]
 
@@ -18,6 +19,7 @@ app = typer.Typer(
 )
 app.command("crawl")(crawl_cmd.crawl)
 app.command("stats")(stats_cmd.stats)
+app.add_typer(seeds_app, name="seeds")
 
 
 def main() -> None:
