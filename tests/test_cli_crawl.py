@@ -271,6 +271,8 @@ def test_config_merge_order_files_env_flags(tmp_path: Path, serve: Serve) -> Non
 
 
 def _spawn(db: Path, url: str, *extra: str) -> subprocess.Popen[bytes]:
+    # Output to a file, not a pipe: after kill -9 nothing else may hold our end open.
+    log = (db.parent / "crawl.log").open("ab")
     return subprocess.Popen(
         [
             sys.executable,
@@ -287,9 +289,25 @@ def _spawn(db: Path, url: str, *extra: str) -> subprocess.Popen[bytes]:
             "0",
             *extra,
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=log,
+        stderr=log,
     )
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    return {p for p in pids if Path(f"/proc/{p}").exists()}
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
@@ -300,11 +318,16 @@ def test_interrupt_and_resume(tmp_path: Path, serve: Serve, sig: signal.Signals)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(fetched(site)) < 5:
         time.sleep(0.05)
+    helpers = _children(proc.pid)  # the analysis worker processes (and their server)
     os.kill(proc.pid, sig)
-    _out, err = proc.communicate(timeout=30)
+    proc.wait(30)
+    deadline = time.monotonic() + 15
+    while _alive(helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(helpers), "worker processes outlived the crawler"
     if sig == signal.SIGINT:
-        assert proc.returncode == 0, err.decode()
-        assert b"fetched" in err  # the summary was printed
+        assert proc.returncode == 0
+        assert b"fetched" in (db.parent / "crawl.log").read_bytes()  # the summary
         assert all(r["processing_time"] is None for r in pages(db).values())  # claims released
     first = set(fetched(site))
     assert 0 < len(first) < 21

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from litecrawl.cache import DiskCache
@@ -25,6 +26,7 @@ from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
 from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import ClaimedPage, Frontier
+from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.urls import DomainScope, UrlRules
@@ -54,6 +56,15 @@ def _fetcher(config: CrawlConfig) -> Fetcher:
         timeout=config.fetch.timeout,
         max_bytes=config.fetch.max_bytes,
         concurrency=config.concurrency.global_,
+    )
+
+
+def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
+    return AnalyzerSettings(
+        extra_remove=tuple(config.filter.extra_remove),
+        main_article=config.extract.main_article,
+        output_dir=Path(config.output.dir) if config.output.dir else None,
+        cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
     )
 
 
@@ -90,7 +101,7 @@ async def run_crawl(
     config: CrawlConfig,
     stop: asyncio.Event,
     *,
-    analyzer: Analyzer | None = None,
+    index: bool = True,
     on_progress: Callable[[CrawlStats, int], None] | None = None,
     grace: float = 10.0,
     command: str = "crawl",
@@ -107,6 +118,9 @@ async def run_crawl(
         )
         gate = await stack.enter_async_context(PoliteGate(frontier, settings))
         fetcher = await stack.enter_async_context(_fetcher(config))
+        analyzer = None
+        if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
+            analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
         engine = Engine(frontier, fetcher, _options(config, seeds, analyzer), gate)
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()

@@ -17,7 +17,7 @@ import hashlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -27,7 +27,8 @@ from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
-from litecrawl.parse.links import extract_links, is_html
+from litecrawl.index.document import PageAnalysis
+from litecrawl.parse.links import PageLinks, extract_links, is_html
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules, host_of
@@ -37,9 +38,9 @@ __all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "content_hash"]
 log = logging.getLogger("litecrawl")
 
 
-# Given the page URL, its fetch result and its depth, return what to store with the page
-# (the index document) or None. Runs only for OK HTML pages.
-Analyzer = Callable[[str, FetchResult, int, str], Awaitable[object | None]]
+# Given the page URL, its fetch result, depth and source: the index document and maybe the
+# page's links (see litecrawl.index.analyze). Runs only for OK HTML pages.
+Analyzer = Callable[[str, FetchResult, int, str], Awaitable[PageAnalysis]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +221,13 @@ class Engine:
                 listing_links(page.kind, content, url, result.content_type)
             )
         elif content and is_html(result.content_type):
-            links, extra = self._page_links(content, url, result.content_type, page.depth)
+            found = None
             if self.options.analyzer is not None:
-                document = await self.options.analyzer(url, result, page.depth, page.source)
+                analysis = await self.options.analyzer(url, result, page.depth, page.source)
+                document, found = analysis.document, analysis.links
+            if found is None:
+                found = extract_links(content, url, result.content_type)
+            links, extra = self._page_links(found, page.depth)
         if self.options.transform_hook is not None:
             try:
                 transformed = cast(
@@ -239,12 +244,9 @@ class Engine:
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
         await self._finish(page, url, result, content, links, extra, document)
 
-    def _page_links(
-        self, content: bytes, url: str, content_type: str, depth: int
-    ) -> tuple[list[str], list[NewLink]]:
+    def _page_links(self, found: PageLinks, depth: int) -> tuple[list[str], list[NewLink]]:
         """Outgoing links of an HTML page (if we follow from this depth) and its feeds."""
         o = self.options
-        found = extract_links(content, url, content_type)
         links: list[str] = []
         if o.follow_links and (o.max_depth <= 0 or depth < o.max_depth):
             raw = list(found.links)
@@ -261,10 +263,10 @@ class Engine:
             )
         return links, feeds
 
-    def _in_scope_links(self, links: object) -> list[NewLink]:
+    def _in_scope_links(self, links: Iterable[NewLink]) -> list[NewLink]:
         rules, scope = self.options.rules, self.options.scope
         kept: list[NewLink] = []
-        for link in cast("list[NewLink]", links):
+        for link in links:
             normalized = rules(link.url)
             if normalized is None or (scope is not None and not scope(normalized)):
                 self.stats.skipped_scope += 1

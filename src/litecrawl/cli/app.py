@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from litecrawl.cli import crawl as crawl_cmd
+from litecrawl.cli import export as export_cmd
+from litecrawl.cli import search as search_cmd
 from litecrawl.cli import stats as stats_cmd
 from litecrawl.cli.seeds import seeds_app
 
@@ -18,7 +20,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("crawl")(crawl_cmd.crawl)
+app.command("search")(search_cmd.search)
 app.command("stats")(stats_cmd.stats)
+app.command("export")(export_cmd.export)
 app.add_typer(seeds_app, name="seeds")
 
 

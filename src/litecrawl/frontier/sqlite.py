@@ -24,6 +24,7 @@ from litecrawl.frontier.base import (
 )
 from litecrawl.frontier.migrations import migrate
 from litecrawl.index.document import IndexDocument
+from litecrawl.index.store import remove_documents, write_documents
 from litecrawl.schedule import Schedule
 
 __all__ = ["SQLiteFrontier", "connect"]
@@ -304,10 +305,9 @@ class SQLiteFrontier(Frontier):
                 if listed:
                     new_links += _insert_listed(conn, listed, now)
                 conn.executemany(_UPSERT_PAGE, pages)
-                if documents or gone:
-                    from litecrawl.index.store import remove_documents, write_documents
-
+                if documents:
                     write_documents(conn, documents)
+                if gone:
                     remove_documents(conn, gone)
                 return FinalizeResult(new_links, fresh_by_links)
 

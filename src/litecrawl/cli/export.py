@@ -1,0 +1,88 @@
+"""``litecrawl export``: the index as JSON Lines, CSV or Elasticsearch bulk; responses as WARC."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, BinaryIO, cast
+
+import typer
+
+from litecrawl.cli.crawl import load_or_exit
+from litecrawl.errors import LitecrawlError
+from litecrawl.export import export as run_export
+
+__all__ = ["Format", "export"]
+
+
+class Format(StrEnum):
+    jsonl = "jsonl"
+    csv = "csv"
+    es_bulk = "es-bulk"
+    warc = "warc"
+
+
+def export(
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")],
+    since: Annotated[
+        str | None,
+        typer.Option(help="Only documents updated since this ISO time (UTC if no zone)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output file (default: stdout).")
+    ] = None,
+    db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option(help="Disk cache directory (warc; default from config).")
+    ] = None,
+    index_name: Annotated[str, typer.Option(help="Index name in es-bulk actions.")] = "litecrawl",
+    config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
+) -> None:
+    """Export the index (jsonl, csv, es-bulk) or the cached responses (warc), streamed."""
+    cfg = load_or_exit(config, {"db": db, "cache.dir": str(cache_dir) if cache_dir else None})
+    if cfg.db.startswith(("postgresql://", "postgres://")):
+        typer.echo("error: export works on a SQLite database for now", err=True)
+        raise typer.Exit(2)
+    if not Path(cfg.db).is_file():
+        typer.echo(f"error: no database at {cfg.db}", err=True)
+        raise typer.Exit(2)
+    moment = _parse_since(since)
+    skipped: list[str] = []
+    try:
+        with contextlib.ExitStack() as stack:
+            stream = sys.stdout.buffer if out is None else stack.enter_context(out.open("wb"))
+            count = run_export(
+                cfg.db,
+                fmt.value,
+                cast(BinaryIO, stream),
+                since=moment,
+                cache_dir=Path(cfg.cache.dir),
+                index_name=index_name,
+                on_skip=skipped.append,
+            )
+    except LitecrawlError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except BrokenPipeError:  # `litecrawl export ... | head`
+        raise typer.Exit(0) from None
+    what = "pages" if fmt is Format.warc else "documents"
+    message = f"exported {count} {what}" + (f" to {out}" if out else "")
+    if skipped:
+        message += f"; skipped {len(skipped)} without a cached body"
+    typer.echo(message, err=True)
+
+
+def _parse_since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        typer.echo(
+            f"error: --since {value!r} is not an ISO 8601 time (e.g. 2024-05-01T12:00:00Z)",
+            err=True,
+        )
+        raise typer.Exit(2) from None

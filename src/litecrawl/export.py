@@ -1,0 +1,317 @@
+"""Exports of the index and the cached responses, streamed in constant memory.
+
+Formats:
+
+``jsonl``
+    One JSON object per document and line (:data:`FIELDS`; ``keywords`` is a list).
+``csv``
+    A header row, then one row per document (RFC 4180, ``\\r\\n`` line ends, UTF-8); ``keywords``
+    is a JSON array in its cell, missing values are empty cells.
+``es-bulk``
+    Elasticsearch/OpenSearch ``_bulk`` NDJSON: per document an action line
+    ``{"index": {"_index": ..., "_id": sha256(url)}}`` and the document (:data:`FIELDS` plus
+    ``text``, the full text of its resource: near-duplicates carry the same text), every line
+    newline-terminated, ready for
+    ``curl -H 'Content-Type: application/x-ndjson' --data-binary @file .../_bulk``.
+``warc``
+    WARC 1.1 (warcio, gzip per record): a ``warcinfo`` record, then per successfully fetched URL
+    in the frontier (pages, but also feeds, sitemaps and non-HTML responses) a ``request`` and a
+    ``response`` record rebuilt from the disk cache. URLs without a cached body are skipped
+    (``on_skip`` is called with each).
+
+``since`` keeps documents updated at or after that time (``updated_at``; for ``warc``, URLs
+fetched at or after it). Times are written as ISO 8601 UTC (``2024-05-01T12:00:00Z``).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from http import HTTPStatus
+from pathlib import Path
+from typing import IO, Any, Literal, get_args
+from urllib.parse import urlsplit
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.timeutils import datetime_to_iso_date
+from warcio.warcwriter import WARCWriter
+
+from litecrawl.cache import DiskCache
+from litecrawl.errors import ConfigError, FrontierError
+from litecrawl.frontier.sqlite import connect
+
+__all__ = ["FIELDS", "FORMATS", "ExportFormat", "export"]
+
+log = logging.getLogger("litecrawl.export")
+
+ExportFormat = Literal["jsonl", "csv", "es-bulk", "warc"]
+FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
+FIELDS = (
+    "url",
+    "title",
+    "keywords",
+    "text_preview",
+    "language",
+    "author",
+    "published",
+    "status",
+    "content_type",
+    "depth",
+    "source",
+    "extraction_mode",
+    "markdown_path",
+    "crawled_at",
+    "updated_at",
+    "resource_id",
+)
+_BATCH = 500  # rows per fetchmany: memory is bounded by one batch, whatever the table size
+_TIMES = ("crawled_at", "updated_at")
+# the cache holds decoded bodies: headers describing the wire encoding no longer apply
+_WIRE_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length"})
+
+
+def export(
+    db: str | Path,
+    fmt: ExportFormat,
+    out: IO[bytes] | IO[str],
+    *,
+    since: datetime | None = None,
+    cache_dir: Path | None = None,
+    index_name: str = "litecrawl",
+    on_skip: Callable[[str], None] | None = None,
+) -> int:
+    """Write the index of ``db`` to ``out`` in format ``fmt``; returns how many records
+    (documents; for ``warc``, request/response pairs) were written.
+
+    ``out`` may be a text or a binary stream (``warc`` needs bytes: a text stream with a
+    ``buffer``, like ``sys.stdout``, is fine). ``cache_dir`` is the disk cache (``warc`` only);
+    a naive ``since`` is taken as UTC. Raises :class:`~litecrawl.errors.ConfigError` for a
+    missing database, an unknown format or ``warc`` without ``cache_dir``.
+    """
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
+    path = Path(db)
+    if not path.is_file():
+        raise ConfigError(f"no database at {db}")
+    if fmt == "warc" and cache_dir is None:
+        raise ConfigError("the warc export reads the disk cache: give its directory (cache_dir)")
+    conn = connect(path)
+    try:
+        if fmt == "warc":
+            assert cache_dir is not None
+            return _warc(conn, _binary(out), DiskCache(cache_dir), since, on_skip)
+        with _Text(out) as text:
+            if fmt == "csv":
+                return _csv(conn, text, since)
+            return _ndjson(conn, text, since, index_name if fmt == "es-bulk" else None)
+    except sqlite3.Error as exc:
+        raise FrontierError(f"cannot export {db}: {exc}") from exc
+    finally:
+        conn.close()
+
+
+# -- documents ---------------------------------------------------------------------------------
+
+
+def _documents(
+    conn: sqlite3.Connection, since: datetime | None, with_text: bool
+) -> Iterator[dict[str, Any]]:
+    columns = ", ".join(f"d.{name}" for name in FIELDS)
+    sql = f"SELECT {columns}{', r.text' if with_text else ''} FROM documents AS d"
+    if with_text:
+        sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
+    params: tuple[str, ...] = ()
+    if since is not None:
+        sql += " WHERE d.updated_at >= ?"
+        params = (_utc(since).strftime("%Y-%m-%d %H:%M:%S"),)
+    sql += " ORDER BY d.id"
+    names = (*FIELDS, "text") if with_text else FIELDS
+    cursor = conn.execute(sql, params)
+    while rows := cursor.fetchmany(_BATCH):
+        for row in rows:
+            record = dict(zip(names, row, strict=True))
+            record["keywords"] = _keywords(record["keywords"])
+            for name in _TIMES:
+                record[name] = _iso(record[name])
+            if with_text and record["text"] is None:
+                record["text"] = ""
+            yield record
+
+
+def _ndjson(
+    conn: sqlite3.Connection, out: IO[str], since: datetime | None, index_name: str | None
+) -> int:
+    count = 0
+    for record in _documents(conn, since, with_text=index_name is not None):
+        if index_name is not None:
+            doc_id = hashlib.sha256(record["url"].encode("utf-8")).hexdigest()
+            action = {"index": {"_index": index_name, "_id": doc_id}}
+            out.write(json.dumps(action, separators=(",", ":")) + "\n")
+        out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        count += 1
+    return count
+
+
+def _csv(conn: sqlite3.Connection, out: IO[str], since: datetime | None) -> int:
+    writer = csv.writer(out)
+    writer.writerow(FIELDS)
+    count = 0
+    for record in _documents(conn, since, with_text=False):
+        record["keywords"] = json.dumps(record["keywords"], ensure_ascii=False)
+        writer.writerow(["" if record[name] is None else record[name] for name in FIELDS])
+        count += 1
+    return count
+
+
+def _keywords(raw: object) -> list[object]:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else []
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
+def _iso(stamp: object) -> object:
+    """SQLite's ``YYYY-MM-DD HH:MM:SS`` (UTC) as ISO 8601 ``YYYY-MM-DDTHH:MM:SSZ``."""
+    if isinstance(stamp, str) and len(stamp) == 19 and stamp[10] == " ":
+        return f"{stamp[:10]}T{stamp[11:]}Z"
+    return stamp
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+# -- WARC --------------------------------------------------------------------------------------
+
+
+def _warc(
+    conn: sqlite3.Connection,
+    out: IO[bytes],
+    cache: DiskCache,
+    since: datetime | None,
+    on_skip: Callable[[str], None] | None,
+) -> int:
+    from litecrawl import __version__
+
+    writer = WARCWriter(out, gzip=True, warc_version="1.1")
+    info = {
+        "software": f"litecrawl/{__version__}",
+        "format": "WARC File Format 1.1",
+        "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+    }
+    writer.write_record(writer.create_warcinfo_record("", info))
+    sql = (
+        "SELECT norm_url FROM pages WHERE last_crawl_time IS NOT NULL"
+        " AND status BETWEEN 200 AND 299"
+    )
+    params: tuple[int, ...] = ()
+    if since is not None:
+        sql += " AND last_crawl_time >= ?"
+        params = (int(_utc(since).timestamp()),)
+    cursor = conn.execute(sql + " ORDER BY rowid", params)
+    count = skipped = 0
+    while rows := cursor.fetchmany(_BATCH):
+        for (url,) in rows:
+            cached = cache.load(url)
+            if cached is None:
+                skipped += 1
+                if on_skip is not None:
+                    on_skip(url)
+                continue
+            date = datetime_to_iso_date(
+                datetime.fromtimestamp(cached.fetched_at, UTC).replace(tzinfo=None),
+                use_micros=True,
+            )
+            response = writer.create_warc_record(
+                url,
+                "response",
+                payload=io.BytesIO(cached.body),
+                length=len(cached.body),
+                http_headers=_response_headers(cached.status, cached.headers, len(cached.body)),
+                warc_headers_dict={"WARC-Date": date},
+            )
+            request = writer.create_warc_record(
+                url, "request", http_headers=_request_headers(url, cached.headers)
+            )
+            writer.write_request_response_pair(request, response)
+            count += 1
+    if skipped:
+        log.warning("warc export: %d fetched URLs had no cached body and were skipped", skipped)
+    out.flush()
+    return count
+
+
+def _response_headers(status: int, headers: dict[str, str], length: int) -> StatusAndHeaders:
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = ""
+    kept = [(name, value) for name, value in headers.items() if name.lower() not in _WIRE_HEADERS]
+    kept.append(("Content-Length", str(length)))
+    return StatusAndHeaders(f"{status} {reason}".strip(), kept, protocol="HTTP/1.1")
+
+
+def _request_headers(url: str, response_headers: dict[str, str]) -> StatusAndHeaders:
+    """The request as the crawler sent it, as far as the cache knows it (method, target, host).
+
+    The cache keeps response headers only, so User-Agent and conditional headers are not known.
+    """
+    parts = urlsplit(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    headers = [("Host", parts.netloc)]
+    if "content-encoding" in {name.lower() for name in response_headers}:
+        headers.append(("Accept-Encoding", "gzip, deflate, br"))
+    return StatusAndHeaders(f"GET {target} HTTP/1.1", headers, is_http_request=True)
+
+
+# -- streams -----------------------------------------------------------------------------------
+
+
+def _is_binary(out: IO[bytes] | IO[str]) -> bool:
+    if isinstance(out, io.TextIOBase):
+        return False
+    if isinstance(out, io.RawIOBase | io.BufferedIOBase):
+        return True
+    return "b" in str(getattr(out, "mode", ""))
+
+
+def _binary(out: IO[bytes] | IO[str]) -> IO[bytes]:
+    if _is_binary(out):
+        return out  # type: ignore[return-value]
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        raise ConfigError("the warc export writes bytes: give a binary stream")
+    out.flush()
+    return buffer  # type: ignore[no-any-return]
+
+
+class _Text:
+    """``out`` as a text stream; a binary one is wrapped (UTF-8) and left open afterwards."""
+
+    def __init__(self, out: IO[bytes] | IO[str]) -> None:
+        self._out = out
+        self._wrapper: io.TextIOWrapper | None = None
+
+    def __enter__(self) -> IO[str]:
+        if not _is_binary(self._out):
+            return self._out  # type: ignore[return-value]
+        self._wrapper = io.TextIOWrapper(
+            self._out,  # type: ignore[arg-type]
+            encoding="utf-8",
+            newline="",
+        )
+        return self._wrapper
+
+    def __exit__(self, *exc: object) -> None:
+        if self._wrapper is not None:
+            self._wrapper.flush()
+            self._wrapper.detach()
+        else:
+            self._out.flush()

@@ -1,0 +1,45 @@
+"""What the index stores for one fetched URL (built off the event loop, written by finalize)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from litecrawl.parse.links import PageLinks
+
+__all__ = ["IndexDocument", "PageAnalysis", "Removal"]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDocument:
+    url: str
+    title: str
+    keywords: tuple[str, ...]  # top 10 non-stop-words (001)
+    text_preview: str  # first 500 characters (001)
+    text: str  # full extracted text, for the full-text index
+    text_hash: str  # sha256 of ``text``: exact duplicates in O(1)
+    simhash: int  # 64-bit simhash of word shingles, signed to fit SQLite INTEGER
+    language: str | None = None
+    author: str | None = None
+    published: str | None = None
+    content_type: str | None = None
+    status: int | None = None
+    depth: int = 0
+    source: str = "link"
+    extraction_mode: str = "fullpage"
+    markdown_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageAnalysis:
+    """What the analyzer returns for an HTML page: the index document and, when it parsed the
+    page anyway, its links (so the event loop does not parse the page a second time)."""
+
+    document: IndexDocument | None
+    links: PageLinks | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """The URL is gone for good (404/410): its document leaves the index."""
+
+    url: str

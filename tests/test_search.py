@@ -1,0 +1,223 @@
+"""litecrawl.index.search and ``litecrawl search``: ranking, phrases, prefixes, near-duplicates."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from litecrawl.cli.search import search as search_cmd
+from litecrawl.errors import ConfigError
+from litecrawl.frontier.sqlite import SQLiteFrontier, connect
+from litecrawl.index.document import IndexDocument
+from litecrawl.index.search import SearchHit, search
+from litecrawl.index.simhash import simhash
+from litecrawl.index.store import write_documents
+
+FILLER = (
+    "The committee met on Tuesday to review the budget for the coming year. Members discussed "
+    "the maintenance of the town library, the repair of two bridges and the schedule of the "
+    "summer festival. A decision on the parking fees was postponed until the next meeting. "
+)
+PAGES = {
+    "https://energy.example/solar": (
+        "Solar panels for homes",
+        "Solar panels turn sunlight into electricity. A solar panel on the roof of a house can "
+        "cover much of its electricity use. Modern solar cells are made of silicon; the solar "
+        "industry expects cheaper panels every year. " + FILLER,
+    ),
+    "https://town.example/minutes": (
+        "Minutes of the council",
+        FILLER + "One member asked whether solar lights could be used in the park. " + FILLER,
+    ),
+    "https://garden.example/roses": (
+        "Growing roses",
+        "Roses need sunlight, water and good soil. Prune them in early spring and feed them "
+        "in summer. Red roses and white roses grow well together in a sunny garden. " + FILLER,
+    ),
+    "https://lang.example/cpp": (
+        "Learning C++",
+        "C++ is a programming language. Exact words matter in a phrase search: the quick brown "
+        "fox jumps over the lazy dog, while a lazy brown dog does not jump. " + FILLER,
+    ),
+}
+
+
+def make_doc(url: str, title: str, text: str) -> IndexDocument:
+    return IndexDocument(
+        url=url,
+        title=title,
+        keywords=(),
+        text_preview=text[:500],
+        text=text,
+        text_hash=hashlib.sha256(text.encode()).hexdigest(),
+        simhash=simhash(text),
+    )
+
+
+def build(path: Path, docs: list[IndexDocument]) -> Path:
+    async def migrate() -> None:
+        async with SQLiteFrontier(path):
+            pass
+
+    asyncio.run(migrate())
+    conn = connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    write_documents(conn, docs)
+    conn.execute("COMMIT")
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return build(tmp_path / "index.db", [make_doc(u, t, x) for u, (t, x) in PAGES.items()])
+
+
+def urls(hits: list[SearchHit]) -> list[str]:
+    return [hit.url for hit in hits]
+
+
+def test_bm25_puts_the_relevant_page_first(db: Path) -> None:
+    hits = search(db, "solar")
+    assert urls(hits) == ["https://energy.example/solar", "https://town.example/minutes"]
+    assert hits[0].score > hits[1].score > 0
+    assert hits[0].title == "Solar panels for homes"
+    assert "[solar]" in hits[0].snippet.lower()
+    # all words must match; the title counts more than the text
+    assert urls(search(db, "sunlight roses")) == ["https://garden.example/roses"]
+    assert urls(search(db, "council"))[0] == "https://town.example/minutes"  # title only
+
+
+def test_title_weight_beats_a_single_text_mention(tmp_path: Path) -> None:
+    db = build(
+        tmp_path / "t.db",
+        [
+            make_doc("https://a.example/", "Kayak trips", FILLER + " We paddle on the river."),
+            make_doc("https://b.example/", "Town news", FILLER + " A kayak was seen. " + FILLER),
+        ],
+    )
+    assert urls(search(db, "kayak")) == ["https://a.example/", "https://b.example/"]
+
+
+def test_phrase_query_needs_the_exact_words_in_order(db: Path) -> None:
+    assert urls(search(db, '"lazy dog"')) == ["https://lang.example/cpp"]
+    assert search(db, '"dog lazy"') == []
+    assert urls(search(db, "lazy dog")) == ["https://lang.example/cpp"]
+    hit = search(db, '"quick brown fox"')[0]
+    assert "[quick brown fox]" in hit.snippet  # a phrase is highlighted whole
+
+
+def test_prefix_query(db: Path) -> None:
+    assert set(urls(search(db, "sol*"))) == {
+        "https://energy.example/solar",
+        "https://town.example/minutes",
+    }
+    assert urls(search(db, "silic*")) == ["https://energy.example/solar"]
+    assert search(db, "zzz*") == []
+
+
+def test_bad_syntax_is_retried_as_words_and_never_raises(db: Path) -> None:
+    assert urls(search(db, "c++")) == ["https://lang.example/cpp"]
+    assert urls(search(db, 'programming "language')) == ["https://lang.example/cpp"]
+    assert urls(search(db, "sun-light roses")) == []  # "sun light" is not in any page
+    for query in ("AND", "((", '"', "*", "title:", "NEAR(", "-", "^solar", ":"):
+        assert isinstance(search(db, query), list)
+    assert search(db, "   ") == []
+
+
+def test_column_filter_and_operators(db: Path) -> None:
+    assert urls(search(db, "title:roses")) == ["https://garden.example/roses"]
+    assert set(urls(search(db, "roses OR silicon"))) == {
+        "https://garden.example/roses",
+        "https://energy.example/solar",
+    }
+    assert urls(search(db, "solar NOT park")) == ["https://energy.example/solar"]
+
+
+def test_markers_limit_and_offset(db: Path) -> None:
+    hit = search(db, "silicon", open_mark="<b>", close_mark="</b>")[0]
+    assert "<b>silicon</b>" in hit.snippet
+    all_hits = search(db, "the")
+    assert len(all_hits) == 4
+    assert urls(search(db, "the", limit=2)) == urls(all_hits)[:2]
+    assert urls(search(db, "the", limit=2, offset=2)) == urls(all_hits)[2:]
+    assert search(db, "the", limit=0) == []
+
+
+def test_near_duplicates_come_back_once_with_their_other_urls(tmp_path: Path) -> None:
+    title, text = PAGES["https://energy.example/solar"]
+    db = build(tmp_path / "d.db", [make_doc("https://energy.example/solar", title, text)])
+    conn = connect(db)
+    conn.execute("UPDATE documents SET crawled_at = '2020-01-01 00:00:00'")
+    conn.execute("BEGIN IMMEDIATE")
+    write_documents(
+        conn,
+        [
+            make_doc("https://mirror.example/solar", "Mirror", text),
+            make_doc("https://energy.example/solar?ref=rss", title, text),
+        ],
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    hits = search(db, "solar")
+    assert len(hits) == 1
+    assert hits[0].url == "https://energy.example/solar"  # the earliest crawled
+    assert hits[0].title == title
+    assert set(hits[0].other_urls) == {
+        "https://mirror.example/solar",
+        "https://energy.example/solar?ref=rss",
+    }
+
+
+def test_missing_database_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no database"):
+        search(tmp_path / "nope.db", "x")
+    assert not (tmp_path / "nope.db").exists()
+
+
+# --- CLI ------------------------------------------------------------------------------------------
+
+app = typer.Typer()
+app.command("search")(search_cmd)
+
+
+@app.callback()
+def _root() -> None:  # a group, so "search" is a subcommand as in litecrawl's app
+    pass
+
+
+runner = CliRunner()
+ENV: dict[str, Any] = {"CRAWLER_DB_PATH": None, "LITECRAWL_DB": None}
+
+
+def test_cli_prints_url_title_and_highlighted_snippet(db: Path) -> None:
+    result = runner.invoke(app, ["search", "silicon", "--db", str(db)], env=ENV)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "https://energy.example/solar" in out
+    assert "Solar panels for homes" in out
+    assert "silicon" in out and "\x02" not in out and "\x03" not in out
+    assert "town.example" not in out
+
+
+def test_cli_json(db: Path) -> None:
+    result = runner.invoke(app, ["search", "solar", "--db", str(db), "--json", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert [h["url"] for h in hits] == ["https://energy.example/solar"]
+    assert set(hits[0]) == {"url", "title", "snippet", "score", "other_urls", "resource_id"}
+    assert "[solar]" in hits[0]["snippet"].lower()
+
+
+def test_cli_no_results_and_missing_database(db: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["search", "nothingmatches", "--db", str(db)])
+    assert result.exit_code == 0 and "no results" in result.output
+    result = runner.invoke(app, ["search", "x", "--db", str(tmp_path / "missing.db")])
+    assert result.exit_code == 2 and "no database" in result.output
