@@ -59,8 +59,16 @@ async def measure(path: Path, rounds: int) -> tuple[float, float]:
                 )
                 next_link += LINKS_PER_PAGE
                 updates.append(
-                    PageUpdate(page.norm_url, "bench.test", now, now + 86400, "h" * 64,
-                               page.depth, 200, links=links)
+                    PageUpdate(
+                        page.norm_url,
+                        "bench.test",
+                        now,
+                        now + 86400,
+                        "h" * 64,
+                        page.depth,
+                        200,
+                        links=links,
+                    )
                 )
             await frontier.finalize(updates)
             t2 = time.perf_counter()
@@ -86,8 +94,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=150)
     args = parser.parse_args()
-    print(f"| rows | claim URLs/s | finalize (+{LINKS_PER_PAGE} links) URLs/s | "
-          "claim+finalize URLs/s |")
+    print(
+        f"| rows | claim URLs/s | finalize (+{LINKS_PER_PAGE} links) URLs/s | "
+        "claim+finalize URLs/s |"
+    )
     print("|---|---|---|---|")
     for rows in args.rows:
         with tempfile.TemporaryDirectory() as tmp:

@@ -204,11 +204,13 @@ def _new_pool(workers: int) -> ProcessPoolExecutor:
     # forkserver: workers are forked from a clean single-threaded server process, not from this
     # one (which runs an event loop and database threads); the server imports this module once.
     watch = (os.getpid(),)
+    context: multiprocessing.context.BaseContext
     if "forkserver" not in multiprocessing.get_all_start_methods():  # Windows
         context = multiprocessing.get_context("spawn")
     else:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
+        forkserver = multiprocessing.get_context("forkserver")
+        forkserver.set_forkserver_preload([__name__])
+        context = forkserver
     return ProcessPoolExecutor(
         workers, mp_context=context, initializer=_exit_with_crawler, initargs=watch
     )
