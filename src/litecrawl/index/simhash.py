@@ -2,7 +2,7 @@
 
 How it is computed: the text is case-folded and cut into words (runs of letters/digits; each
 Han/kana character counts as a word, since those scripts do not separate words by spaces). Every
-distinct run of three consecutive words (a *shingle*) is hashed with BLAKE2b to 64 bits; bit ``i``
+distinct run of three consecutive words (a *shingle*) is hashed with XXH3 to 64 bits; bit ``i``
 of the simhash is set when more than half of the shingle hashes have bit ``i`` set (Charikar's
 simhash with unit weights). The result is returned as a *signed* 64-bit integer so SQLite can store
 it in an ``INTEGER`` column.
@@ -27,7 +27,9 @@ recall. Exact duplicates do not need the simhash at all (they share the SHA-256 
 from __future__ import annotations
 
 import re
-from hashlib import blake2b
+import struct
+
+import xxhash
 
 __all__ = ["NEAR_DUPLICATE_DISTANCE", "SHINGLE_WORDS", "bands", "hamming", "simhash"]
 
@@ -39,7 +41,6 @@ _SIGN = 1 << 63
 # CJK ideographs and kana are one word each; everything else: runs of word characters
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-_BLAKE2B_64 = blake2b(digest_size=8)  # copied per shingle: cheaper than a new hasher
 # _BIT[k] maps a byte to its bit k (0 or 1): bytes.translate + count tallies a column in C
 _BIT = tuple(bytes((value >> k) & 1 for value in range(256)) for k in range(8))
 
@@ -52,14 +53,17 @@ def _shingles(text: str) -> set[str]:
 
 
 def _digests(shingles: set[str]) -> bytes:
-    """The 8-byte BLAKE2b digests of all shingles, concatenated."""
-    new = _BLAKE2B_64.copy
-    digests: list[bytes] = []
-    for shingle in shingles:
-        hasher = new()
-        hasher.update(shingle.encode("utf-8", "surrogatepass"))
-        digests.append(hasher.digest())
-    return b"".join(digests)
+    """The 64-bit XXH3 hashes of all shingles as little-endian bytes, concatenated.
+
+    XXH3 is a fast non-cryptographic hash with good avalanche (every output bit flips with
+    probability 1/2 on any input change): what simhash needs, at a tenth of BLAKE2b's cost here.
+    """
+    hash64 = xxhash.xxh3_64_intdigest
+    try:
+        values = list(map(hash64, map(str.encode, shingles)))
+    except UnicodeEncodeError:  # lone surrogates from a broken page: keep them, byte for byte
+        values = [hash64(s.encode("utf-8", "surrogatepass")) for s in shingles]
+    return struct.pack(f"<{len(values)}Q", *values)
 
 
 def simhash(text: str) -> int:
