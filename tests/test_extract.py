@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
+import re
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
-from litecrawl.extract import Extracted, decode_html, detect_language, extract_page, keywords
+from litecrawl.extract import Extracted, decode_html, detect_language, dom, extract_page, keywords
+from litecrawl.extract.stopwords import stopwords_for
+from litecrawl.extract.text import normalize_lines, word_counts
 
 URL = "https://news.example.com/2024/05/bridge"
 
@@ -209,6 +215,69 @@ def test_keywords_use_the_pages_language() -> None:
     assert keywords("a 123 x99 ab abc ABC", None) == ("abc",)
 
 
+def test_keywords_fold_elisions_and_break_ties_by_first_appearance() -> None:
+    # "l'homme" counts for "homme" and appears before "maison": the tie goes to "homme"
+    assert keywords("L'homme et la maison. Une maison, un homme.", "fr") == ("homme", "maison")
+    assert keywords("citron d’orange citron L’ORANGE", "fr") == ("citron", "orange")
+    assert keywords("d’orange citron citron d’orange", "fr") == ("orange", "citron")
+    assert keywords("Don't stop: John's dog and John's cat", "en") == ("john", "stop", "dog", "cat")
+    assert keywords("beta alpha beta alpha gamma", None, count=2) == ("beta", "alpha")
+    assert keywords("beta alpha", None, count=0) == ()
+
+
+# the definitions the fast implementations in litecrawl.extract.text must match exactly
+WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+
+
+def reference_keywords(text: str, language: str | None, count: int = 10) -> tuple[str, ...]:
+    stop = stopwords_for(language)
+    counter: Counter[str] = Counter()
+    for word in WORD.findall(text.lower()):
+        if "'" in word or "’" in word:
+            word = word.replace("’", "'")
+            if word in stop:
+                continue
+            head, _, tail = word.partition("'")
+            word = tail.replace("'", "") if len(head) <= 2 else head
+        if 3 <= len(word) <= 50 and word not in stop:
+            counter[word] += 1
+    return tuple(word for word, _ in counter.most_common(count))
+
+
+SOUP_WORDS = [
+    "the", "Crawler", "don't", "l'homme", "L’été", "'quoted'", "x''y", "abc1'def", "a_b",
+    "rock'n'roll", "İstanbul", "ΟΔΟΣ", "straße", "x²", "٣", "日本語", "½", "\u0301", "\ufb01",
+    "\xa0", "\u2003", "\u200b", "—", "“", "’", "©", "😀",
+]  # fmt: skip
+word_soup = st.lists(
+    st.one_of(
+        st.sampled_from(SOUP_WORDS),
+        st.sampled_from([" ", "  ", "\n", "\r\n", "\t", ", ", ". ", "-", "1", "_", "'"]),
+        st.text(max_size=6),
+    ),
+    max_size=50,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=word_soup, language=st.sampled_from([None, "en", "fr", "de", "xx"]))
+def test_property_word_counts_and_keywords_match_the_definition(
+    text: str, language: str | None
+) -> None:
+    expected = Counter(WORD.findall(text.lower()))
+    counts = word_counts(text)
+    assert counts == expected and list(counts) == list(expected)  # same first-appearance order
+    assert keywords(text, language, counts=counts) == reference_keywords(text, language)
+    assert keywords(text, language, count=3) == reference_keywords(text, language, 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=word_soup)
+def test_property_normalize_lines_matches_the_definition(text: str) -> None:
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    assert normalize_lines(text) == "\n".join(line for line in lines if line)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -253,6 +322,52 @@ def test_links_are_made_absolute_for_markdown() -> None:
     assert 'href="https://news.example.com/about"' in page.html_for_markdown
     assert 'href="https://news.example.com/2024/05/rel/page"' in page.html_for_markdown
     assert 'href="https://other.org/"' in page.html_for_markdown
+
+
+def test_without_markdown_only_the_markdown_source_is_skipped() -> None:
+    raw = article_page().encode()
+    for kwargs in ({}, {"extra_remove": ["nav", ".ads"]}, {"main_article": True}):
+        full = extract_page(raw, URL, "text/html", **kwargs)
+        lean = extract_page(raw, URL, "text/html", want_markdown=False, **kwargs)
+        assert lean == dataclasses.replace(full, html_for_markdown="")
+    links = html('<a href="/about">About</a><p>text</p>')
+    assert extract_page(links, URL, "text/html").html_for_markdown
+    assert extract_page(links, URL, "text/html", want_markdown=False).html_for_markdown == ""
+    plain = b"Plain text file.\n\nSecond line"
+    assert extract_page(plain, URL, "text/plain", want_markdown=False) == dataclasses.replace(
+        extract_page(plain, URL, "text/plain"), html_for_markdown=""
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        article_page().encode(),
+        b"<table><tr><td>a</td><td>b</td></tr><tr><th>c</th></tr></table>x<br>y<hr>z",
+        b"<title>t</title><p>no body element</p>",
+        b"<meta property='og:title' content='OG'></html>after the root",
+        b"<div>" * 300 + b"deep" + b"</div>" * 300,
+        b"<p>inline <b>bold</b><i>italic</i> and\n  source\tlines</p><li>one<li>two",
+    ],
+)
+def test_xslt_text_equals_the_marked_tree_text(raw: bytes) -> None:
+    doc = dom.parse_html(raw)
+    assert doc is not None
+    body = doc.root.find("body")
+    target = doc.root if body is None else body
+    fast = dom._plain_text(target)
+    assert normalize_lines(fast) == normalize_lines(dom._marked_text(target))
+
+
+def test_text_falls_back_when_libxslt_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = article_page().encode()
+    expected = extract_page(raw, URL, "text/html")
+
+    def refuse() -> etree.XSLT:
+        raise etree.XSLTApplyError("refused")
+
+    monkeypatch.setattr(dom, "_text_transform", refuse)
+    assert extract_page(raw, URL, "text/html") == expected
 
 
 # --- main-article mode ---------------------------------------------------------------------------

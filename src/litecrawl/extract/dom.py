@@ -7,6 +7,7 @@ faithful tree (empty document, depth limit hit), and the regex stripper takes ov
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import cast
 from urllib.parse import urljoin, urlsplit
@@ -29,24 +30,61 @@ BLOCK_TAGS = (
 )  # fmt: skip
 CELL_TAGS = ("td", "th")
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
-_OG_TITLE = etree.XPath("//meta[@property='og:title' or @name='og:title']/@content")
 _CONTENT_LANGUAGE = etree.XPath(
     "//meta[translate(@http-equiv, 'CONTENT-LANGUAGE', 'content-language')"
     " = 'content-language']/@content"
 )
 _FATAL = 3  # libxml2 error level FATAL: the tree is incomplete (e.g. "Excessive depth")
 
+# The plain text of a subtree in one libxslt pass: a line break after the start tag and after the
+# end tag of every block element, a space after every table cell, text nodes as they are (the
+# built-in rules); only the element itself, not what libxml2 puts beside the root element.
+# Same text as marking the tree up and joining ``itertext()``, without a Python step per element.
+_TEXT_XSLT = f"""\
+<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+  <xsl:output method="text" encoding="UTF-8"/>
+  <xsl:template match="/"><xsl:apply-templates select="*[1]"/></xsl:template>
+  <xsl:template match="{"|".join(BLOCK_TAGS)}">
+    <xsl:text>&#10;</xsl:text><xsl:apply-templates/><xsl:text>&#10;</xsl:text>
+  </xsl:template>
+  <xsl:template match="{"|".join(CELL_TAGS)}">
+    <xsl:apply-templates/><xsl:text> </xsl:text>
+  </xsl:template>
+</xsl:stylesheet>
+"""
 
-def parse_html(html: str) -> LxmlDoc | None:
-    """Parse with lxml; None if the document is empty or libxml2 had to give up part of it."""
-    parser = lxml.html.HTMLParser(
-        encoding="utf-8",
-        huge_tree=True,
-        remove_comments=True,
-        remove_pis=True,
-        no_network=True,
-    )
-    data = html.encode("utf-8", errors="replace")
+# lxml parsers and XSLT objects are reused (building them costs more than parsing a small page) but
+# not shared between threads
+_local = threading.local()
+
+
+def _parser() -> lxml.html.HTMLParser:
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = lxml.html.HTMLParser(
+            encoding="utf-8",
+            huge_tree=True,
+            remove_comments=True,
+            remove_pis=True,
+            no_network=True,
+        )
+    return cast("lxml.html.HTMLParser", parser)
+
+
+def _text_transform() -> etree.XSLT:
+    transform = getattr(_local, "text_xslt", None)
+    if transform is None:
+        transform = _local.text_xslt = etree.XSLT(etree.XML(_TEXT_XSLT.encode()))
+    return cast("etree.XSLT", transform)
+
+
+def parse_html(html: str | bytes) -> LxmlDoc | None:
+    """Parse with lxml; None if the document is empty or libxml2 had to give up part of it.
+
+    ``html`` is the decoded page, or already its UTF-8 bytes (saves one encode).
+    """
+    parser = _parser()
+    data = html.encode("utf-8", errors="replace") if isinstance(html, str) else html
     try:
         root = lxml.html.document_fromstring(data, parser=parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
@@ -90,8 +128,26 @@ def _text_of(el: etree._Element) -> str:
     return collapse_whitespace("".join(cast("list[str]", el.itertext())))
 
 
+def _marked_text(body: etree._Element) -> str:
+    """The slow equivalent of ``_TEXT_XSLT`` (mutates the tree), for what libxslt refuses."""
+    for el in body.iter(*BLOCK_TAGS):
+        el.text = "\n" + (el.text or "")
+        el.tail = "\n" + (el.tail or "")
+    for el in body.iter(*CELL_TAGS):
+        el.tail = " " + (el.tail or "")
+    return "".join(cast("list[str]", body.itertext()))
+
+
+def _plain_text(body: etree._Element) -> str:
+    try:
+        result = _text_transform()(body)
+    except etree.XSLTError:  # e.g. nesting deeper than libxslt's template depth limit
+        return _marked_text(body)
+    return bytes(result).decode("utf-8", errors="replace")
+
+
 class LxmlDoc:
-    """A parsed page. ``render`` mutates the tree, so call it last."""
+    """A parsed page. ``render`` may mutate the tree, so call it last."""
 
     def __init__(self, root: lxml.html.HtmlElement) -> None:
         self.root = root
@@ -112,9 +168,15 @@ class LxmlDoc:
             if h1:
                 break
         og = ""
-        result = _OG_TITLE(root)
-        if isinstance(result, list):
-            og = next((collapse_whitespace(str(v)) for v in result if str(v).strip()), "")
+        for node in root.iter("meta"):  # cheaper than an XPath run over the whole tree
+            content = node.get("content")
+            if (
+                content is not None
+                and (node.get("property") == "og:title" or node.get("name") == "og:title")
+                and content.strip()
+            ):
+                og = collapse_whitespace(content)
+                break
         return title, h1, og
 
     def language(self) -> str | None:
@@ -133,7 +195,11 @@ class LxmlDoc:
         return frozenset(t for t in texts if t)
 
     def render(self, url: str, extra_remove: Sequence[str], want_html: bool) -> tuple[str, str]:
-        """Apply ``extra_remove``, then return (plain text, filtered ``<body>`` HTML or "")."""
+        """Apply ``extra_remove``, then return (plain text, filtered ``<body>`` HTML or "").
+
+        Without ``want_html`` nothing only Markdown needs is done: no link resolving, no
+        serialization.
+        """
         root = self.root
         if extra_remove:
             for el in select_all(root, extra_remove):
@@ -147,9 +213,4 @@ class LxmlDoc:
             if url:
                 _absolutize(root, body, url)
             html = etree.tostring(body, encoding="unicode", method="html")
-        for el in body.iter(*BLOCK_TAGS):
-            el.text = "\n" + (el.text or "")
-            el.tail = "\n" + (el.tail or "")
-        for el in body.iter(*CELL_TAGS):
-            el.tail = " " + (el.tail or "")
-        return normalize_lines("".join(cast("list[str]", body.itertext()))), html
+        return normalize_lines(_plain_text(body)), html

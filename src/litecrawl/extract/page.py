@@ -54,6 +54,8 @@ _BINARY_EXACT = frozenset(
 )
 # characters libxml2 and XML serializers reject
 _INVALID_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_C0_BYTES = bytes(b for b in range(0x20) if b not in b"\t\n\r")
+_NONCHARACTERS_UTF8 = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")  # U+FFFE, U+FFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,27 @@ def _media_type(content_type: str) -> str:
 
 def _is_binary(media_type: str) -> bool:
     return media_type.startswith(_BINARY_TYPES) or media_type in _BINARY_EXACT
+
+
+def _valid_chars(html: str) -> tuple[str, bytes]:
+    """(``html`` without the characters libxml2 rejects, its UTF-8 bytes for the parser).
+
+    The regex pass costs ~10 ns a character; the usual page has nothing to remove, which the UTF-8
+    encode (it fails on surrogates) and a ``bytes.translate`` tell several times faster.
+    """
+    try:
+        data = html.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        pass
+    else:
+        if len(data.translate(None, _C0_BYTES)) == len(data) and (
+            html.isascii()  # O(1) in CPython
+            or b"\xef\xbf" not in data
+            or not any(c in data for c in _NONCHARACTERS_UTF8)
+        ):
+            return html, data
+    html = _INVALID_CHARS.sub("", html)
+    return html, html.encode("utf-8")
 
 
 def _clean_meta(value: Any) -> str | None:
@@ -136,12 +159,17 @@ def _is_article(text: str, anchors: frozenset[str]) -> bool:
 
 
 def _extract(
-    body: bytes, url: str, content_type: str, extra_remove: Sequence[str], main_article: bool
+    body: bytes,
+    url: str,
+    content_type: str,
+    extra_remove: Sequence[str],
+    main_article: bool,
+    want_markdown: bool,
 ) -> Extracted:
     media_type = _media_type(content_type)
     if _is_binary(media_type):
         return Extracted(url=url)
-    html = _INVALID_CHARS.sub("", decode_html(body, content_type))
+    html, data = _valid_chars(decode_html(body, content_type))
     if media_type == "text/plain":
         text = normalize_lines(html)
         counts = word_counts(text)
@@ -152,12 +180,16 @@ def _extract(
             keywords=keywords(text, language, counts=counts),
             preview=preview(text),
             language=language,
-            html_for_markdown="".join(f"<p>{_escape(line)}</p>" for line in text.splitlines()),
+            html_for_markdown=(
+                "".join(f"<p>{_escape(line)}</p>" for line in text.splitlines())
+                if want_markdown
+                else ""
+            ),
         )
-    if not html.strip():
+    if not html or html.isspace():
         return Extracted(url=url)
 
-    doc: _Doc = parse_html(html) or RegexDoc(html)
+    doc: _Doc = parse_html(data) or RegexDoc(html)
     title, h1, og_title = doc.title_candidates()
     html_lang = doc.language()
 
@@ -172,7 +204,7 @@ def _extract(
         text, html_for_markdown = normalize_lines(article), ""
     else:
         mode = "fullpage"
-        text, html_for_markdown = doc.render(url, extra_remove, True)
+        text, html_for_markdown = doc.render(url, extra_remove, want_markdown)
         article = ""
 
     meta_title = _clean_meta(getattr(meta, "title", None)) if meta is not None else None
@@ -204,6 +236,7 @@ def extract_page(
     *,
     extra_remove: Sequence[str] = (),
     main_article: bool = False,
+    want_markdown: bool = True,
 ) -> Extracted:
     """Extract title, text, keywords, preview, language and Markdown source from one response.
 
@@ -211,7 +244,9 @@ def extract_page(
     honoured). ``extra_remove`` holds CSS selectors of elements to drop (``"nav"``, ``".ads"``);
     script, style, svg, noscript and template are always dropped. With ``main_article``,
     trafilatura picks the main text (``extraction_mode="article"``) and provides author/date; if it
-    finds no real article the full filtered page is used (``"fullpage"``). Never raises.
+    finds no real article the full filtered page is used (``"fullpage"``). With
+    ``want_markdown=False`` the work only Markdown needs (link resolving, serializing the filtered
+    body) is skipped and ``html_for_markdown`` stays "": the indexer's hot path. Never raises.
     """
     try:
         if isinstance(body, str):  # tolerate a caller that already decoded
@@ -222,12 +257,13 @@ def extract_page(
             str(content_type or ""),
             tuple(s for s in (extra_remove or ()) if isinstance(s, str)),
             bool(main_article),
+            bool(want_markdown),
         )
     except Exception:
         log.warning("extraction failed for %s", url, exc_info=True)
     try:  # last resort: the regex stripper on the decoded body, no trafilatura
         html = _INVALID_CHARS.sub("", decode_html(bytes(body or b""), str(content_type or "")))
-        text, markup = RegexDoc(html).render("", (), True)
+        text, markup = RegexDoc(html).render("", (), bool(want_markdown))
         return Extracted(
             url=str(url or ""), text=text, preview=preview(text), html_for_markdown=markup
         )
