@@ -256,6 +256,7 @@ def _analyze(
             content_type,
             extra_remove=settings.extra_remove,
             main_article=settings.main_article,
+            want_markdown=settings.output_dir is not None,
         )
         md_path = None
         if settings.output_dir is not None:
