@@ -364,3 +364,33 @@ def test_seeds_add_then_crawl(tmp_path: Path, serve: Serve) -> None:
     assert "0 new seeds, 2 already known" in again.output
     missing = runner.invoke(app, ["seeds", "add", str(tmp_path / "nope.txt"), "--db", str(db)])
     assert missing.exit_code == 2
+
+
+def test_stats_reads_the_database(tmp_path: Path, serve: Serve) -> None:
+    site = serve(tree_site(fanout=2, levels=1, robots="User-agent: *\nDisallow: /n1\n"))
+    db = tmp_path / "c.db"
+    crawl(db, site.url("/"), "--delay-ms", "0")
+    result = runner.invoke(app, ["stats", "--db", str(db), "--json"])
+    assert result.exit_code == 0
+    import json
+
+    stats = json.loads(result.output)
+    assert stats["by_state"] == {"crawled": 2, "error": 1}
+    assert stats["errors"] == {"robots": 1}
+    assert stats["due_now"] == 0 and stats["claimed"] == 0
+    assert len(stats["runs"]) == 1 and '"fetched": 2' in stats["runs"][0]["stats"]
+    assert runner.invoke(app, ["stats", "--db", str(tmp_path / "none.db")]).exit_code == 2
+
+
+def test_watch_keeps_running_until_interrupted(tmp_path: Path, serve: Serve) -> None:
+    site = serve(tree_site(fanout=2, levels=1))
+    db = tmp_path / "c.db"
+    proc = _spawn(db, site.url("/"), "--watch")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(fetched(site)) < 3:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert proc.poll() is None  # nothing is due, but --watch waits for the next due page
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
+    assert len(fetched(site)) == 3
