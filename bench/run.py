@@ -29,7 +29,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-LITECRAWL = [sys.executable, "-m", "litecrawl"]
+# The console script, not "python -m": the kit runs crawlers in a work directory that may hold
+# a folder named "litecrawl", which "-m" would import instead of the package.
+LITECRAWL = [str(Path(sys.executable).parent / "litecrawl")]
 CRAWL_FLAGS = [
     "--max-depth",
     "0",
@@ -154,7 +156,7 @@ def cmd_crawl(args: argparse.Namespace) -> None:
 def cmd_peers(args: argparse.Namespace) -> None:
     """The shared kit measures litecrawl beside Scrapy and the baselines in one invocation."""
     kit = ROOT.parent / "shared" / "bench" / "run_peers.py"
-    exe = f"{sys.executable} -m litecrawl"
+    exe = LITECRAWL[0]
     flags = " ".join(CRAWL_FLAGS)
     command = (
         f"sh -c '{exe} crawl {{url}} --db {{work}}/lc.db {flags} {' '.join(args.extra)} && "
@@ -230,7 +232,7 @@ def main() -> None:
     peers.add_argument("--runs", type=int, default=3)
     peers.add_argument("--tag", default="litecrawl-side-by-side")
     peers.add_argument("--results", default="/tmp/bench-results")
-    peers.add_argument("--only", default="scrapy,baseline-aiohttp,baseline-sqlite-queue,litecrawl")
+    peers.add_argument("--only", default="scrapy,baseline-aiohttp,litecrawl")
     peers.add_argument("extra", nargs="*")
     browser = sub.add_parser("browser")
     browser.add_argument("--n", type=int, default=500)

@@ -1,7 +1,5 @@
 """litecrawl: an incremental, polite, resumable web crawler and indexer."""
 
-from importlib import metadata as _metadata
-
 from litecrawl.api import alitecrawl, litecrawl
 from litecrawl.errors import (
     BrowserUnavailable,
@@ -11,11 +9,7 @@ from litecrawl.errors import (
     LitecrawlError,
 )
 from litecrawl.urls import normalize_and_validate_url
-
-try:
-    __version__ = _metadata.version("litecrawl")
-except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+from litecrawl.version import VERSION as __version__
 
 __all__ = [
     "BrowserUnavailable",

@@ -14,6 +14,7 @@ from litecrawl.frontier.sqlite import SQLiteFrontier
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules
+from litecrawl.version import VERSION
 
 __all__ = ["alitecrawl", "litecrawl"]
 
@@ -130,10 +131,8 @@ def _validate(kw: dict[str, Any]) -> tuple[UrlRules, Schedule]:
 
 
 def _user_agent_headers(kw: dict[str, Any]) -> dict[str, str]:
-    from litecrawl import __version__
-
     headers = kw.get("pw_headers")
-    return dict(headers) if headers is not None else {"User-Agent": f"litecrawl/{__version__}"}
+    return dict(headers) if headers is not None else {"User-Agent": f"litecrawl/{VERSION}"}
 
 
 def _make_fetcher(kw: dict[str, Any]) -> Fetcher:

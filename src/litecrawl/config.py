@@ -13,7 +13,6 @@ import difflib
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,6 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import PydanticCustomError
 
 from litecrawl.errors import ConfigError
+from litecrawl.version import VERSION
 
 __all__ = [
     "ENV_VARS",
@@ -189,11 +189,7 @@ class CrawlConfig(_Section):
         """``user_agent`` if set, else ``litecrawl/<version> (+contact-url)``."""
         if self.user_agent is not None:
             return self.user_agent
-        try:
-            ver = version("litecrawl")
-        except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
-            ver = "0.0.0"
-        return f"litecrawl/{ver} (+{CONTACT_URL})"
+        return f"litecrawl/{VERSION} (+{CONTACT_URL})"
 
 
 def deep_merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:

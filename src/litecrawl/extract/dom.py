@@ -30,6 +30,7 @@ BLOCK_TAGS = (
 )  # fmt: skip
 CELL_TAGS = ("td", "th")
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_OG_TITLE = etree.XPath("//meta[@property='og:title' or @name='og:title']/@content")
 _CONTENT_LANGUAGE = etree.XPath(
     "//meta[translate(@http-equiv, 'CONTENT-LANGUAGE', 'content-language')"
     " = 'content-language']/@content"
@@ -168,15 +169,9 @@ class LxmlDoc:
             if h1:
                 break
         og = ""
-        for node in root.iter("meta"):  # cheaper than an XPath run over the whole tree
-            content = node.get("content")
-            if (
-                content is not None
-                and (node.get("property") == "og:title" or node.get("name") == "og:title")
-                and content.strip()
-            ):
-                og = collapse_whitespace(content)
-                break
+        result = _OG_TITLE(root)
+        if isinstance(result, list):
+            og = next((collapse_whitespace(str(v)) for v in result if str(v).strip()), "")
         return title, h1, og
 
     def language(self) -> str | None:

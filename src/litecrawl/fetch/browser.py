@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.metadata
 import inspect
 import os
 import re
@@ -31,6 +30,7 @@ from litecrawl.errors import (
     TooManyRedirects,
 )
 from litecrawl.fetch.base import FetchRequest, FetchResult
+from litecrawl.version import VERSION
 
 __all__ = ["BrowserFetcher", "find_chromium"]
 
@@ -136,7 +136,7 @@ class BrowserFetcher:
     ) -> None:
         extra = dict(headers or {})  # no User-Agent given: litecrawl's, never HeadlessChrome's
         ua = [extra.pop(k) for k in list(extra) if k.lower() == "user-agent"]
-        self.user_agent = ua[-1] if ua else f"litecrawl/{importlib.metadata.version('litecrawl')}"
+        self.user_agent = ua[-1] if ua else f"litecrawl/{VERSION}"
         self.extra_headers = extra
         self.viewport = dict(viewport or {"width": 2160, "height": 3840})
         self.timeout_ms, self.block_media = timeout_ms, block_media

@@ -11,6 +11,7 @@ import aiohttp
 
 from litecrawl.errors import FetchError, FetchTimeout, NetworkError, TooLarge, TooManyRedirects
 from litecrawl.fetch.base import FetchRequest, FetchResult
+from litecrawl.version import VERSION
 
 __all__ = ["HttpFetcher", "default_user_agent"]
 
@@ -18,9 +19,7 @@ MAX_BYTES = 10 * 1024 * 1024  # after decompression (seed 001)
 
 
 def default_user_agent(contact: str = "https://github.com/litecrawl/litecrawl") -> str:
-    from importlib.metadata import version
-
-    return f"litecrawl/{version('litecrawl')} (+{contact})"
+    return f"litecrawl/{VERSION} (+{contact})"
 
 
 class HttpFetcher:
