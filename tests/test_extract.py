@@ -145,6 +145,9 @@ def test_title_fallbacks() -> None:
         == "From OG"
     )
     assert extract_page(html("<p>nothing</p>"), URL, "text/html").title == ""
+    # libxml2 puts what follows </html> in a second top-level element: og:title is still found
+    after_root = b"x</html><meta property='og:title' content='From OG'>"
+    assert extract_page(after_root, URL, "text/html").title == "From OG"
     # main-article mode adds trafilatura's metadata title as the last resort
     tw = '<meta name="twitter:title" content="From Metadata">'
     page = extract_page(html("<p>short</p>", tw), URL, "text/html", main_article=True)
