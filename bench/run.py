@@ -159,7 +159,9 @@ def cmd_peers(args: argparse.Namespace) -> None:
     exe = LITECRAWL[0]
     flags = " ".join(CRAWL_FLAGS)
     command = (
-        f"sh -c '{exe} crawl {{url}} --db {{work}}/lc.db {flags} {' '.join(args.extra)} && "
+        # The kit keeps {work} between runs: start every run from an empty database.
+        f"sh -c 'rm -f {{work}}/lc.db {{work}}/lc.db-wal {{work}}/lc.db-shm && "
+        f"{exe} crawl {{url}} --db {{work}}/lc.db {flags} {' '.join(args.extra)} && "
         f"{exe} export --db {{work}}/lc.db --format jsonl --out {{out}}'"
     )
     subprocess.run(
