@@ -8,10 +8,13 @@ start and end times), so tests assert on what really crossed the wire.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -99,6 +102,16 @@ def serve() -> Iterator[Callable[[web.Application], LocalServer]]:
     yield start
     for stop in stops:
         stop()
+
+
+def db_rows(db: Path) -> dict[str, dict[str, Any]]:
+    """Every row of the ``pages`` table, keyed by norm_url."""
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return {r["norm_url"]: dict(r) for r in conn.execute("SELECT * FROM pages")}
+    finally:
+        conn.close()
 
 
 def html_page(body: str, title: str = "", head: str = "") -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, html_page
+from conftest import LocalServer, db_rows, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -63,15 +63,6 @@ def crawl(db: Path, *args: str) -> Any:
     return result
 
 
-def pages(db: Path) -> dict[str, dict[str, Any]]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return {r["norm_url"]: dict(r) for r in conn.execute("SELECT * FROM pages")}
-    finally:
-        conn.close()
-
-
 def fetched(site: LocalServer) -> list[str]:
     return [p for p in site.paths() if p != "/robots.txt"]
 
@@ -84,7 +75,7 @@ def test_whole_site_unlimited_depth_each_page_once(tmp_path: Path, serve: Serve)
     expected = 1 + 3 + 9 + 27
     assert len(fetched(site)) == expected
     assert len(set(fetched(site))) == expected
-    got = pages(db)
+    got = db_rows(db)
     assert got[site.url("/n012")]["depth"] == 3
     assert "http://localhost:9/elsewhere" not in got  # same-domain scope by default
     # Run again: nothing is due, nothing fetched.
@@ -112,7 +103,7 @@ def test_any_domain_and_include_exclude(tmp_path: Path, serve: Serve) -> None:
     crawl(
         db, site.url("/"), "--any-domain", "--exclude", "/n1$", "--delay-ms", "0", "--timeout", "2"
     )
-    got = pages(db)
+    got = db_rows(db)
     assert "http://localhost:9/elsewhere" in got
     assert site.url("/n1") not in got and site.url("/n0") in got
 
@@ -124,7 +115,7 @@ def test_robots_obeyed_and_crawl_delay_honoured(tmp_path: Path, serve: Serve) ->
     result = crawl(db, site.url("/"), "--delay-ms", "0")
     assert result.exit_code == 0
     assert "/n1" not in site.paths() and "/n0" in site.paths()
-    assert pages(db)[site.url("/n1")]["error"] == "robots"
+    assert db_rows(db)[site.url("/n1")]["error"] == "robots"
     starts = sorted(r.start for r in site.requests if r.path != "/robots.txt")
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert gaps and min(gaps) >= 0.28
@@ -169,7 +160,7 @@ def test_conditional_get_304_reuses_cached_body(tmp_path: Path, serve: Serve) ->
         return runner.invoke(app, [*args, "--config", str(cfg)], catch_exceptions=False)
 
     assert run().exit_code == 0
-    first = pages(db)[site.url("/doc")]
+    first = db_rows(db)[site.url("/doc")]
     assert first["etag"] == '"v1"'
     cached = list(cache.rglob("*.html"))
     assert len(cached) == 1 and b"cached body" in cached[0].read_bytes()
@@ -183,7 +174,7 @@ def test_conditional_get_304_reuses_cached_body(tmp_path: Path, serve: Serve) ->
     doc_requests = [r for r in site.requests if r.path == "/doc"]
     assert doc_requests[-1].headers.get("If-None-Match") == '"v1"'
     assert doc_requests[-1].headers.get("If-Modified-Since") == "Wed, 21 Oct 2015 07:28:00 GMT"
-    second = pages(db)[site.url("/doc")]
+    second = db_rows(db)[site.url("/doc")]
     assert second["content_hash"] == first["content_hash"]  # same body, from the cache
     assert second["status"] == 200 and second["error"] is None
 
@@ -206,7 +197,7 @@ def test_429_retry_after_and_5xx_then_success(tmp_path: Path, serve: Serve) -> N
     start = time.monotonic()
     result = crawl(db, site.url("/busy"), site.url("/broken"), "--delay-ms", "0")
     assert result.exit_code == 0
-    got = pages(db)
+    got = db_rows(db)
     assert got[site.url("/broken")]["status"] == 200 and hits["/broken"] == 2  # 5xx retried once
     # 429: the page was given back with its Retry-After, not dropped...
     assert got[site.url("/busy")]["last_crawl_time"] is None
@@ -214,7 +205,7 @@ def test_429_retry_after_and_5xx_then_success(tmp_path: Path, serve: Serve) -> N
     time.sleep(max(0.0, 2.1 - (time.monotonic() - start)))
     # ...and the next run fetches it.
     crawl(db, site.url("/busy"), "--delay-ms", "0")
-    assert hits["/busy"] == 2 and pages(db)[site.url("/busy")]["status"] == 200
+    assert hits["/busy"] == 2 and db_rows(db)[site.url("/busy")]["status"] == 200
 
 
 def test_bad_config_exits_2_naming_file_key_value(tmp_path: Path) -> None:
@@ -328,7 +319,7 @@ def test_interrupt_and_resume(tmp_path: Path, serve: Serve, sig: signal.Signals)
     if sig == signal.SIGINT:
         assert proc.returncode == 0
         assert b"fetched" in (db.parent / "crawl.log").read_bytes()  # the summary
-        assert all(r["processing_time"] is None for r in pages(db).values())  # claims released
+        assert all(r["processing_time"] is None for r in db_rows(db).values())  # claims released
     first = set(fetched(site))
     assert 0 < len(first) < 21
     # Resume: the same command continues. After SIGKILL the claims are recovered once the
@@ -356,7 +347,7 @@ def test_seeds_add_then_crawl(tmp_path: Path, serve: Serve) -> None:
     result = runner.invoke(app, ["seeds", "add", str(seeds), "--db", str(db)])
     assert result.exit_code == 0
     assert "2 new seeds" in result.output and "skipped" in result.output
-    assert {u: r["source"] for u, r in pages(db).items()} == {
+    assert {u: r["source"] for u, r in db_rows(db).items()} == {
         site.url("/n0"): "seed",
         site.url("/n1"): "seed",
     }

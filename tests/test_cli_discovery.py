@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, html_page
+from conftest import LocalServer, db_rows, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -59,15 +59,6 @@ def sitemap_site(state: dict[str, Any]) -> web.Application:
     return app
 
 
-def pages(db: Path) -> dict[str, dict[str, Any]]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return {r["norm_url"]: dict(r) for r in conn.execute("SELECT * FROM pages")}
-    finally:
-        conn.close()
-
-
 def test_sitemap_mode_discovers_via_robots_and_respects_lastmod(
     tmp_path: Path, serve: Serve
 ) -> None:
@@ -96,7 +87,7 @@ def test_sitemap_mode_discovers_via_robots_and_respects_lastmod(
     fetched = set(site.paths())
     assert {"/sitemap_index.xml", "/a.xml.gz", "/b.xml.gz", "/p1", "/p2", "/p3", "/p4"} <= fetched
     assert "/unlisted" not in fetched  # sitemap mode fetches what is listed
-    got = pages(db)
+    got = db_rows(db)
     assert got[site.url("/p1")]["source"] == "sitemap"
     assert got[site.url("/a.xml.gz")]["kind"] == "sitemap"
     assert got[site.url("/p2")]["lastmod"] == 1704153600  # 2024-01-02T00:00:00Z
@@ -172,7 +163,7 @@ def test_feeds_found_in_pages_feed_their_entries(tmp_path: Path, serve: Serve) -
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
-    got = pages(db)
+    got = db_rows(db)
     assert got[site.url("/feed.xml")]["kind"] == "feed"
     assert got[site.url("/story-1")]["source"] == "feed"
     assert got[site.url("/story-1")]["lastmod"] == 1704103200

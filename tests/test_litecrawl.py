@@ -14,21 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LocalServer, demo_site
+from conftest import LocalServer, db_rows, demo_site
 
 from litecrawl import litecrawl
 
 EMPTY = hashlib.sha256(b"").hexdigest()
 Serve = Callable[..., LocalServer]
-
-
-def rows(db: Path) -> dict[str, dict[str, Any]]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return {r["norm_url"]: dict(r) for r in conn.execute("SELECT * FROM pages")}
-    finally:
-        conn.close()
 
 
 def make_due(db: Path, url: str) -> None:
@@ -62,7 +53,7 @@ def test_bootstrap_inserts_normalized_valid_start_urls_once(
     start = [site.url("/#top"), site.url("/"), "mailto:x@y", "not a url", site.url("/a")]
     run(db, start, n_claims=1, include_patterns=[r"127\.0\.0\.1"])
     run(db, start, n_claims=1)
-    got = rows(db)
+    got = db_rows(db)
     assert site.url("/") in got and site.url("/a") in got
     assert not any("#" in u or "mailto" in u for u in got)
     # Idempotent: the start URLs exist once, and the seed's columns are all there.
@@ -79,7 +70,7 @@ def test_links_from_anchors_forms_iframes_become_pages(tmp_path: Path, site: Loc
     db = tmp_path / "c.db"
     before = int(time.time())
     run(db, [site.url("/")], n_claims=1)
-    got = rows(db)
+    got = db_rows(db)
     home = got[site.url("/")]
     assert home["last_crawl_time"] >= before
     assert home["next_crawl_time"] - home["last_crawl_time"] == 60 * 60 * 24  # new_interval_sec
@@ -125,10 +116,10 @@ def test_non_html_is_not_parsed_for_links_but_goes_to_hooks(
         downstream_hook=lambda c, t, u, f: downstream.append((c, t, u, f)),
     )
     assert seen == [("application/pdf", site.url("/doc.pdf"))]
-    assert site.url("/never") not in rows(db)
+    assert site.url("/never") not in db_rows(db)
     content, _ctype, url, fresh = downstream[0]
     assert content.startswith(b"%PDF-1.4 <A HREF") and fresh  # str converted to UTF-8 bytes
-    assert rows(db)[url]["content_hash"] == hashlib.sha256(content).hexdigest()
+    assert db_rows(db)[url]["content_hash"] == hashlib.sha256(content).hexdigest()
 
 
 def test_freshness_new_link_or_changed_hash(tmp_path: Path, serve: Serve) -> None:
@@ -141,10 +132,10 @@ def test_freshness_new_link_or_changed_hash(tmp_path: Path, serve: Serve) -> Non
     def again() -> dict[str, Any]:
         make_due(db, site.url("/"))
         run(db, [site.url("/")], n_claims=1, downstream_hook=hook)
-        return rows(db)[site.url("/")]
+        return db_rows(db)[site.url("/")]
 
     run(db, [site.url("/")], n_claims=1, downstream_hook=hook)
-    first = rows(db)[site.url("/")]
+    first = db_rows(db)[site.url("/")]
     assert calls == [True]
     # Same content, no new links: stale, the interval doubles (stale_factor 2).
     r = again()
@@ -172,7 +163,7 @@ def test_redirect_rules(tmp_path: Path, site: LocalServer) -> None:
         exclude_patterns=["/excluded/"],
         downstream_hook=lambda c, t, u, f: downstream.append((u, c)),
     )
-    got = rows(db)
+    got = db_rows(db)
     # The redirecting URL is finalized with empty content; its only link is the target.
     assert got[site.url("/old")]["content_hash"] == EMPTY
     assert got[site.url("/old")]["processing_time"] is None
@@ -191,7 +182,7 @@ def test_redirect_rules(tmp_path: Path, site: LocalServer) -> None:
 def test_redirect_loop_and_http_errors_are_recorded(tmp_path: Path, site: LocalServer) -> None:
     db = tmp_path / "c.db"
     run(db, [site.url("/loop1"), site.url("/status/404"), site.url("/status/500")])
-    got = rows(db)
+    got = db_rows(db)
     assert got[site.url("/loop1")]["error"] == "redirect_loop"
     assert got[site.url("/loop1")]["processing_time"] is None
     assert got[site.url("/status/404")]["status"] == 404
@@ -208,7 +199,7 @@ def test_stored_url_is_renormalized_or_deleted(tmp_path: Path, site: LocalServer
     conn.commit()
     conn.close()
     run(db, [site.url("/c")], exclude_patterns=["/private"])
-    got = rows(db)
+    got = db_rows(db)
     assert site.url("/b") + "#x" not in got
     assert got[site.url("/b")]["last_crawl_time"] is not None  # processed under its normal form
     assert site.url("/private") not in got
@@ -229,7 +220,7 @@ def test_stale_claims_are_recovered_with_stale_factor(tmp_path: Path, site: Loca
     conn.close()
     site.requests.clear()
     run(db, [site.url("/c")], n_claims=0 + 1, processing_timeout_sec=600, exclude_patterns=["/c"])
-    row = rows(db).get(site.url("/c"))
+    row = db_rows(db).get(site.url("/c"))
     # Excluded now, so it is not fetched again: only the recovery touched it. (Excluded rows
     # are deleted when claimed; here the recovery scheduled it into the future first.)
     assert row is not None
@@ -247,7 +238,7 @@ def test_unreachable_and_timeout_pages_are_finalized_stale(
         ["http://127.0.0.1:1/nothing-listens", site.url("/slow?s=3"), site.url("/c")],
         pw_timeout_ms=1000,
     )
-    got = rows(db)
+    got = db_rows(db)
     dead = got["http://127.0.0.1:1/nothing-listens"]
     slow = got[site.url("/slow?s=3")]
     assert dead["error"] == "network" and dead["processing_time"] is None
@@ -274,7 +265,7 @@ def test_failing_hooks_finalize_stale_and_batch_goes_on(tmp_path: Path, site: Lo
         transform_hook=transform,
         downstream_hook=downstream,
     )
-    got = rows(db)
+    got = db_rows(db)
     assert got[site.url("/a")]["error"] == "hook" and got[site.url("/a")]["content_hash"] == ""
     assert got[site.url("/b")]["error"] == "hook" and got[site.url("/b")]["content_hash"] == ""
     assert got[site.url("/c")]["error"] is None and got[site.url("/c")]["content_hash"] != ""
@@ -319,7 +310,7 @@ def test_robots_txt_is_obeyed_by_default(tmp_path: Path, serve: Serve) -> None:
     db = tmp_path / "c.db"
     for _ in range(2):
         litecrawl(str(db), [site.url("/")], fetcher="http")
-    got = rows(db)
+    got = db_rows(db)
     assert "/private/x" not in site.paths()
     assert got[site.url("/private/x")]["error"] == "robots"
     assert got[site.url("/public")]["error"] is None and "/public" in site.paths()
@@ -350,7 +341,7 @@ def test_huge_body_and_tls_mismatch_are_recorded(tmp_path: Path, serve: Serve) -
     db = tmp_path / "c.db"
     tls_url = site.url("/fine").replace("http://", "https://")  # TLS to a plain-HTTP port
     run(db, [site.url("/huge"), tls_url, site.url("/fine")])
-    got = rows(db)
+    got = db_rows(db)
     assert got[site.url("/huge")]["error"] == "too_large"
     assert got[tls_url]["error"] == "network"
     assert got[site.url("/fine")]["error"] is None
@@ -364,7 +355,7 @@ def test_freshness_without_hooks_is_decided_in_the_write(tmp_path: Path, serve: 
 
     def interval_after_run() -> int:
         run(db, [site.url("/")], n_claims=1)
-        row = rows(db)[site.url("/")]
+        row = db_rows(db)[site.url("/")]
         make_due(db, site.url("/"))
         return int(row["next_crawl_time"] - row["last_crawl_time"])
 
@@ -372,4 +363,4 @@ def test_freshness_without_hooks_is_decided_in_the_write(tmp_path: Path, serve: 
     assert interval_after_run() == 2 * 86400  # same content, no new link: stale
     state["home_extra"] = '<a href="/another-new-one">n</a>'
     assert interval_after_run() == int(0.2 * 2 * 86400)  # a new link: fresh
-    assert site.url("/another-new-one") in rows(db)
+    assert site.url("/another-new-one") in db_rows(db)

@@ -40,7 +40,6 @@ log = logging.getLogger("litecrawl")
 class CrawlReport:
     stats: CrawlStats
     interrupted: bool
-    robots_denied: int
 
 
 def _fetcher(config: CrawlConfig) -> Fetcher:
@@ -128,7 +127,7 @@ async def run_crawl(
         interrupted = await _loop(config, engine, frontier, stop, on_progress, grace)
         stats = engine.stats
         await frontier.finish_run(run_id, json.dumps(summary_dict(stats)), int(time.time()))
-        return CrawlReport(stats, interrupted, gate.robots_denied)
+        return CrawlReport(stats, interrupted)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

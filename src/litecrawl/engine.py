@@ -378,7 +378,6 @@ class Engine:
                 content_type=result.content_type or None,
                 etag=result.headers.get("etag"),
                 last_modified=result.headers.get("last-modified"),
-                fresh=fresh,
                 links=self._new_links(links, page.depth) + tuple(extra),
                 document=document,
             )

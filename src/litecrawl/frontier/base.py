@@ -85,7 +85,6 @@ class PageUpdate:
     content_type: str | None = None
     etag: str | None = None
     last_modified: str | None = None
-    fresh: bool = False
     links: Sequence[NewLink] = field(default_factory=tuple)
     document: object | None = None  # the index document (litecrawl.index), if analyzed
     # Skipped because its listed lastmod was old: if a sitemap has meanwhile listed a newer

@@ -265,9 +265,7 @@ class SQLiteFrontier(Frontier):
         if not updates:
             return FinalizeResult()
         listed = [link for u in updates for link in u.links if link.lastmod is not None]
-        link_rows = [
-            [_link_row(link) for link in u.links if link.lastmod is None] for u in updates
-        ]
+        link_rows = [[_link_row(link) for link in u.links if link.lastmod is None] for u in updates]
         now = max(u.last_crawl_time for u in updates)
         documents = [u.document for u in updates if isinstance(u.document, IndexDocument)]
         # Gone for good (404/410): the page leaves the index (its frontier row stays).

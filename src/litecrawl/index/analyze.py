@@ -111,16 +111,8 @@ def analyze_page(
     fetched_at: float | None = None,
 ) -> IndexDocument | None:
     """Analyze one fetched page (in the calling thread); None, with a warning, if that fails."""
-    outcome, _links = _analyze(
-        url,
-        result.body,
-        dict(result.headers),
-        result.status,
-        depth,
-        source,
-        settings,
-        time.time() if fetched_at is None else fetched_at,
-    )
+    when = time.time() if fetched_at is None else fetched_at
+    outcome, _links = _analyze(*_worker_args(url, result, depth, source, settings, when))
     if isinstance(outcome, str):
         log.warning("analysis failed for %s: %s", url, outcome)
         return None
@@ -157,16 +149,7 @@ class PageAnalyzer:
     ) -> PageAnalysis:
         """The page's index document (None if it could not be made) and its links, both
         made in a worker so the event loop parses nothing."""
-        args = (
-            url,
-            result.body,
-            dict(result.headers),
-            result.status,
-            depth,
-            source,
-            self.settings,
-            time.time(),
-        )
+        args = _worker_args(url, result, depth, source, self.settings, time.time())
         links: PageLinks | None = None
         if self.workers == 0:
             outcome, links = _analyze(*args)
@@ -191,6 +174,27 @@ class PageAnalyzer:
             log.warning("analysis failed for %s: %s", url, outcome)
             return PageAnalysis(None, links)
         return PageAnalysis(outcome, links)
+
+
+def _worker_args(
+    url: str,
+    result: FetchResult,
+    depth: int,
+    source: str,
+    settings: AnalyzerSettings,
+    fetched_at: float,
+) -> tuple[str, bytes, dict[str, str], int, int, str, AnalyzerSettings, float]:
+    """:func:`_analyze`'s arguments: plain data that pickles to a worker process."""
+    return (
+        url,
+        result.body,
+        dict(result.headers),
+        result.status,
+        depth,
+        source,
+        settings,
+        fetched_at,
+    )
 
 
 def _usable_cpus() -> int:

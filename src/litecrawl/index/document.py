@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from litecrawl.parse.links import PageLinks
 
-__all__ = ["IndexDocument", "PageAnalysis", "Removal"]
+__all__ = ["IndexDocument", "PageAnalysis"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +36,3 @@ class PageAnalysis:
 
     document: IndexDocument | None
     links: PageLinks | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Removal:
-    """The URL is gone for good (404/410): its document leaves the index."""
-
-    url: str

@@ -59,7 +59,6 @@ class PoliteGate:
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._host_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._pacers: dict[str, HostPacer] = {}
-        self.robots_denied = 0
 
     async def __aenter__(self) -> Self:
         await self._fetcher.__aenter__()
@@ -83,7 +82,6 @@ class PoliteGate:
         policy = await self.robots(url)
         if policy.allowed(url):
             return None
-        self.robots_denied += 1
         return "robots"
 
     async def robots(self, url: str) -> RobotsPolicy:
