@@ -17,6 +17,7 @@ from lxml import etree
 
 from litecrawl.extract.selectors import select_all
 from litecrawl.extract.text import collapse_whitespace, normalize_language_tag, normalize_lines
+from litecrawl.parse.links import PageLinks, links_in
 
 __all__ = ["ALWAYS_REMOVE", "BLOCK_TAGS", "LxmlDoc", "parse_html"]
 
@@ -79,10 +80,11 @@ def _text_transform() -> etree.XSLT:
     return cast("etree.XSLT", transform)
 
 
-def parse_html(html: str | bytes) -> LxmlDoc | None:
+def parse_html(html: str | bytes, page_url: str | None = None) -> LxmlDoc | None:
     """Parse with lxml; None if the document is empty or libxml2 had to give up part of it.
 
-    ``html`` is the decoded page, or already its UTF-8 bytes (saves one encode).
+    ``html`` is the decoded page, or already its UTF-8 bytes (saves one encode). With
+    ``page_url``, the document's links are read from the same parse (``LxmlDoc.links``).
     """
     parser = _parser()
     data = html.encode("utf-8", errors="replace") if isinstance(html, str) else html
@@ -92,7 +94,7 @@ def parse_html(html: str | bytes) -> LxmlDoc | None:
         return None
     if root is None or any(err.level >= _FATAL for err in parser.error_log):
         return None
-    return LxmlDoc(root)
+    return LxmlDoc(root, page_url)
 
 
 _ABSOLUTE = ("http://", "https://", "mailto:", "tel:", "data:", "javascript:", "#", "//")
@@ -150,8 +152,10 @@ def _plain_text(body: etree._Element) -> str:
 class LxmlDoc:
     """A parsed page. ``render`` may mutate the tree, so call it last."""
 
-    def __init__(self, root: lxml.html.HtmlElement) -> None:
+    def __init__(self, root: lxml.html.HtmlElement, page_url: str | None = None) -> None:
         self.root = root
+        # links first: an <a> inside <noscript> is still a link
+        self.links: PageLinks | None = links_in(root, page_url) if page_url is not None else None
         etree.strip_elements(root, *ALWAYS_REMOVE, with_tail=False)
 
     def title_candidates(self) -> tuple[str, str, str]:

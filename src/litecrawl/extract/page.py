@@ -26,6 +26,7 @@ from litecrawl.extract.text import (
     preview,
     word_counts,
 )
+from litecrawl.parse.links import PageLinks
 
 __all__ = ["MIN_ARTICLE_CHARS", "Extracted", "ExtractionMode", "extract_page"]
 
@@ -73,6 +74,7 @@ class Extracted:
     extraction_mode: ExtractionMode = "fullpage"
     html_for_markdown: str = ""  # filtered <body> HTML (fullpage mode), for markdownify
     article_text: str = ""  # trafilatura's text, one paragraph per line (article mode)
+    links: PageLinks | None = None  # from the same parse, when asked for (want_links)
 
 
 class _Doc(Protocol):
@@ -165,6 +167,7 @@ def _extract(
     extra_remove: Sequence[str],
     main_article: bool,
     want_markdown: bool,
+    want_links: bool = False,
 ) -> Extracted:
     media_type = _media_type(content_type)
     if _is_binary(media_type):
@@ -189,7 +192,8 @@ def _extract(
     if not html or html.isspace():
         return Extracted(url=url)
 
-    doc: _Doc = parse_html(data) or RegexDoc(html)
+    lxml_doc = parse_html(data, url if want_links else None)
+    doc: _Doc = lxml_doc or RegexDoc(html)
     title, h1, og_title = doc.title_candidates()
     html_lang = doc.language()
 
@@ -222,6 +226,7 @@ def _extract(
         extraction_mode=mode,
         html_for_markdown=html_for_markdown,
         article_text=article,
+        links=lxml_doc.links if lxml_doc is not None else None,
     )
 
 
@@ -237,6 +242,7 @@ def extract_page(
     extra_remove: Sequence[str] = (),
     main_article: bool = False,
     want_markdown: bool = True,
+    want_links: bool = False,
 ) -> Extracted:
     """Extract title, text, keywords, preview, language and Markdown source from one response.
 
@@ -246,7 +252,9 @@ def extract_page(
     trafilatura picks the main text (``extraction_mode="article"``) and provides author/date; if it
     finds no real article the full filtered page is used (``"fullpage"``). With
     ``want_markdown=False`` the work only Markdown needs (link resolving, serializing the filtered
-    body) is skipped and ``html_for_markdown`` stays "": the indexer's hot path. Never raises.
+    body) is skipped and ``html_for_markdown`` stays "": the indexer's hot path. With
+    ``want_links``, ``links`` holds the page's links read from the same parse (None when lxml could
+    not parse the page). Never raises.
     """
     try:
         if isinstance(body, str):  # tolerate a caller that already decoded
@@ -258,6 +266,7 @@ def extract_page(
             tuple(s for s in (extra_remove or ()) if isinstance(s, str)),
             bool(main_article),
             bool(want_markdown),
+            bool(want_links),
         )
     except Exception:
         log.warning("extraction failed for %s", url, exc_info=True)

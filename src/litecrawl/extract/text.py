@@ -22,14 +22,16 @@ __all__ = [
     "normalize_language_tag",
     "normalize_lines",
     "preview",
+    "spaced_words",
     "word_counts",
+    "words",
 ]
 
 PREVIEW_CHARS = 500
 KEYWORD_COUNT = 10
 
 # A word: letters only (no digits, no underscore), with inner apostrophes ("don't", "l'homme").
-# word_counts() yields exactly this regex's matches without running it over the whole text.
+# words() yields exactly this regex's matches without running it over the whole text.
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # ASCII bytes: "A"-"Z" -> lower case, "a"-"z" and "'" kept, everything else -> space. Bytes >= 0x80
 # (UTF-8 sequences of non-ASCII characters) are kept and handled one distinct character at a time.
@@ -123,19 +125,17 @@ def _foreign_word_chars(chars: set[str]) -> dict[str, str] | None:
     return table
 
 
-def word_counts(text: str) -> Counter[str]:
-    """How often each lower-cased word (letters, inner apostrophes) occurs in ``text``.
+def spaced_words(text: str) -> str:
+    """:func:`words` joined by single or repeated ASCII spaces (nothing else between them).
 
-    Keys are in order of first appearance. Equal to ``Counter(_WORD.findall(text.lower()))``, but a
-    regex match per word costs ~0.5 µs: instead every character is lower-cased or, when it cannot
-    be part of a word, made a space, and ``str.split`` cuts the words. ASCII characters go in one
-    ``bytes.translate``; the few distinct non-ASCII ones of a Western page get one ``str.replace``
-    each. Text made mostly of non-ASCII characters (CJK, Cyrillic, ...) keeps the regex, which is
-    fast there (few, long matches).
+    Lower-cases every character or, when it cannot be part of a word, makes it a space: ASCII
+    characters in one ``bytes.translate``; the few distinct non-ASCII ones of a Western page get one
+    ``str.replace`` each. Text made mostly of non-ASCII characters (CJK, Cyrillic, ...) keeps the
+    regex, which is fast there (few, long matches).
     """
     data = text.encode("utf-8", "surrogatepass")
-    words = data.translate(_ASCII_GAPS).decode("utf-8", "surrogatepass")
-    if not words.isascii():
+    lowered = data.translate(_ASCII_GAPS).decode("utf-8", "surrogatepass")
+    if not lowered.isascii():
         foreign = data.translate(None, _ASCII_BYTES)  # whole UTF-8 sequences stay whole
         table = None
         if len(foreign) * 4 <= len(data):
@@ -143,14 +143,28 @@ def word_counts(text: str) -> Counter[str]:
             if len(chars) <= _MAX_FOREIGN_CHARS:
                 table = _foreign_word_chars(chars)
         if table is None:
-            return Counter(_WORD.findall(text.lower()))
+            return " ".join(_WORD.findall(text.lower()))
         # lower() is idempotent, so a replacement never brings in a character still to replace
         for char, new in table.items():
-            words = words.replace(char, new)
+            lowered = lowered.replace(char, new)
     for apostrophe, loose in _LOOSE_APOSTROPHES:
-        if apostrophe in words:
-            words = loose.sub(" ", words)
-    return Counter(words.split())
+        if apostrophe in lowered:
+            lowered = loose.sub(" ", lowered)
+    return lowered
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words (letters, inner apostrophes) of ``text``, in order.
+
+    Equal to ``_WORD.findall(text.lower())`` without a regex match per word (~0.5 µs each); see
+    :func:`spaced_words`.
+    """
+    return spaced_words(text).split()
+
+
+def word_counts(text: str) -> Counter[str]:
+    """How often each of :func:`words` occurs in ``text``; keys in order of first appearance."""
+    return Counter(words(text))
 
 
 def detect_language(text: str, counts: Counter[str] | None = None) -> str | None:

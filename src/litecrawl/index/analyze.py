@@ -249,10 +249,7 @@ def _analyze(
     """The worker: an :class:`IndexDocument` (or the reason it could not be made) and the
     page's links (None if they could not be had)."""
     content_type = headers.get("content-type", "")
-    try:
-        links: PageLinks | None = extract_links(body, url, content_type)
-    except Exception:
-        links = None  # the engine extracts them itself
+    links: PageLinks | None = None
     try:
         extracted = extract_page(
             body,
@@ -261,7 +258,11 @@ def _analyze(
             extra_remove=settings.extra_remove,
             main_article=settings.main_article,
             want_markdown=settings.output_dir is not None,
+            want_links=True,
         )
+        links = extracted.links
+        if links is None:  # lxml could not parse the page: the links the hard way
+            links = _links_or_none(body, url, content_type)
         md_path = None
         if settings.output_dir is not None:
             md_path = _write_outputs(
@@ -289,6 +290,13 @@ def _analyze(
     except Exception as exc:  # never let one page take the worker (or the crawl) down
         return f"{type(exc).__name__}: {exc}", links
     return document, links
+
+
+def _links_or_none(body: bytes, url: str, content_type: str) -> PageLinks | None:
+    try:
+        return extract_links(body, url, content_type)
+    except Exception:
+        return None  # the engine extracts them itself
 
 
 def _write_outputs(

@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 import lxml.etree
 import lxml.html
 
-__all__ = ["PageLinks", "extract_links", "is_html"]
+__all__ = ["PageLinks", "extract_links", "is_html", "links_in"]
 
 _FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/feed+json"})
 
@@ -58,6 +58,12 @@ def extract_links(body: bytes, page_url: str, content_type: str = "text/html") -
             root = lxml.html.document_fromstring(body)
         except (lxml.etree.ParserError, ValueError):
             return PageLinks(page_url, ())
+    return links_in(root, page_url)
+
+
+def links_in(root: lxml.html.HtmlElement, page_url: str) -> PageLinks:
+    """:func:`extract_links` on a document lxml has already parsed (before anything is removed
+    from it)."""
     base = page_url
     raw: list[str] = []
     feeds: list[str] = []
