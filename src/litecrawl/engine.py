@@ -60,7 +60,7 @@ class EngineOptions:
     fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)  # retries, cond. GET, cache
     retry_uncrawled: bool = False  # recovery makes never-crawled claims due again (once)
     analyzer: Analyzer | None = None
-    write_batch: int = 64  # finalized pages per transaction
+    write_batch: int = 256  # finalized pages per transaction
 
 
 @dataclass
