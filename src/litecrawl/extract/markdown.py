@@ -26,7 +26,6 @@ import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from markdownify import markdownify
 from slugify import slugify
 
 from litecrawl.extract.page import Extracted
@@ -74,6 +73,8 @@ def to_markdown(extracted: Extracted) -> str:
         body = _paragraphs(extracted.article_text)
     elif extracted.html_for_markdown:
         try:
+            from markdownify import markdownify  # with bs4: only Markdown output pays it
+
             body = markdownify(extracted.html_for_markdown, heading_style="ATX", bullets="-")
         except RecursionError:
             body = _paragraphs(extracted.text)

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-import trafilatura
-
 from litecrawl.extract.decode import decode_html
 from litecrawl.extract.dom import parse_html
 from litecrawl.extract.fallback import RegexDoc
@@ -127,6 +125,8 @@ def _trafilatura(html: str, url: str) -> tuple[str, Any]:
     output_format="txt")`` plus ``extract_metadata``'s fields, from one parse instead of two;
     ``extract_metadata`` alone is called only when no text came out.
     """
+    import trafilatura  # half a second to import: only main-article mode pays it
+
     doc: Any = None
     try:
         doc = trafilatura.bare_extraction(

@@ -33,13 +33,12 @@ import re
 import numpy as np
 
 from litecrawl.extract.text import spaced_words
+from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, bands, hamming
 
 __all__ = ["NEAR_DUPLICATE_DISTANCE", "SHINGLE_WORDS", "bands", "hamming", "simhash"]
 
-NEAR_DUPLICATE_DISTANCE = 3
 SHINGLE_WORDS = 3
 
-_MASK64 = (1 << 64) - 1
 _SIGN = 1 << 63
 # CJK ideographs and kana are one word each; everything else: runs of word characters
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -135,14 +134,3 @@ def simhash(text: str) -> int:
     majority = np.packbits(tally * 2 > len(shingles), bitorder="little")
     result = int(majority.view("<u8")[0])
     return result - (1 << 64) if result & _SIGN else result
-
-
-def bands(h: int) -> tuple[int, int, int, int]:
-    """The four 16-bit bands of a simhash (signed or unsigned), lowest bits first."""
-    u = h & _MASK64
-    return (u & 0xFFFF, (u >> 16) & 0xFFFF, (u >> 32) & 0xFFFF, (u >> 48) & 0xFFFF)
-
-
-def hamming(a: int, b: int) -> int:
-    """How many of the 64 bits differ between two simhashes (signed or unsigned)."""
-    return ((a ^ b) & _MASK64).bit_count()

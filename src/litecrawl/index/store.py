@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.simhash import NEAR_DUPLICATE_DISTANCE, bands, hamming
+from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, bands, hamming
 
 __all__ = ["MIN_NEAR_DUPLICATE_WORDS", "remove_documents", "write_documents"]
 

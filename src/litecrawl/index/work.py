@@ -1,0 +1,182 @@
+"""The work for one page, in an analysis worker: extraction, hashes, Markdown + sidecar.
+
+:func:`analyze` is what :class:`~litecrawl.index.analyze.PageAnalyzer` runs in its worker
+processes (and inline with ``workers=0``): plain data in, an
+:class:`~litecrawl.index.document.IndexDocument` and the page's links out. It never raises: a page
+that cannot be analyzed yields the reason as a string.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from litecrawl.cache import DiskCache
+from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_markdown, write_atomic
+from litecrawl.extract.page import Extracted
+from litecrawl.index.analyze import AnalyzerSettings
+from litecrawl.index.document import IndexDocument
+from litecrawl.index.simhash import simhash
+from litecrawl.parse.links import PageLinks, extract_links
+
+__all__ = ["analyze", "sidecar"]
+
+
+def sidecar(
+    url: str,
+    extracted: Extracted,
+    *,
+    fetched_at: float,
+    headers: Mapping[str, str],
+    source: str,
+    depth: int,
+    status: int,
+    content_hash: str,
+    cache_path: str | None,
+) -> dict[str, object]:
+    """The ``.meta.json`` record: exactly 003's fields, in 003's order, plus trafilatura's
+    ``date`` and ``author`` only when it found them."""
+    record: dict[str, object] = {
+        "url": url,
+        "title": extracted.title,
+        "fetched_at": _iso_utc(fetched_at),
+        "last_modified": headers.get("last-modified"),
+        "etag": headers.get("etag"),
+        "source": source,
+        "depth": depth,
+        "status": status,
+        "content_hash": content_hash,
+        "cache_path": cache_path,
+        "extraction_mode": extracted.extraction_mode,
+    }
+    if extracted.date:
+        record["date"] = extracted.date
+    if extracted.author:
+        record["author"] = extracted.author
+    return record
+
+
+def analyze(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    status: int,
+    depth: int,
+    source: str,
+    settings: AnalyzerSettings,
+    fetched_at: float,
+) -> tuple[IndexDocument | str, PageLinks | None]:
+    """The worker: an :class:`IndexDocument` (or the reason it could not be made) and the
+    page's links (None if they could not be had)."""
+    content_type = headers.get("content-type", "")
+    links: PageLinks | None = None
+    try:
+        extracted = extract_page(
+            body,
+            url,
+            content_type,
+            extra_remove=settings.extra_remove,
+            main_article=settings.main_article,
+            want_markdown=settings.output_dir is not None,
+            want_links=True,
+        )
+        links = extracted.links
+        if links is None:  # lxml could not parse the page: the links the hard way
+            links = _links_or_none(body, url, content_type)
+        md_path = None
+        if settings.output_dir is not None:
+            md_path = _write_outputs(
+                url, body, headers, status, depth, source, settings, fetched_at, extracted
+            )
+        text = extracted.text
+        document = IndexDocument(
+            url=url,
+            title=extracted.title,
+            keywords=extracted.keywords,
+            text_preview=extracted.preview,
+            text=text,
+            text_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+            simhash=simhash(text),
+            language=extracted.language,
+            author=extracted.author,
+            published=extracted.date,
+            content_type=content_type or None,
+            status=status,
+            depth=depth,
+            source=source,
+            extraction_mode=extracted.extraction_mode,
+            markdown_path=str(md_path) if md_path is not None else None,
+        )
+    except Exception as exc:  # never let one page take the worker (or the crawl) down
+        return f"{type(exc).__name__}: {exc}", links
+    return document, links
+
+
+def _links_or_none(body: bytes, url: str, content_type: str) -> PageLinks | None:
+    try:
+        return extract_links(body, url, content_type)
+    except Exception:
+        return None  # the engine extracts them itself
+
+
+def _write_outputs(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    status: int,
+    depth: int,
+    source: str,
+    settings: AnalyzerSettings,
+    fetched_at: float,
+    extracted: Extracted,
+) -> Path | None:
+    """Markdown file + sidecar; each is rewritten only when its content changed."""
+    assert settings.output_dir is not None
+    markdown = to_markdown(extracted)
+    if not markdown:
+        return None  # nothing to show: no empty files
+    md_path = markdown_path(settings.output_dir, url)
+    write_atomic(md_path, markdown)
+    cache_path = (
+        str(DiskCache(settings.cache_dir).path_for(url)) if settings.cache_dir is not None else None
+    )
+    record = sidecar(
+        url,
+        extracted,
+        fetched_at=fetched_at,
+        headers=headers,
+        source=source,
+        depth=depth,
+        status=status,
+        content_hash=hashlib.sha256(body).hexdigest(),
+        cache_path=cache_path,
+    )
+    meta_path = sidecar_path(md_path)
+    if not _same_except_fetch_time(meta_path, record):
+        write_atomic(meta_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    return md_path
+
+
+def _same_except_fetch_time(path: Path, record: Mapping[str, object]) -> bool:
+    """True when the sidecar on disk says the same as ``record`` apart from ``fetched_at``:
+    an unchanged re-crawl leaves the file (and its ``fetched_at``, the time this content was
+    first fetched) alone."""
+    try:
+        old: Any = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(old, dict):
+        return False
+    return _without(old, "fetched_at") == _without(record, "fetched_at")
+
+
+def _without(record: Mapping[str, object], key: str) -> dict[str, object]:
+    return {k: v for k, v in record.items() if k != key}
+
+
+def _iso_utc(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
