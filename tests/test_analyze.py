@@ -246,13 +246,13 @@ def test_a_dead_worker_is_replaced(caplog: pytest.LogCaptureFixture) -> None:
             first = await analyzer(url, result(url), 0, "seed")
             pool = analyzer._pool
             assert pool is not None
-            (worker,) = pool._workers
+            (pid,) = pool.pids
             busy = asyncio.create_task(analyzer(url, slow, 0, "seed"))
             await asyncio.sleep(0.5)  # the worker is parsing the big page
-            os.kill(worker.process.pid or 0, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
             lost = await busy
             again = await analyzer(url, result(url), 0, "seed")
-            assert pool._workers and pool._workers[0] is not worker
+            assert len(pool.pids) == 1 and pool.pids != [pid]
             return [first, lost, again]
 
     with caplog.at_level(logging.WARNING, logger="litecrawl"):

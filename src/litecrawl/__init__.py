@@ -1,6 +1,7 @@
 """litecrawl: an incremental, polite, resumable web crawler and indexer."""
 
-from litecrawl.api import alitecrawl, litecrawl
+import typing
+
 from litecrawl.errors import (
     BrowserUnavailable,
     ConfigError,
@@ -10,6 +11,9 @@ from litecrawl.errors import (
 )
 from litecrawl.urls import normalize_and_validate_url
 from litecrawl.version import VERSION as __version__
+
+if typing.TYPE_CHECKING:
+    from litecrawl.api import alitecrawl, litecrawl
 
 __all__ = [
     "BrowserUnavailable",
@@ -22,3 +26,19 @@ __all__ = [
     "litecrawl",
     "normalize_and_validate_url",
 ]
+
+_FROM_API = ("alitecrawl", "litecrawl")
+
+
+def __getattr__(name: str) -> object:
+    # litecrawl() brings the engine, aiohttp and pydantic: loaded on first use, so the analysis
+    # workers (which import this package for its submodules) start in half the time.
+    if name in _FROM_API:
+        from litecrawl import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'litecrawl' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FROM_API})

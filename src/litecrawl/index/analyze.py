@@ -8,9 +8,9 @@
 It returns a :class:`~litecrawl.index.document.PageAnalysis`: the index document and the page's
 links, both made in a worker. It owns a :class:`~litecrawl.index.pool.WorkerPool` (one worker
 per usable CPU by default; ``workers=0`` runs inline in the event loop thread, for tests and tiny
-crawls). Workers come from a ``forkserver`` (``spawn`` where there is none), never from forking
-the crawler itself with its threads; a worker that dies (killed, out of memory) costs the pages
-it held, and a new one takes its place.
+crawls). Workers are fresh interpreters (``python -m litecrawl.index.pool``), never forks of the
+crawler with its threads; a worker that dies (killed, out of memory) costs the pages it held, and
+a new one takes its place.
 
 The work for one page never raises: a page that cannot be analyzed yields None and a warning
 naming its URL, and the crawl goes on. :func:`analyze_page` does the same work in the calling
@@ -20,11 +20,9 @@ thread, for direct use.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import time
 from dataclasses import dataclass
-from multiprocessing.context import ForkServerContext, SpawnContext
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -32,7 +30,7 @@ from typing import Self
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import FetchResult
 from litecrawl.index.document import IndexDocument, PageAnalysis
-from litecrawl.index.pool import WorkerDied, WorkerPool
+from litecrawl.index.pool import NoWorker, WorkerDied, WorkerPool
 from litecrawl.parse.links import PageLinks
 
 __all__ = ["AnalyzerSettings", "PageAnalyzer", "analyze_page"]
@@ -93,7 +91,7 @@ class PageAnalyzer:
 
     async def __aenter__(self) -> Self:
         if self.workers > 0 and self._pool is None:
-            self._pool = await WorkerPool(_WORK, self.workers, _context()).__aenter__()
+            self._pool = await WorkerPool(_WORK, self.workers).__aenter__()
         return self
 
     async def __aexit__(
@@ -122,6 +120,11 @@ class PageAnalyzer:
                 raise RuntimeError("use 'async with PageAnalyzer(...)' before calling it")
             try:
                 outcome, links = await self._pool.run(*args)
+            except NoWorker:
+                log.warning("no analysis worker could be started: analyzing %s inline", url)
+                from litecrawl.index.work import analyze  # the extraction stack, only when used
+
+                outcome, links = analyze(*args)
             except WorkerDied:
                 # killed, out of memory, a crash in C code: the pool starts a new worker
                 log.warning("analysis worker died on %s; a new worker takes over", url)
@@ -161,13 +164,3 @@ def _usable_cpus() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1
-
-
-def _context() -> ForkServerContext | SpawnContext:
-    # forkserver: workers are forked from a clean single-threaded server process, not from this
-    # one (which runs an event loop and database threads); the server imports the work module once.
-    if "forkserver" not in multiprocessing.get_all_start_methods():  # Windows
-        return multiprocessing.get_context("spawn")
-    forkserver = multiprocessing.get_context("forkserver")
-    forkserver.set_forkserver_preload([_WORK.partition(":")[0]])
-    return forkserver

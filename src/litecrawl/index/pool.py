@@ -2,17 +2,19 @@
 
 ``concurrent.futures.ProcessPoolExecutor`` moves every task through a feeder thread, a lock-guarded
 queue and a result-manager thread; in a crawler those threads compete with the event loop for the
-GIL on every page (measured: ~1 ms of CPU per page on the benchmark site). Here each worker has two
-pipes of its own: tasks go out through a non-blocking asyncio write transport, results come back
-through an asyncio read protocol, both as length-prefixed pickles. A worker leaves when its task
-pipe closes (the crawler finished, or died: ``kill -9`` leaves no orphans), and a worker that dies
-fails only the tasks it held, then is replaced. The function is named ("module:function") and
-imported by the workers only, so the crawler process never loads what only the workers need::
+GIL on every page (measured: ~1 ms of CPU per page on the benchmark site), and multiprocessing
+makes every worker re-run the program's ``__main__`` (for the CLI: over a second of imports).
+Here each worker is ``python -m litecrawl.index.pool module:function``: tasks go to its stdin,
+results come back on its stdout, both as length-prefixed pickles, through asyncio's non-blocking
+pipe transports. A worker leaves at the end of its input (the crawler finished, or died:
+``kill -9`` leaves no orphans); a worker that dies fails only the tasks it held, and a new one
+takes its place::
 
     async with WorkerPool("litecrawl.index.work:analyze", workers=2) as pool:
         result = await pool.run(url, body, ...)
 
-Workers start in the background: ``run`` waits for the first one, the crawl does not.
+The function is imported by the workers only, so the crawler process never loads what only the
+workers need. Workers start in the background: ``run`` waits for the first one, the crawl does not.
 """
 
 from __future__ import annotations
@@ -21,74 +23,76 @@ import asyncio
 import importlib
 import itertools
 import logging
-import multiprocessing
 import os
 import pickle
 import signal
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from multiprocessing.context import ForkServerContext, SpawnContext
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, BinaryIO, Self, cast
 
-__all__ = ["WorkerDied", "WorkerPool"]
+__all__ = ["NoWorker", "WorkerDied", "WorkerPool"]
 
 log = logging.getLogger("litecrawl.index")
 
 _HEADER = struct.Struct("<Q")  # payload length
 _DEPTH = 2  # tasks queued per worker: the next one is already in the pipe when one finishes
+_EXIT_GRACE = 10.0  # seconds a worker may take to finish its task after its input closed
+_MAX_FAILED_STARTS = 3  # workers in a row that exit without one answer: stop starting them
 
 
 class WorkerDied(Exception):
     """The worker process running the task exited (killed, out of memory, a crash in C code)."""
 
 
-def _serve(tasks: Connection, results: Connection, target: str) -> None:
+class NoWorker(Exception):
+    """No worker is running and none is starting: they could not be started."""
+
+
+def _serve(target: str, tasks: BinaryIO, results: BinaryIO) -> None:
     """The worker's loop: read a task, run ``target``, write the result; leave at end of input."""
     module, _, name = target.partition(":")
     fn: Callable[..., Any] = getattr(importlib.import_module(module), name)
-    # Ctrl+C reaches the whole process group: the crawler decides, and closes the pipe when done
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    rfile = os.fdopen(os.dup(tasks.fileno()), "rb")
-    wfile = os.fdopen(os.dup(results.fileno()), "wb")
-    tasks.close()
-    results.close()
     while True:
-        header = rfile.read(_HEADER.size)
+        header = tasks.read(_HEADER.size)
         if len(header) < _HEADER.size:
             return  # the crawler closed the pipe (or is gone)
-        task_id, args = pickle.loads(rfile.read(_HEADER.unpack(header)[0]))
+        task_id, args = pickle.loads(tasks.read(_HEADER.unpack(header)[0]))
         try:
             reply = (task_id, True, fn(*args))
         except Exception as exc:  # fn is meant never to raise; report it if it does
             reply = (task_id, False, f"{type(exc).__name__}: {exc}")
         payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        wfile.write(_HEADER.pack(len(payload)) + payload)
-        wfile.flush()
+        results.write(_HEADER.pack(len(payload)) + payload)
+        results.flush()
 
 
 @dataclass(eq=False)
-class _Worker(asyncio.Protocol):
-    """One worker process as the event loop sees it: its task transport and pending futures."""
+class _Worker(asyncio.SubprocessProtocol):
+    """One worker process as the event loop sees it: its pipes and the tasks it holds."""
 
-    process: multiprocessing.process.BaseProcess
     on_exit: Callable[[_Worker], None]
+    process: asyncio.SubprocessTransport | None = None
     tasks: asyncio.WriteTransport | None = None
     pending: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     buffer: bytearray = field(default_factory=bytearray)
+    exited: asyncio.Event = field(default_factory=asyncio.Event)
+    answered: int = 0  # results received: a worker that never answered may not start at all
 
-    def data_received(self, data: bytes) -> None:
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd != 1:
+            return  # stderr is inherited, not piped
         buffer = self.buffer
         buffer += data
         while len(buffer) >= _HEADER.size:
-            size = _HEADER.unpack_from(buffer)[0]
-            end = _HEADER.size + size
+            end = _HEADER.size + _HEADER.unpack_from(buffer)[0]
             if len(buffer) < end:
                 return
             task_id, ok, value = pickle.loads(memoryview(buffer)[_HEADER.size : end])
             del buffer[:end]
+            self.answered += 1
             future = self.pending.pop(task_id, None)
             if future is not None and not future.done():
                 if ok:
@@ -96,28 +100,24 @@ class _Worker(asyncio.Protocol):
                 else:
                     future.set_exception(RuntimeError(value))
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def process_exited(self) -> None:
+        self.exited.set()
         self.on_exit(self)
 
 
 class WorkerPool:
     """``workers`` processes running ``target``, a module-level function named "module:function"."""
 
-    def __init__(
-        self,
-        target: str,
-        workers: int,
-        context: ForkServerContext | SpawnContext | None = None,
-    ) -> None:
+    def __init__(self, target: str, workers: int) -> None:
         if ":" not in target:
             raise ValueError(f"target must be 'module:function', not {target!r}")
         self.target = target
         self.size = workers
-        self.context = context or multiprocessing.get_context("spawn")
         self._workers: list[_Worker] = []
         self._ids = itertools.count()
         self._free: asyncio.Condition | None = None
         self._starting: set[asyncio.Task[None]] = set()
+        self._failed_starts = 0
         self._closing = False
 
     async def __aenter__(self) -> Self:
@@ -138,35 +138,57 @@ class WorkerPool:
             if worker.tasks is not None:
                 worker.tasks.close()  # end of input: the worker finishes its task and leaves
         for worker in workers:
-            await asyncio.to_thread(worker.process.join, 10.0)
-            if worker.process.is_alive():
-                worker.process.kill()
-                await asyncio.to_thread(worker.process.join)
+            try:
+                await asyncio.wait_for(worker.exited.wait(), _EXIT_GRACE)
+            except TimeoutError:
+                if worker.process is not None:
+                    worker.process.kill()
+                await worker.exited.wait()
+            if worker.process is not None:
+                worker.process.close()
             for future in worker.pending.values():
                 future.cancel()
 
     async def run(self, *args: Any) -> Any:
-        """``fn(*args)`` in a worker; raises :class:`WorkerDied` if that worker dies meanwhile."""
+        """``fn(*args)`` in a worker; raises :class:`WorkerDied` if that worker dies meanwhile,
+        :class:`NoWorker` if none can be started. A worker that dies before its first answer
+        most likely failed to start: the task goes to the next one."""
         if self._free is None or self._closing:
             raise RuntimeError("use 'async with WorkerPool(...)' before calling run()")
+        task_id = next(self._ids)
+        payload = pickle.dumps((task_id, args), protocol=pickle.HIGHEST_PROTOCOL)
+        frame = _HEADER.pack(len(payload)) + payload
+        while True:
+            worker = await self._ready_worker()
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            worker.pending[task_id] = future
+            assert worker.tasks is not None
+            worker.tasks.write(frame)
+            try:
+                return await future
+            except WorkerDied:
+                if worker.answered:
+                    raise
+            finally:
+                worker.pending.pop(task_id, None)
+                async with self._free:
+                    self._free.notify()
+
+    async def _ready_worker(self) -> _Worker:
+        assert self._free is not None
         async with self._free:
             await self._free.wait_for(
                 lambda: self._least_busy() is not None or not (self._workers or self._starting)
             )
         worker = self._least_busy()
-        if worker is None or worker.tasks is None:
-            raise WorkerDied("no analysis worker could be started")
-        task_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        worker.pending[task_id] = future
-        payload = pickle.dumps((task_id, args), protocol=pickle.HIGHEST_PROTOCOL)
-        worker.tasks.write(_HEADER.pack(len(payload)) + payload)
-        try:
-            return await future
-        finally:
-            worker.pending.pop(task_id, None)
-            async with self._free:
-                self._free.notify()
+        if worker is None:
+            raise NoWorker("no worker could be started (see the log)")
+        return worker
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the running workers."""
+        return [w.process.get_pid() for w in self._workers if w.process is not None]
 
     def _least_busy(self) -> _Worker | None:
         ready = [w for w in self._workers if w.tasks is not None and len(w.pending) < _DEPTH]
@@ -174,39 +196,39 @@ class WorkerPool:
 
     async def _start(self) -> None:
         loop = asyncio.get_running_loop()
-        task_r, task_w = self.context.Pipe(duplex=False)
-        result_r, result_w = self.context.Pipe(duplex=False)
-        process = self.context.Process(
-            target=_serve,
-            args=(task_r, result_w, self.target),
-            name="litecrawl-worker",
-            daemon=True,
+        worker = _Worker(self._exited)
+        process, _ = await loop.subprocess_exec(
+            lambda: worker,
+            sys.executable,
+            "-m",
+            __name__,
+            self.target,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,  # warnings from the work go where the crawler's go
         )
-        await asyncio.to_thread(process.start)
-        task_r.close()
-        result_w.close()
-        worker = _Worker(process, self._exited)
-        tasks_file = os.fdopen(os.dup(task_w.fileno()), "wb", buffering=0)
-        results_file = os.fdopen(os.dup(result_r.fileno()), "rb", buffering=0)
-        task_w.close()
-        result_r.close()
-        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, tasks_file)
-        worker.tasks = transport
-        await loop.connect_read_pipe(lambda: worker, results_file)
+        worker.process = process
+        # a WriteTransport in behaviour (uvloop's is not a subclass of asyncio's)
+        worker.tasks = cast("asyncio.WriteTransport", process.get_pipe_transport(0))
         self._workers.append(worker)
 
     def _exited(self, worker: _Worker) -> None:
-        """The worker's result pipe closed: it is gone. Fail its tasks; start a new one."""
-        if worker.tasks is not None and not worker.tasks.is_closing():
-            worker.tasks.abort()
+        """The worker process exited: fail the tasks it held and start a new one."""
         worker.tasks = None
-        worker.process.join(0)  # reap it
         for future in worker.pending.values():
             if not future.done():
-                future.set_exception(WorkerDied(f"worker {worker.process.pid} died"))
+                pid = worker.process.get_pid() if worker.process is not None else "?"
+                future.set_exception(WorkerDied(f"worker {pid} died"))
         if worker in self._workers:
             self._workers.remove(worker)
-        if not self._closing:
+            if worker.process is not None:
+                worker.process.close()
+        self._failed_starts = 0 if worker.answered else self._failed_starts + 1
+        if self._failed_starts >= _MAX_FAILED_STARTS:
+            log.error(
+                "%d analysis workers in a row exited before their first answer", self._failed_starts
+            )
+        elif not self._closing:
             self._starting.add(asyncio.get_running_loop().create_task(self._replace()))
 
     async def _replace(self) -> None:
@@ -222,3 +244,18 @@ class WorkerPool:
             if self._free is not None:
                 async with self._free:
                     self._free.notify_all()
+
+
+def _main() -> None:
+    """``python -m litecrawl.index.pool module:function``: one worker, until end of input."""
+    # Ctrl+C reaches the whole process group: the crawler decides, and closes our input when done
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # stdout is the result channel: anything else printing there (a library's print) goes to
+    # stderr instead
+    results = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    _serve(sys.argv[1], sys.stdin.buffer, results)
+
+
+if __name__ == "__main__":
+    _main()
