@@ -105,3 +105,47 @@ def test_relative_links_become_absolute_and_stable(base: str, link: str) -> None
     rules = UrlRules()
     out = rules(link, rules(base))
     assert out is not None and rules(out) == out
+
+
+_hosts = st.sampled_from(
+    [
+        "a.com",
+        "A.com",
+        "127.0.0.1",
+        "[::1]",
+        "a.com.",
+        "xn--bcher-kva.de",
+        "b\u00fccher.de",
+        "u@a.com",
+    ]
+)
+_ports = st.sampled_from(["", ":80", ":443", ":8080", ":08", ":", ":65536", ":1"])
+_segments = st.lists(
+    st.sampled_from(["x", ".", "..", "%41", "%4a", "\u00fc", "a b", "", "p;q", "a\\b"]), max_size=4
+)
+_tails = st.sampled_from(["", "?", "?q=1", "?q=1#f", "#f", "?a?b", "?x=/../y"])
+
+
+@given(
+    st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "/", "//", "", "./"]),
+    _hosts,
+    _ports,
+    _segments,
+    _tails,
+    st.sampled_from([None, "http://a.com/d/e.html", "https://b.org:8443/", "http://a.com"]),
+)
+def test_the_fast_path_agrees_with_the_full_normalization(
+    prefix: str,
+    host: str,
+    port: str,
+    segments: list[str],
+    tail: str,
+    base: str | None,
+) -> None:
+    path = "/".join(segments)
+    if prefix in ("http://", "https://", "HTTP://", "ftp://", "//"):
+        href = f"{prefix}{host}{port}/{path}{tail}"
+    else:
+        href = f"{prefix}{path}{tail}"
+    rules = UrlRules()
+    assert rules.normalize(href, base) == rules._normalize_slowly(href.strip(), base)

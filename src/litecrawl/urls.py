@@ -75,6 +75,17 @@ class UrlRules:
     def normalize(self, url: str, base_url: str | None = None) -> str | None:
         """The canonical absolute form of ``url``, or None if it is not an http(s) URL."""
         url = url.strip()
+        canonical = _already_canonical(url, base_url)
+        if canonical is not None:
+            return self._rewrite(canonical)
+        return self._normalize_slowly(url, base_url)
+
+    def _rewrite(self, url: str) -> str:
+        for rewrite in self._rewrites:
+            url = rewrite.pattern.sub(rewrite.replace, url)
+        return url
+
+    def _normalize_slowly(self, url: str, base_url: str | None) -> str | None:
         if base_url:
             try:
                 url = urljoin(base_url, url)
@@ -96,10 +107,7 @@ class UrlRules:
             host = f"{host}:{port}"
         userinfo = parts.netloc.rpartition("@")[0]
         netloc = f"{userinfo}@{host}" if userinfo else host
-        url = urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
-        for rewrite in self._rewrites:
-            url = rewrite.pattern.sub(rewrite.replace, url)
-        return url
+        return self._rewrite(urlunsplit((scheme, netloc, parts.path or "/", parts.query, "")))
 
     def validate(self, url: str) -> bool:
         """Seed rule: at least one include matches (if any), no exclude matches."""
@@ -134,6 +142,51 @@ class UrlRules:
 
 
 _MEMO_SIZE = 20_000  # ~400 bytes an entry: memory stays flat however large the crawl
+
+
+# What makes a path + query not canonical as written: a fragment, backslashes, whitespace and
+# controls, dot segments, an empty query.
+_NOT_CANONICAL = re.compile(r"[#\\\x00-\x20\x7f]|/\.\.?(?:/|\?|$)|\?$")
+_PORT = re.compile(r"[1-9][0-9]{0,4}")
+
+
+def _already_canonical(href: str, base: str | None) -> str | None:
+    """``href`` resolved against ``base`` when that needs no parsing: an absolute http(s) URL, or
+    a root-relative path against an http(s) base, that is already in canonical form (lower-case
+    scheme and host, no default port, a path, no dot segments, no fragment). None otherwise: then
+    the full urljoin/urlsplit route decides. Most links on most pages take this path."""
+    if href.startswith(("http://", "https://")):
+        url = href
+    elif base is not None and href.startswith("/") and not href.startswith("//"):
+        scheme_end = base.find("://")
+        if scheme_end < 0:
+            return None
+        path_start = base.find("/", scheme_end + 3)
+        origin = base if path_start < 0 else base[:path_start]
+        url = origin + href
+    else:
+        return None
+    scheme, _, rest = url.partition("://")
+    slash = rest.find("/")
+    if slash <= 0 or scheme not in _DEFAULT_PORTS:
+        return None
+    netloc = rest[:slash]
+    if netloc != netloc.lower() or "@" in netloc or "[" in netloc:
+        return None
+    host, colon, port = netloc.partition(":")
+    if (
+        not host
+        or "?" in host
+        or host.endswith(".")
+        or (
+            colon
+            and (not _PORT.fullmatch(port) or int(port) > 65535 or port == _DEFAULT_PORTS[scheme])
+        )
+    ):
+        return None
+    if _NOT_CANONICAL.search(rest, slash):
+        return None
+    return url
 
 
 def _context(href: str, base: str | None) -> str | None:
