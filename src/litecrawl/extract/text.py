@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 
 from litecrawl.extract.stopwords import STOPWORDS, stopwords_for
 
@@ -125,6 +126,8 @@ def _foreign_word_chars(chars: set[str]) -> dict[str, str] | None:
     return table
 
 
+# The last text's words: keywords and then the simhash of the same page ask for them in turn.
+@lru_cache(maxsize=1)
 def spaced_words(text: str) -> str:
     """:func:`words` joined by single or repeated ASCII spaces (nothing else between them).
 
