@@ -1,4 +1,4 @@
-"""litecrawl.index.analyze: the engine's analyzer (process pool), Markdown + sidecar (003)."""
+"""litecrawl.index.analyze: the engine's analyzer (worker processes), Markdown + sidecar (003)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Content extraction: pure functions from an HTTP body to title, text, keywords and Markdown.
 
 No network, no database. :func:`extract_page` is CPU-heavy and picklable (arguments and result
-are plain data), so the engine runs it in a process pool; :func:`to_markdown` likewise.
+are plain data), so the engine runs it in worker processes; :func:`to_markdown` likewise.
 """
 
 from litecrawl.extract.decode import decode_html

@@ -1,7 +1,7 @@
 """``extract_page``: one HTTP body in, title/text/keywords/preview/language/Markdown source out.
 
 Pure and picklable (top-level function, plain-data result), so the engine can run it in a
-``ProcessPoolExecutor``. It never raises for bad input: the worst case is an :class:`Extracted`
+worker process. It never raises for bad input: the worst case is an :class:`Extracted`
 with empty fields.
 """
 
