@@ -100,9 +100,14 @@ class _Worker(asyncio.SubprocessProtocol):
                 else:
                     future.set_exception(RuntimeError(value))
 
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        # The end of stdout, not process_exited (which may come before the last results are
+        # read): every result the worker wrote has been delivered by now.
+        if fd == 1:
+            self.on_exit(self)
+
     def process_exited(self) -> None:
         self.exited.set()
-        self.on_exit(self)
 
 
 class WorkerPool:
@@ -213,7 +218,7 @@ class WorkerPool:
         self._workers.append(worker)
 
     def _exited(self, worker: _Worker) -> None:
-        """The worker process exited: fail the tasks it held and start a new one."""
+        """The worker's output ended (it exited or died): fail the tasks it held, start another."""
         worker.tasks = None
         for future in worker.pending.values():
             if not future.done():
