@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import FetchResult
@@ -70,9 +70,7 @@ def analyze_page(
 ) -> IndexDocument | None:
     """Analyze one fetched page (in the calling thread); None, with a warning, if that fails."""
     when = time.time() if fetched_at is None else fetched_at
-    from litecrawl.index.work import analyze  # the extraction stack, only when used
-
-    outcome, _links = analyze(*_worker_args(url, result, depth, source, settings, when))
+    outcome, _links = _inline(_worker_args(url, result, depth, source, settings, when))
     if isinstance(outcome, str):
         log.warning("analysis failed for %s: %s", url, outcome)
         return None
@@ -112,9 +110,7 @@ class PageAnalyzer:
         args = _worker_args(url, result, depth, source, self.settings, time.time())
         links: PageLinks | None = None
         if self.workers == 0:
-            from litecrawl.index.work import analyze  # the extraction stack, only when used
-
-            outcome, links = analyze(*args)
+            outcome, links = _inline(args)
         else:
             if self._pool is None:
                 raise RuntimeError("use 'async with PageAnalyzer(...)' before calling it")
@@ -122,9 +118,7 @@ class PageAnalyzer:
                 outcome, links = await self._pool.run(*args)
             except NoWorker:
                 log.warning("no analysis worker could be started: analyzing %s inline", url)
-                from litecrawl.index.work import analyze  # the extraction stack, only when used
-
-                outcome, links = analyze(*args)
+                outcome, links = _inline(args)
             except WorkerDied:
                 # killed, out of memory, a crash in C code: the pool starts a new worker
                 log.warning("analysis worker died on %s; a new worker takes over", url)
@@ -138,6 +132,13 @@ class PageAnalyzer:
         return PageAnalysis(outcome, links)
 
 
+def _inline(args: tuple[Any, ...]) -> tuple[IndexDocument | str, PageLinks | None]:
+    """The work for one page in this process (the extraction stack is imported on first use)."""
+    from litecrawl.index.work import analyze
+
+    return analyze(*args)
+
+
 def _worker_args(
     url: str,
     result: FetchResult,
@@ -146,7 +147,7 @@ def _worker_args(
     settings: AnalyzerSettings,
     fetched_at: float,
 ) -> tuple[str, bytes, dict[str, str], int, int, str, AnalyzerSettings, float]:
-    """:func:`_analyze`'s arguments: plain data that pickles to a worker process."""
+    """:func:`litecrawl.index.work.analyze`'s arguments: plain data that pickles to a worker."""
     return (
         url,
         result.body,
