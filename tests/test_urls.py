@@ -149,3 +149,29 @@ def test_the_fast_path_agrees_with_the_full_normalization(
         href = f"{prefix}{path}{tail}"
     rules = UrlRules()
     assert rules.normalize(href, base) == rules._normalize_slowly(href.strip(), base)
+
+
+_relative_segments = st.lists(
+    st.sampled_from(["x", ".", "..", "", "p;q", "a b", "%2e", "\u00fc", "a:b", "a\\b", "\t"]),
+    min_size=1,
+    max_size=5,
+)
+
+
+@given(
+    st.sampled_from(["", "./", "../", "../../", "/", "//h/", "?", "#", "mailto:", "javascript:",
+                     "tel:", "page.html:", "HTTP:", "Http://A.com/", "java\tscript:", "1a:"]),
+    _relative_segments,
+    _tails,
+    st.sampled_from([
+        "http://a.com/d/e.html", "http://a.com/d/", "http://a.com", "https://b.org:8443/x/y/z",
+        "http://a.com/d/e.html?q=1#f", "http://a.com/x//y/z", "http://A.com/d/", "http://a.com/;p/e",
+        "http://a.com?q", "http://a.com/d/../e", "mailto:x@a.com",
+    ]),
+)  # fmt: skip
+def test_relative_links_resolve_as_urljoin_does(
+    prefix: str, segments: list[str], tail: str, base: str
+) -> None:
+    href = prefix + "/".join(segments) + tail
+    rules = UrlRules()
+    assert rules.normalize(href, base) == rules._normalize_slowly(href.strip(), base)

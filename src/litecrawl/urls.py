@@ -75,7 +75,9 @@ class UrlRules:
     def normalize(self, url: str, base_url: str | None = None) -> str | None:
         """The canonical absolute form of ``url``, or None if it is not an http(s) URL."""
         url = url.strip()
-        canonical = _already_canonical(url, base_url)
+        if _names_another_scheme(url):
+            return None  # mailto:, javascript:, tel:, ...
+        canonical = _resolve_quickly(url, base_url)
         if canonical is not None:
             return self._rewrite(canonical)
         return self._normalize_slowly(url, base_url)
@@ -148,24 +150,84 @@ _MEMO_SIZE = 20_000  # ~400 bytes an entry: memory stays flat however large the 
 # controls, dot segments, an empty query.
 _NOT_CANONICAL = re.compile(r"[#\\\x00-\x20\x7f]|/\.\.?(?:/|\?|$)|\?$")
 _PORT = re.compile(r"[1-9][0-9]{0,4}")
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")  # what urlsplit takes for a scheme
 
 
-def _already_canonical(href: str, base: str | None) -> str | None:
-    """``href`` resolved against ``base`` when that needs no parsing: an absolute http(s) URL, or
-    a root-relative path against an http(s) base, that is already in canonical form (lower-case
-    scheme and host, no default port, a path, no dot segments, no fragment). None otherwise: then
-    the full urljoin/urlsplit route decides. Most links on most pages take this path."""
+def _names_another_scheme(href: str) -> bool:
+    """True for an absolute URL of another scheme than http(s) (``mailto:``, ``javascript:``):
+    never a page. urlsplit's own test for a scheme, so the full route would say the same."""
+    colon = href.find(":")
+    return (
+        colon > 0
+        and href[:colon].lower() not in _DEFAULT_PORTS
+        and bool(_SCHEME.fullmatch(href, 0, colon))
+    )
+
+
+def _resolve_quickly(href: str, base: str | None) -> str | None:
+    """``href`` resolved against ``base`` when that needs no parsing, else None (then the full
+    urljoin/urlsplit route decides).
+
+    Handled here: an absolute http(s) URL, a root-relative path, a relative path (dot segments
+    resolved exactly as urljoin does) and a fragment-only link, whose result is already in
+    canonical form (lower-case scheme and host, no default port, a path, no dot segments);
+    a fragment is dropped first, as normalization would. Most links on most pages take this path.
+    """
+    href = href.split("#", 1)[0]
     if href.startswith(("http://", "https://")):
-        url = href
-    elif base is not None and href.startswith("/") and not href.startswith("//"):
-        scheme_end = base.find("://")
-        if scheme_end < 0:
-            return None
-        path_start = base.find("/", scheme_end + 3)
-        origin = base if path_start < 0 else base[:path_start]
-        url = origin + href
-    else:
+        return _canonical_or_none(href)
+    if base is None:
         return None
+    base = base.split("#", 1)[0]
+    scheme_end = base.find("://")
+    if scheme_end < 0:
+        return None
+    path_start = base.find("/", scheme_end + 3)
+    origin = base if path_start < 0 else base[:path_start]
+    if "?" in origin:
+        return None
+    if not href:  # "#section": the page itself
+        return _canonical_or_none(base)
+    if href[0] == "/":
+        return None if href.startswith("//") else _canonical_or_none(origin + href)
+    if (
+        href[0] == "?"
+        or ";" in href
+        or ";" in base
+        or ":" in href.split("/", 1)[0]
+        or _CONTROL.search(href)
+    ):
+        return None  # query-only, path parameters, "a:b", tabs urlsplit drops: urljoin decides
+    base_path = "" if path_start < 0 else base[path_start:].split("?", 1)[0]
+    path, query_mark, query = href.partition("?")
+    joined = _join_path(base_path, path) + query_mark + query
+    return _canonical_or_none(origin + joined)
+
+
+def _join_path(base_path: str, path: str) -> str:
+    """urljoin's merge of a relative ``path`` with the base's path (RFC 3986 5.2, with Python's
+    dropping of empty segments), step for step."""
+    base_parts = base_path.split("/")
+    if base_parts[-1] != "":
+        del base_parts[-1]  # the base's last segment is a file, not a directory
+    segments = base_parts + path.split("/")
+    segments[1:-1] = filter(None, segments[1:-1])
+    resolved: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if resolved:
+                resolved.pop()
+        elif segment != ".":
+            resolved.append(segment)
+    if segments[-1] in (".", ".."):
+        resolved.append("")
+    joined = "/".join(resolved)
+    return joined if joined.startswith("/") else "/" + joined  # as urlunsplit puts it back
+
+
+def _canonical_or_none(url: str) -> str | None:
+    """``url`` (absolute) when it is an http(s) URL already in canonical form, else None."""
     scheme, _, rest = url.partition("://")
     slash = rest.find("/")
     if slash <= 0 or scheme not in _DEFAULT_PORTS:
