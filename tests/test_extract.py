@@ -16,7 +16,8 @@ from lxml import etree
 
 from litecrawl.extract import Extracted, decode_html, detect_language, dom, extract_page, keywords
 from litecrawl.extract.stopwords import stopwords_for
-from litecrawl.extract.text import normalize_lines, word_counts
+from litecrawl.extract.text import normalize_lines
+from litecrawl.extract.vocabulary import Vocabulary
 
 URL = "https://news.example.com/2024/05/bridge"
 
@@ -264,13 +265,18 @@ word_soup = st.lists(
 
 @settings(max_examples=400, deadline=None)
 @given(text=word_soup, language=st.sampled_from([None, "en", "fr", "de", "xx"]))
-def test_property_word_counts_and_keywords_match_the_definition(
+def test_property_vocabulary_and_keywords_match_the_definition(
     text: str, language: str | None
 ) -> None:
     expected = Counter(WORD.findall(text.lower()))
-    counts = word_counts(text)
+    vocabulary = Vocabulary.of(text)
+    by_first = sorted(range(len(vocabulary.distinct)), key=lambda i: int(vocabulary.first[i]))
+    counts = {
+        vocabulary.word(int(vocabulary.first[i])): int(vocabulary.counts[i]) for i in by_first
+    }
     assert counts == expected and list(counts) == list(expected)  # same first-appearance order
-    assert keywords(text, language, counts=counts) == reference_keywords(text, language)
+    assert vocabulary.total == sum(expected.values())
+    assert keywords(text, language) == reference_keywords(text, language)
     assert keywords(text, language, count=3) == reference_keywords(text, language, 3)
 
 

@@ -14,7 +14,7 @@ from litecrawl.extract.markdown import (
 )
 from litecrawl.extract.page import Extracted, ExtractionMode, extract_page
 from litecrawl.extract.selectors import HAVE_CSSSELECT
-from litecrawl.extract.text import detect_language, keywords
+from litecrawl.extract.vocabulary import detect_language, keywords
 
 __all__ = [
     "HAVE_CSSSELECT",

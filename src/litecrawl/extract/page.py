@@ -17,13 +17,8 @@ from typing import Any, Literal, Protocol
 from litecrawl.extract.decode import decode_html
 from litecrawl.extract.dom import parse_html
 from litecrawl.extract.fallback import RegexDoc
-from litecrawl.extract.text import (
-    detect_language,
-    keywords,
-    normalize_lines,
-    preview,
-    word_counts,
-)
+from litecrawl.extract.text import normalize_lines, preview
+from litecrawl.extract.vocabulary import detect_language, keywords
 from litecrawl.parse.links import PageLinks
 
 __all__ = ["MIN_ARTICLE_CHARS", "Extracted", "ExtractionMode", "extract_page"]
@@ -183,12 +178,11 @@ def _extract(
     html, data = _valid_chars(decode_html(body, content_type))
     if media_type == "text/plain":
         text = normalize_lines(html)
-        counts = word_counts(text)
-        language = detect_language(text, counts)
+        language = detect_language(text)
         return Extracted(
             url=url,
             text=text,
-            keywords=keywords(text, language, counts=counts),
+            keywords=keywords(text, language),
             preview=preview(text),
             language=language,
             html_for_markdown=(
@@ -220,13 +214,12 @@ def _extract(
         article = ""
 
     meta_title = _clean_meta(getattr(meta, "title", None)) if meta is not None else None
-    counts = word_counts(text)
-    language = html_lang or detect_language(text, counts)
+    language = html_lang or detect_language(text)
     return Extracted(
         url=url,
         title=title or h1 or og_title or meta_title or "",
         text=text,
-        keywords=keywords(text, language, counts=counts),
+        keywords=keywords(text, language),
         preview=preview(text),
         language=language,
         author=_clean_meta(getattr(meta, "author", None)) if meta is not None else None,

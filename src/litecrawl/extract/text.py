@@ -1,35 +1,26 @@
-"""Plain-text helpers: whitespace, preview, language guess and keywords.
+"""Plain-text helpers: whitespace, preview, language tags and the words of a text.
 
 Everything here works on ``str`` and never raises. The hot paths (:func:`normalize_lines`,
-:func:`word_counts`, :func:`keywords`) run on every crawled page, so they do their per-character and
-per-token work in C (``str.split``, ``bytes.translate``, ``Counter``, ``sorted``) and keep Python
-loops to the few distinct words that need them.
+:func:`spaced_words`) run on every crawled page, so they do their per-character work in C
+(``str.split``, ``bytes.translate``) and keep Python loops to the few distinct characters that need
+them. Counting words (keywords, language) is :mod:`litecrawl.extract.vocabulary`'s job.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Mapping
-from functools import lru_cache
-
-from litecrawl.extract.stopwords import STOPWORDS, stopwords_for
 
 __all__ = [
     "PREVIEW_CHARS",
     "collapse_whitespace",
-    "detect_language",
-    "keywords",
     "normalize_language_tag",
     "normalize_lines",
     "preview",
     "spaced_words",
-    "word_counts",
     "words",
 ]
 
 PREVIEW_CHARS = 500
-KEYWORD_COUNT = 10
 
 # A word: letters only (no digits, no underscore), with inner apostrophes ("don't", "l'homme").
 # words() yields exactly this regex's matches without running it over the whole text.
@@ -54,16 +45,7 @@ _LOOSE_APOSTROPHES = tuple(
     (a, re.compile(rf"{a}(?:(?!\w)|(?<!\w{a}))")) for a in ("'", "\N{RIGHT SINGLE QUOTATION MARK}")
 )
 _SPACES = re.compile("  +")
-_KEYWORD_MIN, _KEYWORD_MAX = 3, 50
-_ELISION_MAX = 2  # French/Italian "l'", "d'", "qu'": the word is what follows
 _LANG_TAG = re.compile(r"[a-z]{2,3}")
-_CJK = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u4e00-\u9fff]")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HANGUL = re.compile(r"[\uac00-\ud7af]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
-
-_SAMPLE_CHARS = 20_000  # language detection looks at the start of the text only
-_MIN_HITS = 3
 
 
 def collapse_whitespace(text: str) -> str:
@@ -126,8 +108,6 @@ def _foreign_word_chars(chars: set[str]) -> dict[str, str] | None:
     return table
 
 
-# The last text's words: keywords and then the simhash of the same page ask for them in turn.
-@lru_cache(maxsize=1)
 def spaced_words(text: str) -> str:
     """:func:`words` joined by single or repeated ASCII spaces (nothing else between them).
 
@@ -163,112 +143,3 @@ def words(text: str) -> list[str]:
     :func:`spaced_words`.
     """
     return spaced_words(text).split()
-
-
-def word_counts(text: str) -> Counter[str]:
-    """How often each of :func:`words` occurs in ``text``; keys in order of first appearance."""
-    return Counter(words(text))
-
-
-def detect_language(text: str, counts: Counter[str] | None = None) -> str | None:
-    """A cheap guess: CJK scripts by character class, else the stop-word list with most hits.
-
-    Returns an ISO 639-1 code ("en", "de", "fr", "es", "ja", "ko", "zh") or None when unsure.
-    ``counts`` may pass :func:`word_counts` of ``text`` when the caller already has it.
-    """
-    sample = text[:_SAMPLE_CHARS]
-    if not sample:
-        return None
-    if not sample.isascii() and _CJK.search(sample):
-        kana = len(_KANA.findall(sample))
-        hangul = len(_HANGUL.findall(sample))
-        han = len(_HAN.findall(sample))
-        cjk = kana + hangul + han
-        if cjk >= 20 and cjk * 5 >= len(sample):  # a fifth of the characters or more
-            if kana * 10 >= cjk:
-                return "ja"
-            if hangul >= han:
-                return "ko"
-            return "zh"
-    if counts is None or len(text) > _SAMPLE_CHARS:
-        counts = word_counts(sample)
-    total = sum(counts.values())
-    if not total:
-        return None
-    best, best_hits = None, 0
-    for lang, stop in STOPWORDS.items():
-        # keys() & frozenset walks the (short) stop list, not the page's vocabulary
-        hits = sum(map(counts.__getitem__, counts.keys() & stop))
-        if hits > best_hits:
-            best, best_hits = lang, hits
-    if best_hits >= _MIN_HITS and best_hits * 10 >= total:
-        return best
-    return None
-
-
-def _merge_elisions(
-    counts: Counter[str], stop: frozenset[str]
-) -> tuple[Mapping[str, int], dict[str, int] | None]:
-    """Fold the words with apostrophes into their keyword form.
-
-    ``"l'homme"`` counts for ``"homme"``, ``"john's"`` / ``"doesn't"`` for ``"john"`` / ``"doesn"``;
-    stop words (``"don't"``) and forms that end up too short/long are dropped. Returns the merged
-    counts and, when a merged word now appears earlier than before (or is new), each word's
-    position of first appearance (None when ``counts``' own order still holds).
-    """
-    elided = [w for w in counts if "'" in w or "’" in w]
-    merged = dict(counts)
-    first: dict[str, int] = dict(zip(counts, range(len(counts)), strict=True))
-    moved = False
-    for word in elided:
-        n = merged.pop(word)
-        norm = word.replace("’", "'")
-        if norm in stop:
-            continue
-        head, _, tail = norm.partition("'")
-        norm = tail.replace("'", "") if len(head) <= _ELISION_MAX else head
-        if not _KEYWORD_MIN <= len(norm) <= _KEYWORD_MAX or norm in stop:
-            continue
-        if norm in merged:
-            merged[norm] += n
-            if first[word] < first[norm]:
-                first[norm] = first[word]
-                moved = True
-        else:
-            merged[norm] = n
-            first[norm] = first[word]
-            moved = True
-    return merged, first if moved else None
-
-
-def keywords(
-    text: str,
-    language: str | None,
-    count: int = KEYWORD_COUNT,
-    counts: Counter[str] | None = None,
-) -> tuple[str, ...]:
-    """The ``count`` most frequent lower-cased words of 3+ letters that are not stop words.
-
-    Ties keep the order of first appearance, so the result is deterministic. ``counts`` may pass
-    :func:`word_counts` of ``text`` when the caller already has it.
-    """
-    if count <= 0:
-        return ()
-    stop = stopwords_for(language)
-    if counts is None:
-        counts = word_counts(text)
-    merged: Mapping[str, int] = counts
-    first = None
-    vocabulary = "".join(counts)  # one C-level scan tells whether any word has an apostrophe
-    if "'" in vocabulary or "’" in vocabulary:
-        merged, first = _merge_elisions(counts, stop)
-    # first appearance order: the dict's own, unless an elision moved a word forward; then a
-    # stable sort by frequency (in C, with a C-level key) keeps it among equal counts
-    order = sorted(merged, key=first.__getitem__) if first is not None else merged
-    found: list[str] = []
-    for word in sorted(order, key=merged.__getitem__, reverse=True):
-        if _KEYWORD_MIN <= len(word) <= _KEYWORD_MAX and word not in stop:
-            found.append(word)
-            if len(found) == count:
-                break
-    return tuple(found)

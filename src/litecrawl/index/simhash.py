@@ -2,10 +2,11 @@
 
 How it is computed: the text is cut into lower-cased words (:func:`litecrawl.extract.text.words`:
 letters with inner apostrophes; in text with Han/kana characters each of those counts as a word,
-since those scripts do not separate words by spaces). Every word is hashed once with XXH3 to 64
-bits; the hash of a run of three consecutive words (a *shingle*) mixes its words' hashes, rotated
-by their position, through SplitMix64's finalizer; bit ``i`` of the simhash is set when more than
-half of the distinct shingle hashes have bit ``i`` set (Charikar's simhash with unit weights). The
+since those scripts do not separate words by spaces). Every word is hashed once to 64 bits
+(:mod:`litecrawl.extract.vocabulary`; the page's keywords come from the same hashes); the hash of a
+run of three consecutive words (a *shingle*) mixes its words' hashes, rotated by their position,
+through SplitMix64's finalizer; bit ``i`` of the simhash is set when more than half of the distinct
+shingle hashes have bit ``i`` set (Charikar's simhash with unit weights). The
 per-shingle work is numpy array arithmetic, not Python steps. The result is returned as a *signed*
 64-bit integer so SQLite can store it in an ``INTEGER`` column.
 
@@ -32,7 +33,7 @@ import re
 
 import numpy as np
 
-from litecrawl.extract.text import spaced_words
+from litecrawl.extract.vocabulary import mix, vocabulary, word_hashes
 from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, bands, hamming
 
 __all__ = ["NEAR_DUPLICATE_DISTANCE", "SHINGLE_WORDS", "bands", "hamming", "simhash"]
@@ -44,61 +45,24 @@ _SIGN = 1 << 63
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-_SPACE = ord(" ")
-# polynomial word hash: P odd, so P**i is invertible modulo 2**64 (P_INV * P = 1)
-_P = np.uint64(0x100000001B3)
-_P_INV = np.uint64(pow(0x100000001B3, -1, 1 << 64))
-_TABLE_BYTES = 1 << 16  # P**(i+1) and P**-(i+1), computed once for texts up to this length
-
-
-def _powers(base: np.uint64, n: int) -> np.ndarray:
-    return np.cumprod(np.full(n, base, dtype=np.uint64))
-
-
-_POWERS, _INVERSES = _powers(_P, _TABLE_BYTES), _powers(_P_INV, _TABLE_BYTES)
-_POWERS.flags.writeable = _INVERSES.flags.writeable = False
-# SplitMix64's finalizer: every input bit reaches every output bit
-_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_ASCII_BYTES = bytes(range(0x80))
 _ROTATIONS = (0, 21, 42)  # word position in the shingle: "a b c" and "b a c" hash apart
 
 
-def _spaced_utf8(text: str) -> bytes:
-    """The text's words, lower-cased, separated by ASCII spaces, as UTF-8."""
-    if not text.isascii() and _HAS_CJK.search(text):
+def _has_cjk(text: str) -> bool:
+    if text.isascii():
+        return False
+    # only the non-ASCII characters are searched (a page's lone "©" must not cost a scan)
+    foreign = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    return bool(_HAS_CJK.search(foreign.decode("utf-8", "surrogatepass")))
+
+
+def _word_hashes(text: str) -> np.ndarray:
+    """The hash of every word of ``text``, in order (the page's vocabulary has them)."""
+    if _has_cjk(text):
         spaced = " ".join(_TOKEN.findall(text.casefold()))
-    else:
-        spaced = spaced_words(text)
-    return spaced.encode("utf-8", "surrogatepass")
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> np.uint64(30))
-    x *= _MIX1
-    x ^= x >> np.uint64(27)
-    x *= _MIX2
-    x ^= x >> np.uint64(31)
-    return x
-
-
-def _word_hashes(spaced: bytes) -> np.ndarray:
-    """A 64-bit hash of every word, in order, computed for all words at once.
-
-    Word ``w`` from byte ``s`` to ``e`` hashes to ``sum(b[i] * P**(i - s))`` modulo 2**64: a
-    prefix sum of ``b[i] * P**i`` over the whole text, differenced at the word's ends and shifted
-    back by ``P_INV**s``; numpy's uint64 arithmetic wraps modulo 2**64 as this needs.
-    """
-    data = np.frombuffer(spaced, dtype=np.uint8)
-    inside = np.concatenate(([False], data != _SPACE, [False]))
-    edges = np.flatnonzero(inside[1:] != inside[:-1])
-    starts, ends = edges[0::2], edges[1::2]
-    if not len(starts):
-        return np.zeros(0, dtype=np.uint64)
-    if len(data) <= _TABLE_BYTES:
-        powers, inverse = _POWERS[: len(data)], _INVERSES[: len(data)]
-    else:
-        powers, inverse = _powers(_P, len(data)), _powers(_P_INV, len(data))
-    prefix = np.concatenate((np.zeros(1, dtype=np.uint64), np.cumsum(data * powers)))
-    return _mix((prefix[ends] - prefix[starts]) * inverse[starts])
+        return word_hashes(spaced.encode("utf-8", "surrogatepass"))
+    return vocabulary(text).hashes
 
 
 def _rotl(x: np.ndarray, r: int) -> np.ndarray:
@@ -111,7 +75,7 @@ def _shingle_hashes(h: np.ndarray) -> np.ndarray:
     mixed = np.zeros(n, dtype=np.uint64)
     for i, r in enumerate(_ROTATIONS[: len(h)]):
         mixed ^= _rotl(h[i : i + n], r)
-    mixed = _mix(mixed)
+    mixed = mix(mixed)
     mixed.sort()  # distinct values by hand: np.unique is ten times slower on 2,000 values
     return mixed[np.concatenate(([True], mixed[1:] != mixed[:-1]))]
 
@@ -123,10 +87,10 @@ def simhash(text: str) -> int:
     value. Bit ``i`` of the result is the majority of bit ``i`` over the distinct shingle hashes,
     tallied over the hashes' bits unpacked into a (shingles x 64) array.
     """
-    word_hashes = _word_hashes(_spaced_utf8(text))
-    if not len(word_hashes):
+    hashes = _word_hashes(text)
+    if not len(hashes):
         return 0
-    shingles = _shingle_hashes(word_hashes)
+    shingles = _shingle_hashes(hashes)
     bits = np.unpackbits(shingles.astype("<u8").view(np.uint8), bitorder="little")
     # the column sums as a (1 x n) @ (n x 64) product: BLAS, 3x faster than sum(axis=0)
     ones = np.ones(len(shingles), dtype=np.float32)  # exact: counts stay far below 2**24
