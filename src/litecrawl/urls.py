@@ -68,19 +68,22 @@ class UrlRules:
         self._rewrites = tuple(rewrites)
         self._include = tuple(_compile("include_patterns", p) for p in include_patterns or ())
         self._exclude = tuple(_compile("exclude_patterns", p) for p in exclude_patterns or ())
-        # Pages repeat the same hrefs (navigation, pagination): results are memoized by href and
+        # Pages repeat the same hrefs: what takes the full urllib route is memoized by href and
         # the part of the base URL the resolution really depends on (see _context).
         self._memo: dict[tuple[str, str | None], str | None] = {}
 
     def normalize(self, url: str, base_url: str | None = None) -> str | None:
         """The canonical absolute form of ``url``, or None if it is not an http(s) URL."""
         url = url.strip()
+        decided, normalized = self._normalize_quickly(url, base_url)
+        return normalized if decided else self._normalize_slowly(url, base_url)
+
+    def _normalize_quickly(self, url: str, base_url: str | None) -> tuple[bool, str | None]:
+        """(True, the result) when no parsing is needed (most links), else (False, None)."""
         if _names_another_scheme(url):
-            return None  # mailto:, javascript:, tel:, ...
+            return True, None  # mailto:, javascript:, tel:, ...
         canonical = _resolve_quickly(url, base_url)
-        if canonical is not None:
-            return self._rewrite(canonical)
-        return self._normalize_slowly(url, base_url)
+        return (True, self._rewrite(canonical)) if canonical is not None else (False, None)
 
     def _rewrite(self, url: str) -> str:
         for rewrite in self._rewrites:
@@ -120,12 +123,17 @@ class UrlRules:
         return not any(p.search(url) for p in self._exclude)
 
     def __call__(self, url: str, base_url: str | None = None) -> str | None:
+        """:meth:`normalize`, then :meth:`validate`: the URL to crawl, or None."""
+        url = url.strip()
+        decided, normalized = self._normalize_quickly(url, base_url)
+        if decided:
+            return normalized if normalized is None or self.validate(normalized) else None
         key = (url, _context(url, base_url))
         try:
             return self._memo[key]
         except KeyError:
             pass
-        normalized = self.normalize(url, base_url)
+        normalized = self._normalize_slowly(url, base_url)
         if normalized is not None and not self.validate(normalized):
             normalized = None
         if len(self._memo) >= _MEMO_SIZE:

@@ -1,10 +1,10 @@
 """A page's words as numbers: a 64-bit hash per word, and per distinct word its count and first
 position. Keywords, the language guess and the simhash all start from these.
 
-Counting ~2,000 words with ``Counter`` and sorting ~1,500 distinct ones by frequency costs about
-0.6 ms a page; the same done on word hashes with numpy (hash all words at once, sort the hashes,
-count the runs) costs a fifth of that. Words become strings again only for the few that can be
-keywords, and for the words with apostrophes, whose keyword form needs string rules.
+Counting a page's ~2,000 words with ``Counter`` and sorting its ~1,500 distinct ones by frequency
+cost about 0.6 ms a page (kit site); done on the word hashes the simhash needs anyway (sort the
+hashes, count the runs) it costs about 0.25 ms. Words become strings again only for the few that
+can be keywords, and for the words with apostrophes, whose keyword form needs string rules.
 
 Words are :func:`litecrawl.extract.text.words`: lower-cased letters with inner apostrophes. Word
 ``w`` (UTF-8 bytes ``b[s:e]`` of the space-separated word string) hashes to ``sum(b[i] * P**(i-s))``
