@@ -1,0 +1,91 @@
+"""Instructions per page under callgrind: a measure this machine's noise cannot move.
+
+    uv run python bench/instructions.py worker --site /tmp/benchsite-10000
+    uv run python bench/instructions.py links --site /tmp/benchsite-10000
+
+``worker``: :func:`litecrawl.index.work.analyze` (the analysis worker's whole job: parse, links,
+text, keywords, language, hashes, simhash) over kit pages. ``links``: resolving each page's links
+with :class:`litecrawl.urls.UrlRules` (what the event loop does per page). Each runs twice under
+``valgrind --tool=callgrind``, over a few pages and over many; the difference divided by the
+difference in pages is the cost of one page, with start-up and imports cancelled out. Pages/s on
+a shared 2-core VM swing by 30% between runs; these counts repeat to the instruction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+FEW, MANY = 5, 45
+
+
+def _pages(site: Path, n: int) -> list[tuple[str, bytes]]:
+    files = sorted(site.glob("s*/*.html"))[::25][:n]
+    return [(f"http://127.0.0.1:8080/{f.relative_to(site)}", f.read_bytes()) for f in files]
+
+
+def run_worker(site: Path, n: int) -> None:
+    from litecrawl.index.analyze import AnalyzerSettings
+    from litecrawl.index.work import analyze
+
+    settings = AnalyzerSettings()
+    for url, body in _pages(site, FEW + n):
+        analyze(url, body, {"content-type": "text/html"}, 200, 1, "seed", settings, 0.0)
+
+
+def run_links(site: Path, n: int) -> None:
+    from litecrawl.parse.links import extract_links
+    from litecrawl.urls import UrlRules
+
+    # every run parses the same pages, so only resolving differs between the two runs
+    found = [extract_links(body, url) for url, body in _pages(site, FEW + MANY)]
+    rules = UrlRules()
+    for page in found[: FEW + n]:
+        rules.many(page.links, page.base)
+
+
+def _instructions(what: str, site: Path, n: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                __file__,
+                what,
+                "--site",
+                str(site),
+                "--run",
+                str(n),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        summary = out.read_text(errors="replace")
+    match = re.search(r"^(?:summary|totals): (\d+)", summary, re.M)
+    if match is None:
+        raise SystemExit("no totals in callgrind's output")
+    return int(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=["worker", "links"])
+    parser.add_argument("--site", type=Path, default=Path("/tmp/benchsite-10000"))
+    parser.add_argument("--run", type=int, help=argparse.SUPPRESS)  # inside valgrind
+    args = parser.parse_args()
+    if args.run is not None:
+        (run_worker if args.what == "worker" else run_links)(args.site, args.run)
+        return
+    few, many = _instructions(args.what, args.site, 0), _instructions(args.what, args.site, MANY)
+    print(f"{args.what}: {(many - few) / MANY / 1e6:.2f} M instructions per page")
+
+
+if __name__ == "__main__":
+    main()
