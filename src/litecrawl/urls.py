@@ -188,13 +188,10 @@ def _resolve_quickly(href: str, base: str | None) -> str | None:
     if base is None:
         return None
     base = base.split("#", 1)[0]
-    scheme_end = base.find("://")
-    if scheme_end < 0:
+    parts = _origin_and_path(base)
+    if parts is None or "?" in parts[0]:
         return None
-    path_start = base.find("/", scheme_end + 3)
-    origin = base if path_start < 0 else base[:path_start]
-    if "?" in origin:
-        return None
+    origin, base_path = parts
     if not href:  # "#section": the page itself
         return _canonical_or_none(base)
     if href[0] == "/":
@@ -207,10 +204,19 @@ def _resolve_quickly(href: str, base: str | None) -> str | None:
         or _CONTROL.search(href)
     ):
         return None  # query-only, path parameters, "a:b", tabs urlsplit drops: urljoin decides
-    base_path = "" if path_start < 0 else base[path_start:].split("?", 1)[0]
     path, query_mark, query = href.partition("?")
-    joined = _join_path(base_path, path) + query_mark + query
+    joined = _join_path(base_path.split("?", 1)[0], path) + query_mark + query
     return _canonical_or_none(origin + joined)
+
+
+def _origin_and_path(url: str) -> tuple[str, str] | None:
+    """``("scheme://netloc", "/path?query")`` of an absolute URL (the second part may be "");
+    None when ``url`` has no "://"."""
+    scheme_end = url.find("://")
+    if scheme_end < 0:
+        return None
+    path_start = url.find("/", scheme_end + 3)
+    return (url, "") if path_start < 0 else (url[:path_start], url[path_start:])
 
 
 def _join_path(base_path: str, path: str) -> str:
@@ -270,16 +276,16 @@ def _context(href: str, base: str | None) -> str | None:
     if not href or href[0] in "?#":
         return stem
     stem = stem.split("?", 1)[0]
-    scheme_end = stem.find("://")
-    if scheme_end < 0:
+    parts = _origin_and_path(stem)
+    if parts is None:
         return stem
-    path_start = stem.find("/", scheme_end + 3)
-    if path_start < 0:
+    origin, path = parts
+    if not path:
         return stem + "/"  # "http://a.com" resolves like "http://a.com/"
     if href.startswith("//"):
-        return stem[:scheme_end]  # network-path reference: only the scheme is kept
+        return origin.partition("://")[0]  # network-path reference: only the scheme is kept
     if href[0] == "/":
-        return stem[:path_start]  # absolute path: only the origin is kept
+        return origin  # absolute path: only the origin is kept
     return stem[: stem.rfind("/") + 1]  # relative path: the base's directory
 
 
