@@ -13,6 +13,7 @@ import re
 __all__ = [
     "PREVIEW_CHARS",
     "collapse_whitespace",
+    "non_ascii",
     "normalize_language_tag",
     "normalize_lines",
     "preview",
@@ -46,6 +47,12 @@ _LOOSE_APOSTROPHES = tuple(
 )
 _SPACES = re.compile("  +")
 _LANG_TAG = re.compile(r"[a-z]{2,3}")
+
+
+def non_ascii(text: str) -> str:
+    """The non-ASCII characters of ``text``, in order (a script test need not scan the rest)."""
+    data = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    return data.decode("utf-8", "surrogatepass")
 
 
 def collapse_whitespace(text: str) -> str:

@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from litecrawl.extract.stopwords import STOPWORDS, stopwords_for
-from litecrawl.extract.text import spaced_words
+from litecrawl.extract.text import non_ascii, spaced_words
 
 __all__ = [
     "KEYWORD_COUNT",
@@ -38,12 +38,12 @@ KEYWORD_COUNT = 10
 
 _SPACE = ord(" ")
 _APOSTROPHES = ("'", "\N{RIGHT SINGLE QUOTATION MARK}")
+_APOSTROPHE_BYTES = re.compile("|".join(re.escape(a) for a in _APOSTROPHES).encode())
 _KEYWORD_MIN, _KEYWORD_MAX = 3, 50
 _MAX_UTF8_BYTES = 4  # a word of more than 50 * 4 bytes has more than 50 characters
 _ELISION_MAX = 2  # French/Italian "l'", "d'", "qu'": the word is what follows
 _SAMPLE_CHARS = 20_000  # language detection looks at the start of the text only
 _MIN_HITS = 3
-_ASCII_BYTES = bytes(range(0x80))
 _CJK = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u4e00-\u9fff]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
@@ -166,14 +166,12 @@ class Vocabulary:
         # ranks go by count, then by first appearance, which folding may move forward
         counts, first = self.counts.copy(), self.first.copy()
         extra = self._fold_elisions(stop, counts, first)
-        hashes, lengths = self.distinct, self.ends[self.first] - self.starts[self.first]
-        names: dict[int, str] = {}
+        lengths = self.ends[self.first] - self.starts[self.first]
+        extra_words = [w for w, _, _ in extra.values()]  # after the distinct words, in order
         if extra:
-            names = {int(h): w for h, (w, _, _) in extra.items()}
-            hashes = np.append(hashes, np.fromiter(extra, np.uint64, len(extra)))
             counts = np.append(counts, [n for _, n, _ in extra.values()])
             first = np.append(first, [f for _, _, f in extra.values()])
-            lengths = np.append(lengths, [len(w.encode()) for w, _, _ in extra.values()])
+            lengths = np.append(lengths, [len(w.encode()) for w in extra_words])
         stopped = self._among(stop)
         if extra:  # keyword forms are never stop words (folding dropped those)
             stopped = np.append(stopped, np.zeros(len(extra), dtype=bool))
@@ -185,8 +183,9 @@ class Vocabulary:
         key = (counts.max() - counts[candidates]) * (self.total + 1) + first[candidates]
         ranked = candidates[np.argsort(key)]
         found: list[str] = []
+        n = len(self.first)
         for i in ranked.tolist():
-            word = names[int(hashes[i])] if i >= len(self.first) else self.word(self.first[i])
+            word = extra_words[i - n] if i >= n else self.word(self.first[i])
             if _KEYWORD_MIN <= len(word) <= _KEYWORD_MAX and word not in stop:
                 found.append(word)
                 if len(found) == count:
@@ -199,7 +198,7 @@ class Vocabulary:
         """Move the counts of words with apostrophes to their keyword form, in place; returns
         the keyword forms the text does not have as words: hash -> (word, count, first)."""
         extra: dict[int, tuple[str, int, int]] = {}
-        if not any(a.encode() in self.data for a in _APOSTROPHES):
+        if not _APOSTROPHE_BYTES.search(self.data):
             return extra
         for i in self._with_apostrophes():
             n, at = int(counts[i]), int(first[i])
@@ -219,16 +218,7 @@ class Vocabulary:
 
     def _with_apostrophes(self) -> Iterable[int]:
         """Indexes (into ``distinct``) of the words that contain an apostrophe."""
-        data = np.frombuffer(self.data, dtype=np.uint8)
-        marks = np.flatnonzero(data == ord("'"))
-        curly = _APOSTROPHES[1].encode()
-        if curly in self.data:
-            at = self.data.find(curly)
-            spots = []
-            while at >= 0:
-                spots.append(at)
-                at = self.data.find(curly, at + 1)
-            marks = np.union1d(marks, spots)
+        marks = [m.start() for m in _APOSTROPHE_BYTES.finditer(self.data)]
         words = np.unique(np.searchsorted(self.starts, marks, side="right") - 1)
         indexes: list[int] = np.unique(np.searchsorted(self.distinct, self.hashes[words])).tolist()
         return indexes
@@ -270,9 +260,7 @@ def detect_language(text: str) -> str | None:
     if not sample:
         return None
     if not sample.isascii():
-        # the script test looks at the non-ASCII characters only (a "©" must not cost a scan)
-        foreign = sample.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
-        other = foreign.decode("utf-8", "surrogatepass")
+        other = non_ascii(sample)  # the script test: a lone "©" must not cost a scan
         if _CJK.search(other):
             kana = len(_KANA.findall(other))
             hangul = len(_HANGUL.findall(other))

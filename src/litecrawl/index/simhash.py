@@ -33,6 +33,7 @@ import re
 
 import numpy as np
 
+from litecrawl.extract.text import non_ascii
 from litecrawl.extract.vocabulary import mix, vocabulary, word_hashes
 from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, bands, hamming
 
@@ -45,16 +46,12 @@ _SIGN = 1 << 63
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-_ASCII_BYTES = bytes(range(0x80))
 _ROTATIONS = (0, 21, 42)  # word position in the shingle: "a b c" and "b a c" hash apart
 
 
 def _has_cjk(text: str) -> bool:
-    if text.isascii():
-        return False
     # only the non-ASCII characters are searched (a page's lone "©" must not cost a scan)
-    foreign = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
-    return bool(_HAS_CJK.search(foreign.decode("utf-8", "surrogatepass")))
+    return not text.isascii() and bool(_HAS_CJK.search(non_ascii(text)))
 
 
 def _word_hashes(text: str) -> np.ndarray:
