@@ -198,7 +198,8 @@ class Vocabulary:
         """Move the counts of words with apostrophes to their keyword form, in place; returns
         the keyword forms the text does not have as words: hash -> (word, count, first)."""
         extra: dict[int, tuple[str, int, int]] = {}
-        if not _APOSTROPHE_BYTES.search(self.data):
+        # two substring tests (memchr speed) before any regex scan: most pages have none
+        if not any(a.encode() in self.data for a in _APOSTROPHES):
             return extra
         for i in self._with_apostrophes():
             n, at = int(counts[i]), int(first[i])
