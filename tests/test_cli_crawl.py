@@ -328,16 +328,8 @@ def test_interrupt_and_resume(tmp_path: Path, serve: Serve, sig: signal.Signals)
         assert all(r["processing_time"] is None for r in db_rows(db).values())  # claims released
     first = set(fetched(site))
     assert 0 < len(first) < 21
-    # Resume: the same command continues. After SIGKILL the claims are recovered once the
-    # processing timeout has passed (the CLI uses seed 000's 10 minutes; shorten it here).
-    if sig == signal.SIGKILL:
-        conn = sqlite3.connect(db)
-        conn.execute(
-            "UPDATE pages SET processing_time = processing_time - 601 "
-            "WHERE processing_time IS NOT NULL"
-        )
-        conn.commit()
-        conn.close()
+    # Resume: the same command continues at once; after SIGKILL the dead worker's claims are
+    # recovered as soon as the new run sees its process gone.
     proc = _spawn(db, site.url("/"))
     assert proc.wait(60) == 0
     assert set(fetched(site)) == {"/"} | {f"/n{i}" for i in range(4)} | {
@@ -361,22 +353,6 @@ def test_seeds_add_then_crawl(tmp_path: Path, serve: Serve) -> None:
     assert "0 new seeds, 2 already known" in again.output
     missing = runner.invoke(app, ["seeds", "add", str(tmp_path / "nope.txt"), "--db", str(db)])
     assert missing.exit_code == 2
-
-
-def test_stats_reads_the_database(tmp_path: Path, serve: Serve) -> None:
-    site = serve(tree_site(fanout=2, levels=1, robots="User-agent: *\nDisallow: /n1\n"))
-    db = tmp_path / "c.db"
-    crawl(db, site.url("/"), "--delay-ms", "0")
-    result = runner.invoke(app, ["stats", "--db", str(db), "--json"])
-    assert result.exit_code == 0
-    import json
-
-    stats = json.loads(result.output)
-    assert stats["by_state"] == {"crawled": 2, "error": 1}
-    assert stats["errors"] == {"robots": 1}
-    assert stats["due_now"] == 0 and stats["claimed"] == 0
-    assert len(stats["runs"]) == 1 and '"fetched": 2' in stats["runs"][0]["stats"]
-    assert runner.invoke(app, ["stats", "--db", str(tmp_path / "none.db")]).exit_code == 2
 
 
 def test_watch_keeps_running_until_interrupted(tmp_path: Path, serve: Serve) -> None:

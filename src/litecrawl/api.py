@@ -11,6 +11,7 @@ from litecrawl.engine import CrawlStats, Engine, EngineOptions
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import Fetcher
 from litecrawl.frontier.sqlite import SQLiteFrontier
+from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules
@@ -80,6 +81,10 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
     )
     async with contextlib.AsyncExitStack() as stack:
         frontier = await stack.enter_async_context(SQLiteFrontier(kwargs["sqlite_path"]))
+        # A worker row too: a run killed by cron's timeout is seen dead by the next run at once,
+        # and its claims get seed 000's stale treatment then instead of processing_timeout_sec
+        # later; claims older than processing_timeout_sec are still recovered whoever holds them.
+        lease = await stack.enter_async_context(Lease(frontier, LeaseRules(), "litecrawl()"))
         fetcher = await stack.enter_async_context(_make_fetcher(kwargs))
         gate = None
         if kwargs.get("obey_robots", True):
@@ -90,7 +95,7 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
                 delay_ms=0,
             )
             gate = await stack.enter_async_context(PoliteGate(frontier, settings))
-        engine = Engine(frontier, fetcher, options, gate=gate)
+        engine = Engine(frontier, fetcher, options, gate=gate, lease=lease)
         await engine.bootstrap(kwargs["start_urls"])
         return await engine.run_batch(kwargs.get("n_claims", 100))
 

@@ -174,6 +174,8 @@ class CrawlConfig(_Section):
     extract: ExtractConfig = Field(default_factory=ExtractConfig)
     fetch: FetchConfig = Field(default_factory=FetchConfig)
     watch: bool = False
+    # seconds without a heartbeat after which a worker's claims go to other workers
+    lease_timeout: float = Field(default=30.0, ge=1, le=86_400, allow_inf_nan=False)
     strategy: str | None = None
     verbose: bool = False
     quiet: bool = False

@@ -1,9 +1,11 @@
 """The continuous crawl behind ``litecrawl crawl``: the engine in a pipelined claim loop.
 
 Claims are refilled while earlier pages are still in flight, so fetchers never wait for a batch
-to drain. The loop ends when nothing is due (or, with ``watch``, sleeps until the next page is),
-when ``max_pages`` pages were claimed, or when ``stop`` is set (SIGINT/SIGTERM): then no more
-claims are made, in-flight pages get ``grace`` seconds to finish, and the rest are released.
+to drain, but only a little ahead of the fetchers: a claim not yet fetched is work a crash
+strands until the lease says its worker is dead. The loop ends when nothing is due and no dead
+worker's claims are still to come back (or, with ``watch``, sleeps until the next page is), when
+``max_pages`` pages were claimed, or when ``stop`` is set (SIGINT/SIGTERM): then no more claims
+are made, in-flight pages get ``grace`` seconds to finish, and the rest are released.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from litecrawl.fetch.policy import FetchPolicy
 from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import ClaimedPage, Frontier
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
+from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.urls import DomainScope, UrlRules
@@ -108,6 +111,9 @@ async def run_crawl(
     seeds = list(config.seeds)
     async with contextlib.AsyncExitStack() as stack:
         frontier = await stack.enter_async_context(open_frontier(config.db))
+        lease = await stack.enter_async_context(
+            Lease(frontier, LeaseRules(config.lease_timeout), command)
+        )
         settings = PolitenessSettings(
             user_agent=config.effective_user_agent(),
             obey_robots=config.obey_robots,
@@ -120,13 +126,14 @@ async def run_crawl(
         analyzer = None
         if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
             analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
-        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer), gate)
+        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer), gate, lease)
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()
         await _bootstrap(config, engine, gate, seeds)
-        interrupted = await _loop(config, engine, frontier, stop, on_progress, grace)
+        interrupted = await _loop(config, engine, lease, stop, on_progress, grace)
         stats = engine.stats
-        await frontier.finish_run(run_id, json.dumps(summary_dict(stats)), int(time.time()))
+        record = {**summary_dict(stats), "interrupted": interrupted}
+        await frontier.finish_run(run_id, json.dumps(record), int(time.time()))
         return CrawlReport(stats, interrupted)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -149,17 +156,22 @@ async def _bootstrap(
 async def _loop(
     config: CrawlConfig,
     engine: Engine,
-    frontier: Frontier,
+    lease: Lease,
     stop: asyncio.Event,
     on_progress: Callable[[CrawlStats, int], None] | None,
     grace: float,
 ) -> bool:
+    frontier = engine.frontier
     concurrency = config.concurrency.global_
     semaphore = asyncio.Semaphore(concurrency)
     max_pages = config.limits.max_pages
-    high_water = max(concurrency * 4, 16)
+    # Claims in flight: every fetcher busy plus a few waiting to start; claimed again in
+    # batches of at least a quarter of the concurrency (one transaction per batch).
+    high_water = concurrency + max(concurrency // 2, 2)
+    refill_at = high_water - max(concurrency // 4, 1)
     in_flight: dict[asyncio.Task[None], str] = {}
     claimed_total = 0
+    last_recovery = time.monotonic()
 
     async def guarded(page: ClaimedPage) -> None:
         async with semaphore:
@@ -181,13 +193,19 @@ async def _loop(
 
     last_report = 0.0
     while not stop.is_set():
+        if time.monotonic() - last_recovery >= lease.rules.beat_every:
+            last_recovery = time.monotonic()
+            await engine.recover()  # claims of workers that died meanwhile
         may_claim = not (max_pages and claimed_total >= max_pages)
-        if may_claim and len(in_flight) <= high_water // 2:
+        if may_claim and len(in_flight) <= refill_at:
             claimed = await refill()
             if not claimed and not in_flight:
                 await engine.flush()  # links still in the write buffer may be due pages
                 claimed = await refill()
             if not claimed and not in_flight:
+                # Not done while a dead worker's claims are still to come back.
+                if await engine.recover() or await _await_overdue(lease, stop):
+                    continue
                 if not config.watch:
                     break
                 await _sleep_until_due(frontier, stop)
@@ -216,6 +234,30 @@ async def _loop(
     if on_progress is not None:
         on_progress(engine.stats, 0)
     return interrupted
+
+
+async def _await_overdue(lease: Lease, stop: asyncio.Event) -> bool:
+    """Other workers hold claims but missed their heartbeats: wait a beat (True) for them to
+    beat again or for their lease to run out; False when no claim is in that doubt."""
+    now = time.time()
+    me = lease.frontier.worker_id
+    doubtful = [
+        w
+        for w in await lease.frontier.workers()
+        if w.id != me and w.claims and lease.rules.overdue(w, now)
+    ]
+    if not doubtful:
+        return False
+    log.info(
+        "waiting for %d claims of %d workers without a heartbeat for %.0fs (lease_timeout %.0fs)",
+        sum(w.claims for w in doubtful),
+        len(doubtful),
+        now - max(w.heartbeat_at for w in doubtful),
+        lease.rules.lease_timeout,
+    )
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=lease.rules.beat_every)
+    return True
 
 
 async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event) -> None:

@@ -28,6 +28,7 @@ from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.index.document import PageAnalysis
+from litecrawl.lease import Lease
 from litecrawl.parse.links import PageLinks, extract_links, is_html
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
@@ -61,6 +62,9 @@ class EngineOptions:
     retry_uncrawled: bool = False  # recovery makes never-crawled claims due again (once)
     analyzer: Analyzer | None = None
     write_batch: int = 256  # finalized pages per transaction
+    # ...or fewer, once the oldest has waited this long: a finished page stays claimed and
+    # unwritten until its batch is written, and a kill -9 loses what was not.
+    flush_after_sec: float = 1.0
 
 
 @dataclass
@@ -103,13 +107,16 @@ class Engine:
         fetcher: Fetcher,
         options: EngineOptions,
         gate: Gate | None = None,
+        lease: Lease | None = None,
     ) -> None:
         self.frontier = frontier
+        self.lease = lease  # this worker's lease: recovery also takes dead workers' claims
         self.fetcher = fetcher
         self.options = options
         self.gate: Gate = gate or OpenGate()
         self.stats = CrawlStats()
         self._pending: list[PageUpdate] = []
+        self._pending_since = 0.0
         self._write_lock = asyncio.Lock()
 
     # -- batches ----------------------------------------------------------------------------
@@ -123,16 +130,23 @@ class Engine:
         return await self.frontier.add(links)
 
     async def recover(self) -> int:
-        """Section 2: claims older than the processing timeout are reset and rescheduled stale."""
+        """Section 2: the claims of dead workers (leases), and claims older than the processing
+        timeout, are reset and rescheduled stale (or made due again, ``retry_uncrawled``)."""
         now = int(time.time())
-        timeout = self.options.processing_timeout_sec
-        n = await self.frontier.recover_stale(
-            now - timeout, now, self.options.schedule, self.options.retry_uncrawled
-        )
-        self.stats.recovered += n
-        if n:
-            log.warning("recovered %d stale claims older than %ds", n, timeout)
-        return n
+        o = self.options
+        lost = 0
+        if self.lease is not None:
+            lost = await self.frontier.recover_lost(
+                self.lease.is_dead(now), now, o.schedule, o.retry_uncrawled
+            )
+            if lost:
+                log.warning("recovered %d claims of workers that stopped", lost)
+        timeout = o.processing_timeout_sec
+        old = await self.frontier.recover_stale(now - timeout, now, o.schedule, o.retry_uncrawled)
+        if old:
+            log.warning("recovered %d stale claims older than %ds", old, timeout)
+        self.stats.recovered += lost + old
+        return lost + old
 
     async def run_batch(self, n_claims: int) -> CrawlStats:
         """Sections 2-9: recover, claim up to ``n_claims`` due pages, process them all, finalize."""
@@ -426,8 +440,15 @@ class Engine:
         self.stats.deleted += 1
 
     async def _write(self, update: PageUpdate) -> None:
+        if not self._pending:
+            self._pending_since = time.monotonic()
         self._pending.append(update)
         if len(self._pending) >= self.options.write_batch:
+            await self.flush()  # waiting here is the back-pressure on a slow database
+        elif (
+            time.monotonic() - self._pending_since >= self.options.flush_after_sec
+            and not self._write_lock.locked()
+        ):
             await self.flush()
 
     async def flush(self) -> None:

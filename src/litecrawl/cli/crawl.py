@@ -68,6 +68,10 @@ def crawl(
     user_agent: Annotated[str | None, Opt(help="User-Agent header.")] = None,
     strategy: Annotated[str | None, Opt(help="Crawling strategy 'module:Class'.")] = None,
     watch: Annotated[bool, Opt("--watch", help="Keep running; re-crawl as scheduled.")] = False,
+    lease_timeout: Annotated[
+        float | None,
+        Opt(help="Seconds without a heartbeat before a worker's claims go to others."),
+    ] = None,
     verbose: Annotated[bool, Opt("--verbose", "-v", help="Log every page.")] = False,
     quiet: Annotated[bool, Opt("--quiet", "-q", help="Only warnings and the summary.")] = False,
 ) -> None:
@@ -98,6 +102,7 @@ def crawl(
         "user_agent": user_agent,
         "strategy": strategy,
         "watch": watch or None,
+        "lease_timeout": lease_timeout,
         "verbose": verbose or None,
         "quiet": quiet or None,
     }

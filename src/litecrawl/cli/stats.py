@@ -1,26 +1,36 @@
-"""``litecrawl stats``: the frontier by state, due now, hosts, errors, last runs."""
+"""``litecrawl stats``: pages by state and kind, what is due, hosts, errors, runs, live workers.
+
+Tables on a terminal, the same tables as plain aligned text when piped, ``--json`` for scripts:
+all three show the one :func:`stats_view` of the database.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
 from litecrawl.cli.crawl import load_or_exit
-from litecrawl.cli.output import print_summary
 from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import FrontierSummary
+from litecrawl.frontier.base import FrontierSummary, RunSummary, WorkerRecord
+from litecrawl.lease import LeaseRules, current_identity
 
-__all__ = ["stats"]
+__all__ = ["stats", "stats_view"]
 
 
 def stats(
     db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
+    hosts: Annotated[bool, typer.Option("--hosts", help="All hosts, not the top 10.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show the state of a crawl database (also while a crawl runs)."""
@@ -28,34 +38,216 @@ def stats(
     if not cfg.db.startswith("postgres") and not Path(cfg.db).exists():
         typer.echo(f"error: no database at {cfg.db}", err=True)
         raise typer.Exit(2)
-    summary = asyncio.run(_summary(cfg.db))
+    now = time.time()
+    summary = asyncio.run(_summary(cfg.db, int(now), None if hosts else 10))
+    view = stats_view(cfg.db, summary, now, LeaseRules(cfg.lease_timeout))
     if json_out:
-        import json
-
-        typer.echo(json.dumps(asdict(summary), indent=2))
+        typer.echo(json.dumps(view, indent=2))
         return
-    print_summary(
-        f"litecrawl stats: {cfg.db}",
-        {
-            "pages by state": summary.by_state,
-            "by kind": summary.by_kind,
-            "due now": summary.due_now,
-            "claimed now": summary.claimed,
-            "hosts": summary.hosts,
-            "errors": summary.errors,
-            "next due": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(summary.next_due))
-            if summary.next_due
-            else "-",
-            "runs": len(summary.runs),
-        },
-    )
-    for run in summary.runs:
-        typer.echo(
-            f"run {run['id']}: started {run['started_at']} "
-            f"finished {run['finished_at']} {run['stats']}"
-        )
+    console = Console(highlight=False)
+    if console.is_terminal:
+        _print(view, console)
+        return
+    # Piped: the same tables as plain text, never wrapped or cut, no trailing blanks.
+    console.width = 1000
+    with console.capture() as captured:
+        _print(view, console)
+    typer.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
-async def _summary(location: str) -> FrontierSummary:
+async def _summary(location: str, now: int, hosts: int | None) -> FrontierSummary:
     async with open_frontier(location) as frontier:
-        return await frontier.summary(int(time.time()))
+        return await frontier.summary(now, hosts)
+
+
+def stats_view(db: str, s: FrontierSummary, now: float, rules: LeaseRules) -> dict[str, Any]:
+    """What ``stats`` shows, as plain data (times ISO 8601 in local time, ages in seconds)."""
+    status = {w.id: _status(w, now, rules) for w in s.workers}
+    live = {i for i, st in status.items() if st != "dead"}
+    return {
+        "db": db,
+        "pages": {"total": sum(s.by_state.values()), "by_state": s.by_state, "by_kind": s.by_kind},
+        "due_now": s.due_now,
+        "claimed": s.claimed,
+        "next_due": _iso(s.next_due),
+        "hosts": {"total": s.hosts, "shown": [asdict(h) for h in s.top_hosts]},
+        "errors": [asdict(e) for e in s.errors],
+        "runs": [_run(r, live, now) for r in s.runs],
+        "workers": [
+            {
+                "id": w.id,
+                "hostname": w.identity.hostname,
+                "pid": w.identity.pid,
+                "command": w.identity.command,
+                "started_at": _iso(w.started_at),
+                "heartbeat_age_sec": round(max(now - w.heartbeat_at, 0.0), 1),
+                "status": status[w.id],
+                "claims": w.claims,
+            }
+            for w in s.workers
+        ],
+    }
+
+
+def _run(r: RunSummary, live: set[int], now: float) -> dict[str, Any]:
+    if r.finished_at is None:
+        # no end written: still running if its worker is alive, else killed (kill -9, crash)
+        outcome = "running" if r.worker_id is not None and r.worker_id in live else "killed"
+        duration = now - r.started_at if outcome == "running" else None
+    else:
+        outcome = "interrupted" if r.stats.get("interrupted") else "done"
+        duration = float(r.finished_at - r.started_at)
+    return {
+        "id": r.id,
+        "command": r.command,
+        "started_at": _iso(r.started_at),
+        "duration_sec": None if duration is None else round(duration, 1),
+        "fetched": r.stats.get("fetched"),
+        "failed": r.stats.get("failed"),
+        "pages_per_sec": r.stats.get("pages_per_sec"),
+        "outcome": outcome,
+    }
+
+
+def _status(w: WorkerRecord, now: float, rules: LeaseRules) -> str:
+    """alive; late (missed heartbeats, lease not over yet); dead (the next run or any running
+    worker recovers its claims)."""
+    if rules.is_dead(w, now, current_identity()):
+        return "dead"
+    return "late" if rules.overdue(w, now) else "alive"
+
+
+def _iso(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
+
+
+# -- tables ------------------------------------------------------------------------------------
+
+
+def _print(v: dict[str, Any], console: Console) -> None:
+    term = console.is_terminal
+
+    def table(title: str, *columns: str) -> Table:
+        t = Table(
+            title=title if term else None,
+            box=box.SIMPLE_HEAD if term else None,
+            title_justify="left",
+            pad_edge=False,
+        )
+        for i, name in enumerate(columns):
+            t.add_column(name, justify="left" if i == 0 or name in _LEFT else "right")
+        return t
+
+    def show(title: str, t: Table) -> None:
+        if not t.row_count:
+            console.print(f"\n{title}: none")
+            return
+        if not term:
+            console.print(f"\n{title}")
+        console.print(t)
+
+    console.print(f"litecrawl stats: {v['db']}")
+    pages = table("pages", "state", "pages")
+    for state, n in v["pages"]["by_state"].items():
+        pages.add_row(state, str(n))
+    for kind, n in v["pages"]["by_kind"].items():
+        pages.add_row(f"kind {kind}", str(n))
+    pages.add_row("total", str(v["pages"]["total"]))
+    show("pages", pages)
+    next_due = v["next_due"]
+    console.print(
+        f"\ndue now: {v['due_now']}   claimed: {v['claimed']}   next due: "
+        + (f"{_local(next_due)} ({_relative(next_due)})" if next_due else "-")
+    )
+
+    shown, total = v["hosts"]["shown"], v["hosts"]["total"]
+    title = f"hosts ({len(shown)} of {total} by pages" + (
+        "; --hosts for all)" if len(shown) < total else ")"
+    )
+    hosts = table(title, "host", "pages", "crawled", "errors", "due", "claimed", "politeness")
+    for h in shown:
+        hosts.add_row(
+            h["host"],
+            *(str(h[k]) for k in ("pages", "crawled", "errors", "due", "claimed")),
+            _politeness(h["slowed_until"], h["crawl_delay"]),
+        )
+    show(title, hosts)
+
+    errors = table("errors", "category", "pages", "sample URL")
+    for e in v["errors"]:
+        errors.add_row(e["category"], str(e["pages"]), e["sample_url"])
+    show("errors", errors)
+
+    runs = table(
+        "last runs", "run", "started", "duration", "fetched", "failed", "pages/s", "outcome"
+    )
+    for r in v["runs"]:
+        runs.add_row(
+            str(r["id"]),
+            _local(r["started_at"]),
+            _duration(r["duration_sec"]),
+            *(_dash(r[k]) for k in ("fetched", "failed", "pages_per_sec")),
+            r["outcome"],
+        )
+    show("last runs", runs)
+
+    workers = table(
+        "workers", "worker", "host", "pid", "started", "heartbeat", "status", "claims", "command"
+    )
+    for w in v["workers"]:
+        workers.add_row(
+            str(w["id"]),
+            w["hostname"],
+            str(w["pid"]),
+            _local(w["started_at"]),
+            f"{w['heartbeat_age_sec']:.0f}s ago",
+            w["status"],
+            str(w["claims"]),
+            _short(w["command"]),
+        )
+    show("workers", workers)
+
+
+_LEFT = {"host", "sample URL", "started", "outcome", "politeness", "command", "state", "status"}
+
+
+def _local(iso: str | None) -> str:
+    return "-" if iso is None else datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _relative(iso: str) -> str:
+    delta = datetime.fromisoformat(iso).timestamp() - time.time()
+    return "now" if delta <= 0 else f"in {_duration(delta)}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
+    if seconds < 86400:
+        return f"{seconds // 3600:.0f}h{seconds % 3600 // 60:02.0f}m"
+    return f"{seconds // 86400:.0f}d{seconds % 86400 // 3600:02.0f}h"
+
+
+def _politeness(slowed_until: float | None, crawl_delay: float | None) -> str:
+    parts = []
+    if slowed_until is not None:
+        parts.append(f"slowed until {_local(_iso(slowed_until))}")
+    if crawl_delay is not None:
+        parts.append(f"crawl-delay {crawl_delay:g}s")
+    return ", ".join(parts) or "-"
+
+
+def _short(command: str) -> str:
+    """The command line with the program's directory left out."""
+    program, _, rest = command.partition(" ")
+    return " ".join(filter(None, (program.rsplit("/", 1)[-1], rest)))
+
+
+def _dash(value: object) -> str:
+    return "-" if value is None else str(value)

@@ -1,15 +1,17 @@
 """The frontier interface: a lease-based queue of pages in a database.
 
-A *claim* stamps due rows with ``processing_time`` so no other process takes them; *finalize*
-writes a processed page back (schedule, hash, outcome) together with the links it found; rows whose
-claim is older than the processing timeout are *recovered*. SQLite and PostgreSQL implement the
-same methods.
+A *claim* stamps due rows with ``processing_time`` (and the claiming worker) so no other process
+takes them; *finalize* writes a processed page back (schedule, hash, outcome) together with the
+links it found. Claims come back two ways: a worker whose lease lapsed (no heartbeat for
+``lease_timeout``, or its process gone on this machine) loses all its claims at once; and any claim
+older than the processing timeout is *recovered* (seed 000's rule). SQLite and PostgreSQL
+implement the same methods.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Self
@@ -18,11 +20,16 @@ from litecrawl.schedule import Schedule
 
 __all__ = [
     "ClaimedPage",
+    "ErrorSummary",
     "FinalizeResult",
     "Frontier",
     "FrontierSummary",
+    "HostSummary",
     "NewLink",
     "PageUpdate",
+    "RunSummary",
+    "WorkerIdentity",
+    "WorkerRecord",
 ]
 
 
@@ -54,6 +61,62 @@ class ClaimedPage:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerIdentity:
+    """Who a worker is: enough for a process on the same machine to tell whether it still runs.
+
+    ``pid_scope`` names the kernel boot and pid namespace ``pid`` belongs to (empty where
+    unknown); ``proc_start`` is the process's start time in that scope, so a pid reused by a new
+    process is not mistaken for the worker.
+    """
+
+    hostname: str
+    pid: int
+    pid_scope: str = ""
+    proc_start: str = ""
+    command: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRecord:
+    """A registered worker as the database knows it, with the number of claims it holds."""
+
+    id: int
+    identity: WorkerIdentity
+    started_at: float
+    heartbeat_at: float
+    claims: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class HostSummary:
+    host: str
+    pages: int
+    crawled: int  # fetched without error at least once and last time
+    errors: int
+    due: int
+    claimed: int
+    slowed_until: float | None  # a 429/503 Retry-After still in force
+    crawl_delay: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSummary:
+    category: str
+    pages: int
+    sample_url: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    id: int
+    command: str
+    started_at: int
+    finished_at: int | None
+    worker_id: int | None
+    stats: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
 class FrontierSummary:
     """What ``litecrawl stats`` shows, read from the store at any time."""
 
@@ -62,9 +125,11 @@ class FrontierSummary:
     due_now: int
     claimed: int
     hosts: int
-    errors: dict[str, int]
+    errors: list[ErrorSummary]
     next_due: int | None
-    runs: list[dict[str, object]]
+    runs: list[RunSummary]
+    top_hosts: list[HostSummary] = field(default_factory=list)
+    workers: list[WorkerRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +167,12 @@ class FinalizeResult:
 
 
 class Frontier(abc.ABC):
-    """``async with frontier:`` opens and migrates the store; methods are safe across processes."""
+    """``async with frontier:`` opens and migrates the store; methods are safe across processes.
+
+    One frontier object is one worker: after :meth:`register_worker` its claims name it.
+    """
+
+    worker_id: int | None = None
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -167,6 +237,39 @@ class Frontier(abc.ABC):
         """Add sitemap/feed entries; a known URL whose ``lastmod`` is newer than its last crawl
         becomes due now. Returns how many were new."""
 
+    # -- leases: workers and their claims ----------------------------------------------------
+
+    @abc.abstractmethod
+    async def register_worker(self, identity: WorkerIdentity, now: float) -> int:
+        """Add this worker's row; from now on claims made here name it. Returns its id."""
+
+    @abc.abstractmethod
+    def beat(self, now: float) -> bool:
+        """Renew this worker's lease. Blocking and safe from any thread (its own connection),
+        so a busy event loop cannot let the lease lapse. False when the row was gone (another
+        worker took this one for dead and recovered its claims) and has been put back."""
+
+    @abc.abstractmethod
+    async def unregister_worker(self) -> int:
+        """Clean exit: give back any claim still held (due at once) and delete the row.
+        Returns how many claims were given back."""
+
+    @abc.abstractmethod
+    async def workers(self) -> list[WorkerRecord]:
+        """Every registered worker with the claims it holds."""
+
+    @abc.abstractmethod
+    async def recover_lost(
+        self,
+        is_dead: Callable[[WorkerRecord], bool],
+        now: int,
+        schedule: Schedule,
+        retry_uncrawled: bool = False,
+    ) -> int:
+        """Delete the rows of workers ``is_dead`` condemns and recover their claims (and claims
+        naming no registered worker), in one transaction, as :meth:`recover_stale` does. Returns
+        the number of claims recovered."""
+
     # -- per-host state shared by every worker -----------------------------------------------
 
     @abc.abstractmethod
@@ -193,4 +296,5 @@ class Frontier(abc.ABC):
     async def finish_run(self, run_id: int, stats: str, now: int) -> None: ...
 
     @abc.abstractmethod
-    async def summary(self, now: int) -> FrontierSummary: ...
+    async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
+        """The store at a glance; ``hosts`` top hosts by pages (None: all of them)."""

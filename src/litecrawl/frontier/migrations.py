@@ -137,12 +137,34 @@ _FTS_TUNING = """
 INSERT INTO resources_fts(resources_fts, rank) VALUES ('automerge', 16);
 """
 
+# Leases (issue 10): every running worker has a row, renewed by heartbeats; a claim names its
+# worker, so a dead worker's claims are recovered at once on its machine (process gone) and after
+# ``lease_timeout`` from anywhere (heartbeat too old). ``pid_scope`` (kernel boot + pid namespace)
+# says where ``pid`` means something; ``proc_start`` tells a live process from a new one that
+# reused the pid. AUTOINCREMENT: a worker id is never handed out twice.
+_WORKERS = """
+CREATE TABLE workers (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  hostname      TEXT NOT NULL,
+  pid           INTEGER NOT NULL,
+  pid_scope     TEXT NOT NULL DEFAULT '',
+  proc_start    TEXT NOT NULL DEFAULT '',
+  command       TEXT NOT NULL DEFAULT '',
+  started_at    REAL NOT NULL,
+  heartbeat_at  REAL NOT NULL
+);
+ALTER TABLE pages ADD COLUMN worker_id INTEGER NULL;
+CREATE INDEX idx_pages_worker ON pages(worker_id) WHERE worker_id IS NOT NULL;
+ALTER TABLE runs ADD COLUMN worker_id INTEGER NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
     ("crawl_state", _CRAWL_STATE),
     ("index", _INDEX),
     ("fts_tuning", _FTS_TUNING),
+    ("workers", _WORKERS),
 ]
 
 

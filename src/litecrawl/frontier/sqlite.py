@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import FrontierError
+from litecrawl.frontier import sqlite_leases as leases
 from litecrawl.frontier.base import (
     ClaimedPage,
     FinalizeResult,
@@ -21,6 +22,8 @@ from litecrawl.frontier.base import (
     FrontierSummary,
     NewLink,
     PageUpdate,
+    WorkerIdentity,
+    WorkerRecord,
 )
 from litecrawl.frontier.migrations import migrate
 from litecrawl.frontier.summary import read_summary
@@ -51,6 +54,7 @@ ON CONFLICT (norm_url) DO UPDATE SET
     WHEN :recheck_lastmod AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
     THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
   processing_time = NULL,
+  worker_id = NULL,
   content_hash = coalesce(:content_hash, pages.content_hash),
   state = excluded.state,
   status = excluded.status,
@@ -85,6 +89,8 @@ class SQLiteFrontier(Frontier):
         self.path = str(path)
         self._conn: sqlite3.Connection | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litecrawl-sqlite")
+        self._worker: tuple[WorkerIdentity, float] | None = None  # identity, started_at
+        self._beat_conn: sqlite3.Connection | None = None  # the heartbeat thread's own
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -144,6 +150,9 @@ class SQLiteFrontier(Frontier):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            if self._beat_conn is not None:
+                self._beat_conn.close()
+                self._beat_conn = None
 
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._thread, _close, None)
@@ -173,32 +182,8 @@ class SQLiteFrontier(Frontier):
     ) -> int:
         def _recover(conn: sqlite3.Connection) -> int:
             def work() -> int:
-                rows = conn.execute(
-                    "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages "
-                    "WHERE processing_time IS NOT NULL AND processing_time < ?",
-                    (older_than,),
-                ).fetchall()
-                again = [
-                    (url,)
-                    for url, last, _, error in rows
-                    if retry_uncrawled and last is None and error != "claim_timeout"
-                ]
-                conn.executemany(
-                    "UPDATE pages SET processing_time = NULL, error = 'claim_timeout', state = 0 "
-                    "WHERE norm_url = ?",
-                    again,
-                )
-                retried = {url for (url,) in again}
-                conn.executemany(
-                    "UPDATE pages SET processing_time = NULL, last_crawl_time = ?, "
-                    "next_crawl_time = ?, error = 'claim_timeout', state = 3 WHERE norm_url = ?",
-                    [
-                        (now, now + schedule.next_interval(last, nxt, False), url)
-                        for url, last, nxt, _ in rows
-                        if url not in retried
-                    ],
-                )
-                return len(rows)
+                rows = leases.claims_older_than(conn, older_than)
+                return leases.reset_claims(conn, rows, now, schedule, retry_uncrawled)
 
             return self._transaction(conn, work)
 
@@ -208,7 +193,7 @@ class SQLiteFrontier(Frontier):
         def _claim(conn: sqlite3.Connection) -> list[ClaimedPage]:
             def work() -> list[ClaimedPage]:
                 rows = conn.execute(
-                    f"""UPDATE pages SET processing_time = :now, state = 1
+                    f"""UPDATE pages SET processing_time = :now, state = 1, worker_id = :worker
                     WHERE rowid IN (
                       SELECT rowid FROM pages
                       WHERE processing_time IS NULL
@@ -216,7 +201,7 @@ class SQLiteFrontier(Frontier):
                       ORDER BY next_crawl_time, depth, score DESC
                       LIMIT :limit)
                     RETURNING {_CLAIM_COLUMNS}""",
-                    {"now": now, "limit": limit},
+                    {"now": now, "limit": limit, "worker": self.worker_id},
                 ).fetchall()
                 return [ClaimedPage(*row) for row in rows]
 
@@ -232,9 +217,9 @@ class SQLiteFrontier(Frontier):
                     (url, host, depth),
                 )
                 row = conn.execute(
-                    "UPDATE pages SET processing_time = ?, state = 1 "
+                    "UPDATE pages SET processing_time = ?, state = 1, worker_id = ? "
                     f"WHERE norm_url = ? AND processing_time IS NULL RETURNING {_CLAIM_COLUMNS}",
-                    (now, url),
+                    (now, self.worker_id, url),
                 ).fetchone()
                 return ClaimedPage(*row) if row else None
 
@@ -330,7 +315,7 @@ class SQLiteFrontier(Frontier):
             self._transaction(
                 conn,
                 lambda: conn.executemany(
-                    "UPDATE pages SET processing_time = NULL, "
+                    "UPDATE pages SET processing_time = NULL, worker_id = NULL, "
                     "next_crawl_time = coalesce(?, next_crawl_time), "
                     "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END "
                     "WHERE norm_url = ?",
@@ -345,6 +330,56 @@ class SQLiteFrontier(Frontier):
             return self._transaction(conn, lambda: _insert_listed(conn, links, now))
 
         return await self._run(_add_listed)
+
+    # -- leases -------------------------------------------------------------------------------
+
+    async def register_worker(self, identity: WorkerIdentity, now: float) -> int:
+        def _register(conn: sqlite3.Connection) -> int:
+            return leases.insert_worker(conn, identity, now, now)
+
+        self.worker_id = await self._run(_register)
+        self._worker = (identity, now)
+        return self.worker_id
+
+    def beat(self, now: float) -> bool:
+        if self.worker_id is None or self._worker is None:
+            return True
+        try:
+            if self._beat_conn is None:
+                self._beat_conn = connect(self.path)
+            return leases.beat(self._beat_conn, self.worker_id, *self._worker, now)
+        except sqlite3.Error as exc:
+            raise FrontierError(f"{self.path}: heartbeat: {exc}") from exc
+
+    async def unregister_worker(self) -> int:
+        worker_id = self.worker_id
+        if worker_id is None:
+            return 0
+
+        def _unregister(conn: sqlite3.Connection) -> int:
+            return self._transaction(conn, lambda: leases.remove_worker(conn, worker_id))
+
+        released = await self._run(_unregister)
+        self.worker_id = self._worker = None
+        return released
+
+    async def workers(self) -> list[WorkerRecord]:
+        return await self._run(leases.read_workers)
+
+    async def recover_lost(
+        self,
+        is_dead: Callable[[WorkerRecord], bool],
+        now: int,
+        schedule: Schedule,
+        retry_uncrawled: bool = False,
+    ) -> int:
+        def _recover(conn: sqlite3.Connection) -> int:
+            return self._transaction(
+                conn,
+                lambda: leases.recover_lost(conn, is_dead, now, schedule, retry_uncrawled),
+            )
+
+        return await self._run(_recover)
 
     # -- per-host state -----------------------------------------------------------------------
 
@@ -394,7 +429,8 @@ class SQLiteFrontier(Frontier):
     async def start_run(self, command: str, now: int) -> int:
         def _start(conn: sqlite3.Connection) -> int:
             cur = conn.execute(
-                "INSERT INTO runs (started_at, command) VALUES (?, ?)", (now, command)
+                "INSERT INTO runs (started_at, command, worker_id) VALUES (?, ?, ?)",
+                (now, command, self.worker_id),
             )
             return int(cur.lastrowid or 0)
 
@@ -408,8 +444,8 @@ class SQLiteFrontier(Frontier):
 
         await self._run(_finish)
 
-    async def summary(self, now: int) -> FrontierSummary:
-        return await self._run(lambda conn: read_summary(conn, now))
+    async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
+        return await self._run(lambda conn: read_summary(conn, now, hosts))
 
 
 def _insert_listed(conn: sqlite3.Connection, links: Sequence[NewLink], now: int) -> int:

@@ -1,19 +1,23 @@
-"""The frontier at a glance (``litecrawl stats``): pages by state and kind, what is due, errors,
-the last runs. One read-only pass over the SQLite tables."""
+"""The frontier at a glance (``litecrawl stats``): pages by state and kind, what is due, hosts,
+errors with a sample URL each, the last runs, the live workers. One read-only pass over the
+SQLite tables."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
-from litecrawl.frontier.base import FrontierSummary
+from litecrawl.frontier.base import ErrorSummary, FrontierSummary, HostSummary, RunSummary
+from litecrawl.frontier.sqlite_leases import read_workers
 
 __all__ = ["STATE_NAMES", "read_summary"]
 
 STATE_NAMES = {0: "not_crawled", 1: "queued", 2: "crawled", 3: "error"}
+_RUNS = 10
 
 
-def read_summary(conn: sqlite3.Connection, now: int) -> FrontierSummary:
-    """The summary as of ``now`` (epoch seconds)."""
+def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> FrontierSummary:
+    """The summary as of ``now`` (epoch seconds); ``hosts`` top hosts (None: all)."""
     states = dict(conn.execute("SELECT state, count(*) FROM pages GROUP BY state"))
     kinds = dict(conn.execute("SELECT kind, count(*) FROM pages GROUP BY kind"))
     due = conn.execute(
@@ -24,32 +28,86 @@ def read_summary(conn: sqlite3.Connection, now: int) -> FrontierSummary:
     claimed = conn.execute(
         "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL"
     ).fetchone()[0]
-    hosts = conn.execute("SELECT count(DISTINCT host) FROM pages").fetchone()[0]
-    errors = dict(
-        conn.execute("SELECT error, count(*) FROM pages WHERE error IS NOT NULL GROUP BY error")
-    )
-    next_due = conn.execute(
-        "SELECT min(next_crawl_time) FROM pages WHERE processing_time IS NULL"
-    ).fetchone()[0]
-    runs = [
-        {
-            "id": r[0],
-            "started_at": r[1],
-            "finished_at": r[2],
-            "command": r[3],
-            "stats": r[4],
-        }
-        for r in conn.execute(
-            "SELECT id, started_at, finished_at, command, stats FROM runs ORDER BY id DESC LIMIT 5"
+    n_hosts = conn.execute("SELECT count(DISTINCT host) FROM pages").fetchone()[0]
+    # min(norm_url): a deterministic sample of each category
+    errors = [
+        ErrorSummary(category, pages, sample)
+        for category, pages, sample in conn.execute(
+            "SELECT error, count(*), min(norm_url) FROM pages WHERE error IS NOT NULL "
+            "GROUP BY error ORDER BY count(*) DESC, error"
         )
     ]
+    next_due = (
+        now
+        if due
+        else conn.execute(
+            "SELECT min(next_crawl_time) FROM pages WHERE processing_time IS NULL"
+        ).fetchone()[0]
+    )
     return FrontierSummary(
         by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
         by_kind=kinds,
         due_now=due,
         claimed=claimed,
-        hosts=hosts,
+        hosts=n_hosts,
         errors=errors,
         next_due=next_due,
-        runs=runs,
+        runs=_runs(conn),
+        top_hosts=_hosts(conn, now, hosts),
+        workers=read_workers(conn),
     )
+
+
+def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSummary]:
+    rows = conn.execute(
+        """SELECT p.host, p.pages, p.crawled, p.errors, p.due, p.claimed,
+                  h.slowed_until, h.crawl_delay
+        FROM (SELECT host, count(*) AS pages,
+                     sum(last_crawl_time IS NOT NULL AND error IS NULL) AS crawled,
+                     sum(error IS NOT NULL) AS errors,
+                     sum(processing_time IS NULL
+                         AND (next_crawl_time IS NULL OR next_crawl_time <= :now)) AS due,
+                     sum(processing_time IS NOT NULL) AS claimed
+              FROM pages GROUP BY host) AS p
+        LEFT JOIN hosts h ON h.host = p.host
+        ORDER BY p.pages DESC, p.host
+        LIMIT :limit""",
+        {"now": now, "limit": -1 if limit is None else limit},
+    )
+    return [
+        HostSummary(
+            host=r[0],
+            pages=r[1],
+            crawled=r[2],
+            errors=r[3],
+            due=r[4],
+            claimed=r[5],
+            slowed_until=r[6] if r[6] is not None and r[6] > now else None,
+            crawl_delay=r[7],
+        )
+        for r in rows
+    ]
+
+
+def _runs(conn: sqlite3.Connection) -> list[RunSummary]:
+    runs = []
+    for run_id, started, finished, command, stats, worker_id in conn.execute(
+        "SELECT id, started_at, finished_at, command, stats, worker_id FROM runs "
+        "ORDER BY id DESC LIMIT ?",
+        (_RUNS,),
+    ):
+        try:
+            parsed = json.loads(stats)
+        except ValueError:
+            parsed = {}
+        runs.append(
+            RunSummary(
+                id=run_id,
+                command=command,
+                started_at=started,
+                finished_at=finished,
+                worker_id=worker_id,
+                stats=parsed if isinstance(parsed, dict) else {},
+            )
+        )
+    return runs

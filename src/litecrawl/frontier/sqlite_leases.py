@@ -1,0 +1,160 @@
+"""Leases in SQLite: worker rows, heartbeats, and the recovery of claims that lost their worker.
+
+Plain functions on a connection, called inside :class:`~litecrawl.frontier.sqlite.SQLiteFrontier`'s
+transactions; the statements are portable SQL so the PostgreSQL backend can share their shape.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from litecrawl.frontier.base import WorkerIdentity, WorkerRecord
+from litecrawl.schedule import Schedule
+
+__all__ = [
+    "CLAIM_TIMEOUT",
+    "beat",
+    "claims_older_than",
+    "insert_worker",
+    "read_workers",
+    "recover_lost",
+    "remove_worker",
+    "reset_claims",
+]
+
+# The error a recovered claim carries until the page is processed again; a never-crawled page
+# recovered a second time in a row is parked (it may be what kills its workers).
+CLAIM_TIMEOUT = "claim_timeout"
+
+_RECOVERABLE = "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages WHERE "
+
+
+def insert_worker(
+    conn: sqlite3.Connection,
+    identity: WorkerIdentity,
+    started_at: float,
+    now: float,
+    worker_id: int | None = None,
+) -> int:
+    cur = conn.execute(
+        "INSERT INTO workers (id, hostname, pid, pid_scope, proc_start, command, started_at,"
+        " heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            worker_id,
+            identity.hostname,
+            identity.pid,
+            identity.pid_scope,
+            identity.proc_start,
+            identity.command,
+            started_at,
+            now,
+        ),
+    )
+    return int(worker_id if worker_id is not None else cur.lastrowid or 0)
+
+
+def beat(
+    conn: sqlite3.Connection,
+    worker_id: int,
+    identity: WorkerIdentity,
+    started_at: float,
+    now: float,
+) -> bool:
+    """Renew the lease; False if the row was gone (then it is put back under the same id)."""
+    cur = conn.execute(
+        "UPDATE workers SET heartbeat_at = ? WHERE id = ? AND hostname = ? AND pid = ?",
+        (now, worker_id, identity.hostname, identity.pid),
+    )
+    if cur.rowcount:
+        return True
+    insert_worker(conn, identity, started_at, now, worker_id)
+    return False
+
+
+def remove_worker(conn: sqlite3.Connection, worker_id: int) -> int:
+    """Clean exit: claims still held go back unprocessed (due as before), then the row goes."""
+    cur = conn.execute(
+        "UPDATE pages SET processing_time = NULL, worker_id = NULL, "
+        "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END WHERE worker_id = ?",
+        (worker_id,),
+    )
+    conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
+    return cur.rowcount
+
+
+def read_workers(conn: sqlite3.Connection) -> list[WorkerRecord]:
+    rows = conn.execute(
+        "SELECT w.id, w.hostname, w.pid, w.pid_scope, w.proc_start, w.command, w.started_at,"
+        " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id)"
+        " FROM workers w ORDER BY w.id"
+    ).fetchall()
+    return [
+        WorkerRecord(
+            id=r[0],
+            identity=WorkerIdentity(r[1], r[2], r[3], r[4], r[5]),
+            started_at=r[6],
+            heartbeat_at=r[7],
+            claims=r[8],
+        )
+        for r in rows
+    ]
+
+
+def recover_lost(
+    conn: sqlite3.Connection,
+    is_dead: Callable[[WorkerRecord], bool],
+    now: int,
+    schedule: Schedule,
+    retry_uncrawled: bool,
+) -> int:
+    """Remove dead workers; recover the claims naming a worker that has no row any more."""
+    dead = [(w.id,) for w in read_workers(conn) if is_dead(w)]
+    conn.executemany("DELETE FROM workers WHERE id = ?", dead)
+    rows = conn.execute(
+        _RECOVERABLE + "worker_id IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id)"
+    ).fetchall()
+    return reset_claims(conn, rows, now, schedule, retry_uncrawled)
+
+
+_Claim = tuple[str, int | None, int | None, str | None]  # url, last and next crawl, error
+
+
+def claims_older_than(conn: sqlite3.Connection, older_than: int) -> list[_Claim]:
+    """Seed 000's rule: claims stamped before ``older_than``, whoever holds them."""
+    return conn.execute(
+        _RECOVERABLE + "processing_time IS NOT NULL AND processing_time < ?", (older_than,)
+    ).fetchall()
+
+
+def reset_claims(
+    conn: sqlite3.Connection,
+    rows: list[_Claim],
+    now: int,
+    schedule: Schedule,
+    retry_uncrawled: bool,
+) -> int:
+    """Seed 000 section 2 for recovered claims: rescheduled as stale; with ``retry_uncrawled``
+    a never-crawled page is due again at once instead (the first time only)."""
+    again = [
+        (url,)
+        for url, last, _, error in rows
+        if retry_uncrawled and last is None and error != CLAIM_TIMEOUT
+    ]
+    conn.executemany(
+        "UPDATE pages SET processing_time = NULL, worker_id = NULL, error = ?, state = 0 "
+        "WHERE norm_url = ?",
+        [(CLAIM_TIMEOUT, url) for (url,) in again],
+    )
+    retried = {url for (url,) in again}
+    conn.executemany(
+        "UPDATE pages SET processing_time = NULL, worker_id = NULL, last_crawl_time = ?, "
+        "next_crawl_time = ?, error = ?, state = 3 WHERE norm_url = ?",
+        [
+            (now, now + schedule.next_interval(last, nxt, False), CLAIM_TIMEOUT, url)
+            for url, last, nxt, _ in rows
+            if url not in retried
+        ],
+    )
+    return len(rows)
