@@ -165,3 +165,32 @@ def test_on_this_machine_a_gone_or_replaced_process_is_dead_at_once(tmp_path: Pa
 def _start_of(pid: int) -> str:
     stat = Path(f"/proc/{pid}/stat").read_text()
     return stat[stat.rfind(")") + 2 :].split()[19]
+
+
+def test_a_crawl_waits_for_the_lease_of_a_silent_worker_elsewhere(
+    tmp_path: Path, serve: Serve
+) -> None:
+    """Another machine's worker holds claims and stopped beating: a crawl that runs out of
+    work does not end "done" with those pages left claimed; it waits for the lease to run out
+    (``--lease-timeout``), recovers them and crawls them."""
+    site = serve(wide_site(0.0))
+    db = tmp_path / "x.db"
+    elsewhere = WorkerIdentity("other-machine", 4242, "boot/ns", "123", "litecrawl crawl")
+    urls = [site.url(f"/p{i}") for i in range(5)]
+
+    async def strand() -> None:
+        async with SQLiteFrontier(db) as silent:
+            now = time.time()
+            # Missed a few beats already, but its 6 s lease is not over yet.
+            await silent.register_worker(elsewhere, now - 2.5)
+            await silent.add(NewLink(u, site.base.removeprefix("http://")) for u in urls)
+            assert len(await silent.claim(5, int(now))) == 5
+
+    asyncio.run(strand())
+    proc = spawn_crawl(db, site.url("/p0"), "--lease-timeout", "6", "--no-follow")
+    assert proc.wait(120) == 0
+    rows = db_rows(db)
+    assert all(rows[u]["last_crawl_time"] is not None for u in urls)
+    assert all(r["processing_time"] is None for r in rows.values())
+    assert query(db, "SELECT count(*) FROM workers") == [(0,)]
+    assert {p for p in site.paths() if p != "/robots.txt"} == {f"/p{i}" for i in range(5)}

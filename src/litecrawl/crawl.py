@@ -165,10 +165,7 @@ async def _loop(
     concurrency = config.concurrency.global_
     semaphore = asyncio.Semaphore(concurrency)
     max_pages = config.limits.max_pages
-    # Claims in flight: every fetcher busy plus a few waiting to start; claimed again in
-    # batches of at least a quarter of the concurrency (one transaction per batch).
-    high_water = concurrency + max(concurrency // 2, 2)
-    refill_at = high_water - max(concurrency // 4, 1)
+    ahead = _ClaimAhead(concurrency)
     in_flight: dict[asyncio.Task[None], str] = {}
     claimed_total = 0
     last_recovery = time.monotonic()
@@ -179,7 +176,7 @@ async def _loop(
 
     async def refill() -> int:
         nonlocal claimed_total
-        want = high_water - len(in_flight)
+        want = ahead.high_water - len(in_flight)
         if max_pages:
             want = min(want, max_pages - claimed_total)
         if want <= 0:
@@ -197,7 +194,7 @@ async def _loop(
             last_recovery = time.monotonic()
             await engine.recover()  # claims of workers that died meanwhile
         may_claim = not (max_pages and claimed_total >= max_pages)
-        if may_claim and len(in_flight) <= refill_at:
+        if may_claim and len(in_flight) <= ahead.refill_at:
             claimed = await refill()
             if not claimed and not in_flight:
                 await engine.flush()  # links still in the write buffer may be due pages
@@ -216,6 +213,7 @@ async def _loop(
         done, _ = await asyncio.wait(in_flight, timeout=0.25, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             in_flight.pop(task)
+        ahead.finished(len(done))
         if not done and engine.stats.claimed:  # idle moment: push buffered writes out
             await engine.flush()
         if on_progress is not None and time.monotonic() - last_report > 0.5:
@@ -234,6 +232,37 @@ async def _loop(
     if on_progress is not None:
         on_progress(engine.stats, 0)
     return interrupted
+
+
+class _ClaimAhead:
+    """How many claims to hold: every fetcher busy plus about a quarter second of work waiting
+    to start (at least half the concurrency), so the next claim, queued behind a batch write on
+    the database thread, does not leave fetchers idle; yet a crash strands little beyond the
+    pages being fetched (and the lease gives those back at once)."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+        self.rate = 0.0  # pages finished per second, over the last second or so
+        self._since = time.monotonic()
+        self._done = 0
+
+    def finished(self, n: int) -> None:
+        self._done += n
+        elapsed = time.monotonic() - self._since
+        if elapsed >= 1.0:
+            self.rate, self._done, self._since = self._done / elapsed, 0, time.monotonic()
+
+    @property
+    def spare(self) -> int:
+        return max(self.concurrency // 2, 2, int(self.rate / 4))
+
+    @property
+    def high_water(self) -> int:
+        return self.concurrency + self.spare
+
+    @property
+    def refill_at(self) -> int:
+        return self.concurrency + self.spare // 2
 
 
 async def _await_overdue(lease: Lease, stop: asyncio.Event) -> bool:
@@ -261,7 +290,7 @@ async def _await_overdue(lease: Lease, stop: asyncio.Event) -> bool:
 
 
 async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event) -> None:
-    summary = await frontier.summary(int(time.time()))
+    summary = await frontier.summary(int(time.time()), hosts=0)
     wait = 60.0 if summary.next_due is None else max(1.0, summary.next_due - time.time())
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=min(wait, 300.0))

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from litecrawl.cli.crawl import load_or_exit
+from litecrawl.errors import LitecrawlError
 from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import FrontierSummary, RunSummary, WorkerRecord
 from litecrawl.lease import LeaseRules, current_identity
@@ -39,7 +40,11 @@ def stats(
         typer.echo(f"error: no database at {cfg.db}", err=True)
         raise typer.Exit(2)
     now = time.time()
-    summary = asyncio.run(_summary(cfg.db, int(now), None if hosts else 10))
+    try:
+        summary = asyncio.run(_summary(cfg.db, int(now), None if hosts else 10))
+    except LitecrawlError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
     view = stats_view(cfg.db, summary, now, LeaseRules(cfg.lease_timeout))
     if json_out:
         typer.echo(json.dumps(view, indent=2))

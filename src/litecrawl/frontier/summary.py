@@ -59,6 +59,8 @@ def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> 
 
 
 def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSummary]:
+    if limit == 0:
+        return []  # a scan of every page saved (the crawl only asks for the next due time)
     rows = conn.execute(
         """SELECT p.host, p.pages, p.crawled, p.errors, p.due, p.claimed,
                   h.slowed_until, h.crawl_delay
