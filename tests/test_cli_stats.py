@@ -37,7 +37,11 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
             {
                 "/": '<a href="/ok">ok</a> <a href="/private/x">x</a> <a href="/gone">g</a>',
                 "/ok": "fine",
-                "/robots.txt": (200, "text/plain", "User-agent: *\nDisallow: /private\n"),
+                "/robots.txt": (
+                    200,
+                    "text/plain",
+                    "User-agent: *\nDisallow: /private\nCrawl-delay: 0.1\n",
+                ),
             }
         )
     )
@@ -61,6 +65,8 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
     assert [(h["host"], h["pages"], h["crawled"], h["errors"]) for h in data["hosts"]["shown"]] == [
         (host, 4, 2, 2)
     ]
+    [shown] = data["hosts"]["shown"]
+    assert (shown["robots"], shown["crawl_delay"], shown["blocked_until"]) == ("parsed", 0.1, None)
     [run] = data["runs"]
     assert (run["fetched"], run["failed"], run["outcome"]) == (3, 2, "done")
     assert data["workers"] == []
@@ -72,6 +78,7 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
     row = next(line for line in lines if line.startswith("robots"))
     assert row.index(site.url("/private/x")) == header.index("sample URL")
     assert any(line.startswith("host") and "politeness" in line for line in lines)
+    assert any(line.startswith(host) and line.endswith("crawl-delay 0.1s") for line in lines)
     assert any(line.split()[-1:] == ["done"] for line in lines)  # the run's outcome
     assert "workers: none" in text
     assert all(line == line.rstrip() for line in lines)

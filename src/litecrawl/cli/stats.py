@@ -22,8 +22,9 @@ from rich.table import Table
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
 from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import FrontierSummary, RunSummary, WorkerRecord
+from litecrawl.frontier.base import FrontierSummary, HostSummary, RunSummary, WorkerRecord
 from litecrawl.lease import LeaseRules, current_identity
+from litecrawl.politeness.robots import RobotsPolicy
 
 __all__ = ["stats", "stats_view"]
 
@@ -41,11 +42,13 @@ def stats(
         raise typer.Exit(2)
     now = time.time()
     try:
-        summary = asyncio.run(_summary(cfg.db, int(now), None if hosts else 10))
+        summary, robots = asyncio.run(
+            _summary(cfg.db, int(now), None if hosts else 10, cfg.effective_user_agent())
+        )
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    view = stats_view(cfg.db, summary, now, LeaseRules(cfg.lease_timeout))
+    view = stats_view(cfg.db, summary, now, LeaseRules(cfg.lease_timeout), robots)
     if json_out:
         typer.echo(json.dumps(view, indent=2))
         return
@@ -60,13 +63,35 @@ def stats(
     typer.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
-async def _summary(location: str, now: int, hosts: int | None) -> FrontierSummary:
+# host -> (robots.txt mode, its Crawl-delay for our user agent, until when the record holds)
+_Robots = dict[str, tuple[str, float | None, float]]
+
+
+async def _summary(
+    location: str, now: int, hosts: int | None, user_agent: str
+) -> tuple[FrontierSummary, _Robots]:
     async with open_frontier(location) as frontier:
-        return await frontier.summary(now, hosts)
+        summary = await frontier.summary(now, hosts)
+        robots: _Robots = {}
+        for h in summary.top_hosts:
+            for scheme in ("https", "http"):
+                found = await frontier.get_robots(f"{scheme}://{h.host}")
+                if found is None:
+                    continue
+                try:
+                    policy = RobotsPolicy.from_record(json.loads(found[0]), user_agent)
+                except ValueError:
+                    continue
+                robots[h.host] = (policy.mode, policy.crawl_delay(), found[1])
+                break
+        return summary, robots
 
 
-def stats_view(db: str, s: FrontierSummary, now: float, rules: LeaseRules) -> dict[str, Any]:
+def stats_view(
+    db: str, s: FrontierSummary, now: float, rules: LeaseRules, robots: _Robots | None = None
+) -> dict[str, Any]:
     """What ``stats`` shows, as plain data (times ISO 8601 in local time, ages in seconds)."""
+    robots = robots or {}
     status = {w.id: _status(w, now, rules) for w in s.workers}
     live = {i for i, st in status.items() if st != "dead"}
     return {
@@ -75,7 +100,10 @@ def stats_view(db: str, s: FrontierSummary, now: float, rules: LeaseRules) -> di
         "due_now": s.due_now,
         "claimed": s.claimed,
         "next_due": _iso(s.next_due),
-        "hosts": {"total": s.hosts, "shown": [asdict(h) for h in s.top_hosts]},
+        "hosts": {
+            "total": s.hosts,
+            "shown": [_host(h, robots.get(h.host), now) for h in s.top_hosts],
+        },
         "errors": [asdict(e) for e in s.errors],
         "runs": [_run(r, live, now) for r in s.runs],
         "workers": [
@@ -112,6 +140,18 @@ def _run(r: RunSummary, live: set[int], now: float) -> dict[str, Any]:
         "pages_per_sec": r.stats.get("pages_per_sec"),
         "outcome": outcome,
     }
+
+
+def _host(
+    h: HostSummary, robots: tuple[str, float | None, float] | None, now: float
+) -> dict[str, Any]:
+    view = asdict(h)
+    mode, delay, expires = robots or (None, None, 0.0)
+    view["robots"] = mode
+    view["crawl_delay"] = h.crawl_delay if h.crawl_delay is not None else delay
+    # robots.txt unreachable (5xx, network): nothing of the host is fetched until the record ends
+    view["blocked_until"] = _iso(expires) if mode == "disallow_all" and expires > now else None
+    return view
 
 
 def _status(w: WorkerRecord, now: float, rules: LeaseRules) -> str:
@@ -176,7 +216,7 @@ def _print(v: dict[str, Any], console: Console) -> None:
         hosts.add_row(
             h["host"],
             *(str(h[k]) for k in ("pages", "crawled", "errors", "due", "claimed")),
-            _politeness(h["slowed_until"], h["crawl_delay"]),
+            _politeness(h),
         )
     show(title, hosts)
 
@@ -239,12 +279,14 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds // 86400:.0f}d{seconds % 86400 // 3600:02.0f}h"
 
 
-def _politeness(slowed_until: float | None, crawl_delay: float | None) -> str:
+def _politeness(h: dict[str, Any]) -> str:
     parts = []
-    if slowed_until is not None:
-        parts.append(f"slowed until {_local(_iso(slowed_until))}")
-    if crawl_delay is not None:
-        parts.append(f"crawl-delay {crawl_delay:g}s")
+    if h["slowed_until"] is not None:
+        parts.append(f"slowed until {_local(_iso(h['slowed_until']))} (429/503)")
+    if h["blocked_until"] is not None:
+        parts.append(f"robots.txt unreachable: waiting until {_local(h['blocked_until'])}")
+    if h["crawl_delay"] is not None:
+        parts.append(f"crawl-delay {h['crawl_delay']:g}s")
     return ", ".join(parts) or "-"
 
 
