@@ -18,6 +18,21 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from hypothesis import HealthCheck, settings
+
+# Property tests must give the same verdict on a loaded 2-core machine as on an idle one: a
+# fixed derandomized run (same examples every time, no example database), no per-example
+# deadline and no too_slow health check (both measure wall-clock time). Loaded for every run,
+# before any test module builds its own @settings on top of it.
+settings.register_profile(
+    "litecrawl",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.load_profile("litecrawl")
 
 
 @dataclass
