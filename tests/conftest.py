@@ -8,6 +8,7 @@ start and end times), so tests assert on what really crossed the wire.
 from __future__ import annotations
 
 import asyncio
+import socket
 import sqlite3
 import threading
 import time
@@ -215,3 +216,13 @@ def redirect_to(location: str, status: int = 301) -> Handler:
         raise web.HTTPMovedPermanently(location)
 
     return handler
+
+
+@pytest.fixture
+def refused_base() -> str:
+    """``http://127.0.0.1:PORT`` where nothing listens: every connection is refused."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # bound then closed without listen: the port stays closed for this test
+    return f"http://127.0.0.1:{port}"

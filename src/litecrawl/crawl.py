@@ -230,7 +230,9 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
     return {
         "claimed": stats.claimed,
         "fetched": stats.fetched,
+        "ok": stats.ok,
         "failed": stats.failed,
+        "indexed": stats.indexed,
         "fresh": stats.fresh,
         "new_links": stats.new_links,
         "redirects": stats.redirects,

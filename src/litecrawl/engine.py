@@ -13,21 +13,22 @@ Per page (seed 000 sections 4-9, plus the CLI's fetch policy)::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import cast
 
 from litecrawl.discover.listing import listing_links
-from litecrawl.errors import FetchError
+from litecrawl.errors import FetchError, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
-from litecrawl.index.document import PageAnalysis
+from litecrawl.index.document import IndexDocument, PageAnalysis
+from litecrawl.outcomes import CrawlStats, log_page
 from litecrawl.parse.links import PageLinks, extract_links, is_html
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
@@ -61,31 +62,6 @@ class EngineOptions:
     retry_uncrawled: bool = False  # recovery makes never-crawled claims due again (once)
     analyzer: Analyzer | None = None
     write_batch: int = 256  # finalized pages per transaction
-
-
-@dataclass
-class CrawlStats:
-    claimed: int = 0
-    fetched: int = 0
-    fresh: int = 0
-    redirects: int = 0
-    deleted: int = 0
-    recovered: int = 0
-    new_links: int = 0
-    not_modified: int = 0  # 304 answered from the disk cache
-    skipped_lastmod: int = 0
-    skipped_scope: int = 0
-    throttled: int = 0  # 429/503: re-queued for later
-    errors: Counter[str] = field(default_factory=Counter)
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def failed(self) -> int:
-        return sum(self.errors.values())
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
 
 
 def content_hash(content: bytes) -> str:
@@ -160,7 +136,7 @@ class Engine:
         except Exception:
             # A bug or a foreign error must not leave the row claimed nor stop the batch.
             log.exception("unexpected error processing %s", page.norm_url)
-            self.stats.errors["internal"] += 1
+            self._failed(page, page.norm_url, error_for("internal", page.norm_url), "fetch")
             await self._finish_stale(page, page.norm_url, "internal")
 
     async def _process(self, page: ClaimedPage) -> None:
@@ -169,6 +145,7 @@ class Engine:
         # Section 4: sanity check of the stored URL against the current rules.
         normalized = rules.normalize(url)
         if normalized != url:
+            self._log(logging.INFO, "filter", page, url, None, f"now normalized as {normalized}")
             await self._delete(url)
             if normalized is None or not rules.validate(normalized):
                 return
@@ -177,17 +154,19 @@ class Engine:
                 return
             page, url = claimed, normalized
         elif not rules.validate(url):
+            self._log(logging.INFO, "filter", page, url, None, "no longer matches the URL rules")
             await self._delete(url)
             return
 
         if self._unchanged_since_listed(page):
             self.stats.skipped_lastmod += 1
+            self._log(logging.INFO, "skip", page, url, None, "unchanged since its sitemap lastmod")
             await self._finish_stale(page, url, None, recheck_lastmod=True)
             return
         refusal = await self.gate.check(url)
         if refusal is not None:
-            self.stats.errors[refusal] += 1
-            await self._finish_stale(page, url, refusal)
+            self._failed(page, url, refusal, "skip")
+            await self._finish_stale(page, url, refusal.category)
             return
 
         result = await self._fetch(page, url)
@@ -227,6 +206,10 @@ class Engine:
                 document, found = analysis.document, analysis.links
             if found is None:
                 found = extract_links(content, url, result.content_type)
+            if isinstance(document, IndexDocument) and found.canonical:
+                # stored normalized, so search can compare it with the URLs of a resource
+                canonical = rules.normalize(found.canonical, found.base)
+                document = dataclasses.replace(document, canonical=canonical)
             links, extra = self._page_links(found, page.depth)
         if self.options.transform_hook is not None:
             try:
@@ -238,7 +221,7 @@ class Engine:
                 )
             except Exception:
                 log.exception("transform_hook failed for %s", url)
-                self.stats.errors["hook"] += 1
+                self._failed(page, url, error_for("hook", url, "transform_hook raised"), "fetch")
                 await self._finish_stale(page, url, "hook", result, links)
                 return
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
@@ -307,13 +290,13 @@ class Engine:
                 page.last_modified,
             )
         except FetchError as exc:
-            log.warning("fetch failed: %s", exc)
-            self.stats.errors[exc.category] += 1
+            self._failed(page, url, exc, "fetch")
             await self._finish_stale(page, url, exc.category)
             return None
         if isinstance(outcome, Throttled):
             # 429/503: the host is slowed down; the page comes back after Retry-After.
             self.stats.throttled += 1
+            self._log(logging.INFO, "fetch", page, url, None, "host asked to slow down: requeued")
             await self.flush()
             await self.frontier.release([url], int(outcome.retry_at) + 1)
             raise _Requeued
@@ -353,13 +336,12 @@ class Engine:
                 )
             except Exception:
                 log.exception("downstream_hook failed for %s", url)
-                self.stats.errors["hook"] += 1
+                self._failed(page, url, error_for("hook", url, "downstream_hook raised"), "fetch")
                 await self._finish_stale(page, url, "hook", result, links)
                 return
         self.stats.fresh += fresh
         error = None if result.ok or result.status == 304 else f"http_{result.status}"
-        if error:
-            self.stats.errors[error] += 1
+        self._outcome(page, url, result, error, document)
         now = int(time.time())
         schedule, last, nxt = self.options.schedule, page.last_crawl_time, page.next_crawl_time
         await self._write(
@@ -411,6 +393,63 @@ class Engine:
                 links=self._new_links(links or [], page.depth),
                 recheck_lastmod=recheck_lastmod,
             )
+        )
+
+    # -- outcomes ---------------------------------------------------------------------------
+
+    def _outcome(
+        self,
+        page: ClaimedPage,
+        url: str,
+        result: FetchResult,
+        error: str | None,
+        document: object | None,
+    ) -> None:
+        """Count and log a page that got a response."""
+        if error is not None:
+            self._failed(page, url, error_for(error, url, f"HTTP {result.status}"), "fetch")
+            return
+        self.stats.ok += 1
+        action, message = "fetch", "fetched"
+        if result.final_url != url and self.options.rules.normalize(result.final_url) != url:
+            message = f"redirected to {result.final_url}"
+        elif result.revalidated:
+            action, message = "cache", "not modified: body from the disk cache"
+        if isinstance(document, IndexDocument):
+            self.stats.indexed += 1
+            action, message = "extract", f"indexed: {document.title or '(no title)'}"
+            if document.markdown_path:
+                action, message = "output", f"written to {document.markdown_path}"
+        self._log(logging.INFO, action, page, url, result.status, message)
+
+    def _failed(self, page: ClaimedPage, url: str, error: FetchError, action: str) -> None:
+        """Count a page that ended in ``error``; a failed fetch is a warning (001), a refusal
+        or an HTTP error status is not."""
+        self.stats.fail(url, host_of(url), error.category, error.detail)
+        code = error.category.removeprefix("http_")
+        status = int(code) if error.category.startswith("http_") and code.isdigit() else None
+        level = logging.WARNING if action == "fetch" and status is None else logging.INFO
+        self._log(level, action, page, url, status, error.detail, error)
+
+    def _log(
+        self,
+        level: int,
+        action: str,
+        page: ClaimedPage,
+        url: str,
+        status: int | None,
+        message: str,
+        error: FetchError | None = None,
+    ) -> None:
+        log_page(
+            level,
+            action,
+            url,
+            status=status,
+            source=page.source,
+            depth=page.depth,
+            message=message,
+            error=error,
         )
 
     def _new_links(self, links: list[str], depth: int) -> tuple[NewLink, ...]:

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
 
-from litecrawl.errors import FetchError
+from litecrawl.errors import FetchError, RobotsDenied, RobotsUnavailable, error_for
 from litecrawl.fetch.base import FetchRequest, FetchResult
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.frontier.base import Frontier
@@ -76,13 +76,20 @@ class PoliteGate:
 
     # -- may we? ------------------------------------------------------------------------------
 
-    async def check(self, url: str) -> str | None:
+    async def check(self, url: str) -> FetchError | None:
+        """None when robots.txt lets us fetch ``url``; else why not, as the error to record:
+        a refusal (``robots``), robots.txt answering 5xx/429 (``robots_http_503``: RFC 9309's
+        disallow for a while), or the host unreachable (``dns``, ``connect``, ``timeout``...)."""
         if not self.settings.obey_robots:
             return None
         policy = await self.robots(url)
         if policy.allowed(url):
             return None
-        return "robots"
+        if policy.mode != "disallow_all":
+            return RobotsDenied(url, "disallowed by robots.txt")
+        if policy.status is not None:
+            return RobotsUnavailable(url, policy.status)
+        return error_for(policy.cause or "network", url, policy.cause_detail)
 
     async def robots(self, url: str) -> RobotsPolicy:
         """The robots.txt policy of ``url``'s origin: memory, then database, then network."""
@@ -113,13 +120,17 @@ class PoliteGate:
     async def _fetch_robots(self, url: str, now: float) -> RobotsPolicy:
         location = robots_url(url)
         status: int | None
+        cause, detail = None, ""
         try:
             result = await self._fetcher.fetch(FetchRequest(location))
             status, body = result.status, result.body
         except FetchError as exc:
-            log.info("robots.txt unreachable (%s): disallow for a while", exc)
+            log.warning("robots.txt unreachable (%s): the host's pages wait a while", exc)
             status, body = None, b""
-        policy = RobotsPolicy.from_response(status, body, now, self.settings.user_agent)
+            cause, detail = exc.category, str(exc).removeprefix(f"{location}: ")
+        policy = RobotsPolicy.from_response(
+            status, body, now, self.settings.user_agent, cause=cause, cause_detail=detail
+        )
         origin = location.removesuffix("/robots.txt")
         await self.frontier.put_robots(origin, json.dumps(policy.to_record()), policy.expires_at)
         return policy
