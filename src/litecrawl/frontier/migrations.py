@@ -137,12 +137,19 @@ _FTS_TUNING = """
 INSERT INTO resources_fts(resources_fts, rank) VALUES ('automerge', 16);
 """
 
+# The page's <link rel=canonical> (normalized): search shows a resource under it when it is one
+# of the resource's URLs.
+_DOCUMENT_CANONICAL = """
+ALTER TABLE documents ADD COLUMN canonical TEXT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
     ("crawl_state", _CRAWL_STATE),
     ("index", _INDEX),
     ("fts_tuning", _FTS_TUNING),
+    ("document_canonical", _DOCUMENT_CANONICAL),
 ]
 
 
