@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -176,3 +178,56 @@ def test_summary_counts_and_fetch_failures_warn_at_any_level(
     assert lines["failed"] == "2" and "connect=1" in lines["errors"]
     warnings = [ln for ln in result.stderr.splitlines() if "level=WARNING" in ln]
     assert any(f"url={refused_base}/x" in ln and "error=connect" in ln for ln in warnings)
+
+
+def test_seed_option_spellings_and_log_file(tmp_path: Path, serve: Serve) -> None:
+    site = serve(tree())
+    db, log = tmp_path / "c.db", tmp_path / "crawl.log"
+    result = runner.invoke(
+        app,
+        [
+            *("crawl", "--url", site.url("/a"), "--db-path", str(db), "--delay-ms", "0", "-q"),
+            *("--log-file", str(log), "--max-depth", "1"),
+        ],
+    )
+    assert result.exit_code == 0
+    assert set(db_rows(db)) == {site.url("/a")}  # 003's --url, 001's --db-path
+    assert "logger=litecrawl.page" not in result.stderr  # quiet on the terminal...
+    text = log.read_text()
+    assert "logger=litecrawl.page" in text and f"url={site.url('/a')}" in text  # ...not in the file
+    bad = runner.invoke(app, ["crawl", site.url("/"), "--log-file", str(tmp_path / "no/such")])
+    assert bad.exit_code == 2 and "--log-file" in bad.output
+
+
+def test_max_retries_counts_retries_after_the_first_try(tmp_path: Path) -> None:
+    accepted = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def answer_garbage() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            conn.recv(65536)
+            conn.sendall(b"NOT HTTP\r\n\r\n")  # a broken answer: a network error, retried
+            conn.close()
+
+    threading.Thread(target=answer_garbage, daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/"
+    try:
+        for retries, connections in ((0, 1), (1, 2)):
+            accepted.clear()
+            cfg = tmp_path / f"r{retries}.toml"
+            cfg.write_text(f"[fetch]\nmax_retries = {retries}\n")
+            result = crawl(
+                tmp_path / f"r{retries}.db", url, "--ignore-robots", "--config", str(cfg)
+            )
+            assert result.exit_code == 1
+            assert len(accepted) == connections
+            assert db_rows(tmp_path / f"r{retries}.db")[url]["error"] == "network"
+    finally:
+        server.close()

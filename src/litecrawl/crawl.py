@@ -83,7 +83,8 @@ def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -
         discover_feeds=True,
         use_lastmod=config.sitemap.use_lastmod,
         fetch_policy=FetchPolicy(
-            max_attempts=max(config.fetch.max_retries, 1),
+            # 001's max_retries counts retries after the first try: 3 = waits of 1, 2 and 4 s
+            max_attempts=config.fetch.max_retries + 1,
             cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
         ),
         analyzer=analyzer,
@@ -236,7 +237,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "fresh": stats.fresh,
         "new_links": stats.new_links,
         "redirects": stats.redirects,
-        "not_modified": stats.not_modified,
+        "cache_hits": stats.not_modified,  # 003's "cached hits": 304s served from the cache
         "skipped_robots": stats.errors.get("robots", 0),
         "skipped_lastmod": stats.skipped_lastmod,
         "skipped_scope": stats.skipped_scope,

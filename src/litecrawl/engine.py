@@ -411,15 +411,15 @@ class Engine:
             return
         self.stats.ok += 1
         action, message = "fetch", "fetched"
-        if result.final_url != url and self.options.rules.normalize(result.final_url) != url:
-            message = f"redirected to {result.final_url}"
-        elif result.revalidated:
-            action, message = "cache", "not modified: body from the disk cache"
         if isinstance(document, IndexDocument):
             self.stats.indexed += 1
             action, message = "extract", f"indexed: {document.title or '(no title)'}"
             if document.markdown_path:
-                action, message = "output", f"written to {document.markdown_path}"
+                action, message = "output", f"indexed, written to {document.markdown_path}"
+        if result.final_url != url and self.options.rules.normalize(result.final_url) != url:
+            message = f"redirected to {result.final_url}"
+        elif result.revalidated:  # a cache hit is what a reader of the log wants to know
+            action, message = "cache", f"not modified, body from the disk cache; {message}"
         self._log(logging.INFO, action, page, url, result.status, message)
 
     def _failed(self, page: ClaimedPage, url: str, error: FetchError, action: str) -> None:

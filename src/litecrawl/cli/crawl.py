@@ -36,11 +36,16 @@ def load_or_exit(files: list[Path] | None, overrides: dict[str, Any]) -> CrawlCo
 
 def crawl(
     urls: Annotated[list[str] | None, typer.Argument(help="Seed URLs.")] = None,
+    url: Annotated[
+        list[str] | None, Opt("--url", help="A seed URL (repeatable; as the arguments).")
+    ] = None,
     sitemap: Annotated[str | None, Opt(help="Sitemap URL (sitemap mode).")] = None,
     sitemap_mode: Annotated[
         bool, Opt("--sitemap-mode", help="Sitemap mode, sitemaps found via robots.txt.")
     ] = False,
-    db: Annotated[str | None, Opt(help="SQLite file or postgresql:// URL.")] = None,
+    db: Annotated[
+        str | None, Opt("--db", "--db-path", help="SQLite file or postgresql:// URL.")
+    ] = None,
     config: Annotated[list[Path] | None, Opt("--config", help="TOML file (repeatable).")] = None,
     domain: Annotated[list[str] | None, Opt(help="Also allow this domain (repeatable).")] = None,
     same_domain: Annotated[
@@ -73,6 +78,10 @@ def crawl(
     log_json: Annotated[
         bool, Opt("--log-json", help="Log records as JSON lines on stderr (for log shippers).")
     ] = False,
+    log_file: Annotated[
+        Path | None,
+        Opt(help="Also log everything (DEBUG, every page) to this file.", dir_okay=False),
+    ] = None,
     failed_out: Annotated[
         Path | None,
         Opt(
@@ -85,7 +94,7 @@ def crawl(
     mode = "sitemap" if sitemap or sitemap_mode else None
     overrides: dict[str, Any] = {
         "mode": mode,
-        "seeds": list(urls) if urls else None,
+        "seeds": [*(urls or ()), *(url or ())] or None,
         "sitemap.url": sitemap,
         "db": db,
         "discovery.domains": domain,
@@ -117,7 +126,11 @@ def crawl(
     if not cfg.seeds and cfg.mode == "seed":
         console.print("[red]error:[/red] no seed URLs: give URLs or 'seeds' in a config file")
         raise typer.Exit(2)
-    setup_logging(cfg.verbose, cfg.quiet, log_json)
+    try:
+        setup_logging(cfg.verbose, cfg.quiet, log_json, log_file)
+    except OSError as exc:
+        console.print(f"[red]error:[/red] --log-file {log_file}: {exc.strerror}", highlight=False)
+        raise typer.Exit(2) from exc
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             report = runner.run(_run(cfg, " ".join(sys.argv)))

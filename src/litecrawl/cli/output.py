@@ -8,6 +8,7 @@ import logging
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
@@ -25,18 +26,39 @@ _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | 
 }
 
 
-def setup_logging(verbose: bool, quiet: bool, json_lines: bool = False) -> None:
+def setup_logging(
+    verbose: bool, quiet: bool, json_lines: bool = False, log_file: Path | None = None
+) -> None:
     """INFO by default (terminal or not), DEBUG and one record per page with ``verbose``,
     warnings only with ``quiet``. Per-page records (logger ``litecrawl.page``) show only with
-    ``verbose``, but for a failed fetch: a warning (seed 001), shown at every level."""
+    ``verbose``, but for a failed fetch: a warning (seed 001), shown at every level.
+    ``log_file`` gets everything (DEBUG and every page) whatever the terminal shows (001)."""
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
+    formatter = JsonLinesFormatter() if json_lines else KeyValueFormatter()
     handler = _StderrHandler()
-    handler.setFormatter(JsonLinesFormatter() if json_lines else KeyValueFormatter())
+    handler.setLevel(level)
+    handler.setFormatter(formatter)
+    if not verbose:
+        handler.addFilter(_no_page_info)
+    handlers: list[logging.Handler] = [handler]
+    if log_file is not None:
+        to_file = logging.FileHandler(log_file, encoding="utf-8")
+        to_file.setFormatter(formatter)
+        handlers.append(to_file)
+        level = logging.DEBUG
     root = logging.getLogger("litecrawl")
-    root.handlers[:] = [handler]
+    for old in root.handlers:
+        old.close()
+    root.handlers[:] = handlers
     root.setLevel(level)
     root.propagate = False
-    logging.getLogger("litecrawl.page").setLevel(logging.NOTSET if verbose else logging.WARNING)
+    # no record is even built for a page nobody will see (a crawl logs many pages a second)
+    page_level = logging.NOTSET if verbose or log_file else logging.WARNING
+    logging.getLogger("litecrawl.page").setLevel(page_level)
+
+
+def _no_page_info(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING or not record.name.startswith("litecrawl.page")
 
 
 class _StderrHandler(logging.StreamHandler[TextIO]):
