@@ -28,7 +28,7 @@ from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.index.document import IndexDocument, PageAnalysis
-from litecrawl.outcomes import CrawlStats, log_page
+from litecrawl.outcomes import CrawlStats, PageOutcomes
 from litecrawl.parse.links import PageLinks, extract_links, is_html
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
@@ -85,6 +85,7 @@ class Engine:
         self.options = options
         self.gate: Gate = gate or OpenGate()
         self.stats = CrawlStats()
+        self.outcomes = PageOutcomes(self.stats)
         self._pending: list[PageUpdate] = []
         self._write_lock = asyncio.Lock()
 
@@ -136,7 +137,7 @@ class Engine:
         except Exception:
             # A bug or a foreign error must not leave the row claimed nor stop the batch.
             log.exception("unexpected error processing %s", page.norm_url)
-            self._failed(page, page.norm_url, error_for("internal", page.norm_url), "fetch")
+            self.outcomes.failed(page, page.norm_url, error_for("internal", page.norm_url), "fetch")
             await self._finish_stale(page, page.norm_url, "internal")
 
     async def _process(self, page: ClaimedPage) -> None:
@@ -145,7 +146,9 @@ class Engine:
         # Section 4: sanity check of the stored URL against the current rules.
         normalized = rules.normalize(url)
         if normalized != url:
-            self._log(logging.INFO, "filter", page, url, None, f"now normalized as {normalized}")
+            self.outcomes.note(
+                logging.INFO, "filter", page, url, None, f"now normalized as {normalized}"
+            )
             await self._delete(url)
             if normalized is None or not rules.validate(normalized):
                 return
@@ -154,18 +157,22 @@ class Engine:
                 return
             page, url = claimed, normalized
         elif not rules.validate(url):
-            self._log(logging.INFO, "filter", page, url, None, "no longer matches the URL rules")
+            self.outcomes.note(
+                logging.INFO, "filter", page, url, None, "no longer matches the URL rules"
+            )
             await self._delete(url)
             return
 
         if self._unchanged_since_listed(page):
             self.stats.skipped_lastmod += 1
-            self._log(logging.INFO, "skip", page, url, None, "unchanged since its sitemap lastmod")
+            self.outcomes.note(
+                logging.INFO, "skip", page, url, None, "unchanged since its sitemap lastmod"
+            )
             await self._finish_stale(page, url, None, recheck_lastmod=True)
             return
         refusal = await self.gate.check(url)
         if refusal is not None:
-            self._failed(page, url, refusal, "skip")
+            self.outcomes.failed(page, url, refusal, "skip")
             await self._finish_stale(page, url, refusal.category)
             return
 
@@ -221,7 +228,9 @@ class Engine:
                 )
             except Exception:
                 log.exception("transform_hook failed for %s", url)
-                self._failed(page, url, error_for("hook", url, "transform_hook raised"), "fetch")
+                self.outcomes.failed(
+                    page, url, error_for("hook", url, "transform_hook raised"), "fetch"
+                )
                 await self._finish_stale(page, url, "hook", result, links)
                 return
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
@@ -290,13 +299,15 @@ class Engine:
                 page.last_modified,
             )
         except FetchError as exc:
-            self._failed(page, url, exc, "fetch")
+            self.outcomes.failed(page, url, exc, "fetch")
             await self._finish_stale(page, url, exc.category)
             return None
         if isinstance(outcome, Throttled):
             # 429/503: the host is slowed down; the page comes back after Retry-After.
             self.stats.throttled += 1
-            self._log(logging.INFO, "fetch", page, url, None, "host asked to slow down: requeued")
+            self.outcomes.note(
+                logging.INFO, "fetch", page, url, None, "host asked to slow down: requeued"
+            )
             await self.flush()
             await self.frontier.release([url], int(outcome.retry_at) + 1)
             raise _Requeued
@@ -336,12 +347,17 @@ class Engine:
                 )
             except Exception:
                 log.exception("downstream_hook failed for %s", url)
-                self._failed(page, url, error_for("hook", url, "downstream_hook raised"), "fetch")
+                self.outcomes.failed(
+                    page, url, error_for("hook", url, "downstream_hook raised"), "fetch"
+                )
                 await self._finish_stale(page, url, "hook", result, links)
                 return
         self.stats.fresh += fresh
         error = None if result.ok or result.status == 304 else f"http_{result.status}"
-        self._outcome(page, url, result, error, document)
+        redirected = (
+            result.final_url != url and self.options.rules.normalize(result.final_url) != url
+        )
+        self.outcomes.response(page, url, result, error, document, redirected)
         now = int(time.time())
         schedule, last, nxt = self.options.schedule, page.last_crawl_time, page.next_crawl_time
         await self._write(
@@ -393,63 +409,6 @@ class Engine:
                 links=self._new_links(links or [], page.depth),
                 recheck_lastmod=recheck_lastmod,
             )
-        )
-
-    # -- outcomes ---------------------------------------------------------------------------
-
-    def _outcome(
-        self,
-        page: ClaimedPage,
-        url: str,
-        result: FetchResult,
-        error: str | None,
-        document: object | None,
-    ) -> None:
-        """Count and log a page that got a response."""
-        if error is not None:
-            self._failed(page, url, error_for(error, url, f"HTTP {result.status}"), "fetch")
-            return
-        self.stats.ok += 1
-        action, message = "fetch", "fetched"
-        if isinstance(document, IndexDocument):
-            self.stats.indexed += 1
-            action, message = "extract", f"indexed: {document.title or '(no title)'}"
-            if document.markdown_path:
-                action, message = "output", f"indexed, written to {document.markdown_path}"
-        if result.final_url != url and self.options.rules.normalize(result.final_url) != url:
-            message = f"redirected to {result.final_url}"
-        elif result.revalidated:  # a cache hit is what a reader of the log wants to know
-            action, message = "cache", f"not modified, body from the disk cache; {message}"
-        self._log(logging.INFO, action, page, url, result.status, message)
-
-    def _failed(self, page: ClaimedPage, url: str, error: FetchError, action: str) -> None:
-        """Count a page that ended in ``error``; a failed fetch is a warning (001), a refusal
-        or an HTTP error status is not."""
-        self.stats.fail(url, host_of(url), error.category, error.detail)
-        code = error.category.removeprefix("http_")
-        status = int(code) if error.category.startswith("http_") and code.isdigit() else None
-        level = logging.WARNING if action == "fetch" and status is None else logging.INFO
-        self._log(level, action, page, url, status, error.detail, error)
-
-    def _log(
-        self,
-        level: int,
-        action: str,
-        page: ClaimedPage,
-        url: str,
-        status: int | None,
-        message: str,
-        error: FetchError | None = None,
-    ) -> None:
-        log_page(
-            level,
-            action,
-            url,
-            status=status,
-            source=page.source,
-            depth=page.depth,
-            message=message,
-            error=error,
         )
 
     def _new_links(self, links: list[str], depth: int) -> tuple[NewLink, ...]:

@@ -17,9 +17,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
-from litecrawl.errors import FetchError
+from litecrawl.errors import FetchError, error_for
+from litecrawl.fetch.base import FetchResult
+from litecrawl.frontier.base import ClaimedPage
+from litecrawl.index.document import IndexDocument
+from litecrawl.urls import host_of
 
-__all__ = ["Cause", "CrawlStats", "describe", "log_page", "page_log"]
+__all__ = ["Cause", "CrawlStats", "PageOutcomes", "describe", "page_log"]
 
 page_log = logging.getLogger("litecrawl.page")
 
@@ -130,27 +134,67 @@ def describe(host: str, category: str, detail: str = "") -> str:
     return f"{host}: {words.get(category, detail or category)}"
 
 
-def log_page(
-    level: int,
-    action: str,
-    url: str,
-    *,
-    status: int | None,
-    source: str,
-    depth: int,
-    message: str,
-    error: FetchError | str | None = None,
-) -> None:
-    """One structured record for one page (cheap when the level is off)."""
-    if not page_log.isEnabledFor(level):
-        return
-    extra: dict[str, object] = {
-        "url": url,
-        "status": status,
-        "source": source,
-        "depth": depth,
-        "action": action,
-    }
-    if error is not None:
-        extra["error"] = error.category if isinstance(error, FetchError) else error
-    page_log.log(level, "%s", message, extra=extra)
+class PageOutcomes:
+    """Counts each page's outcome into a :class:`CrawlStats` and logs its one record."""
+
+    def __init__(self, stats: CrawlStats) -> None:
+        self.stats = stats
+
+    def response(
+        self,
+        page: ClaimedPage,
+        url: str,
+        result: FetchResult,
+        error: str | None,
+        document: object | None,
+        redirected: bool,
+    ) -> None:
+        """A page that got a response (``error``: its ``http_<status>`` category, if any)."""
+        if error is not None:
+            self.failed(page, url, error_for(error, url, f"HTTP {result.status}"), "fetch")
+            return
+        self.stats.ok += 1
+        action, message = "fetch", "fetched"
+        if isinstance(document, IndexDocument):
+            self.stats.indexed += 1
+            action, message = "extract", f"indexed: {document.title or '(no title)'}"
+            if document.markdown_path:
+                action, message = "output", f"indexed, written to {document.markdown_path}"
+        if redirected:
+            message = f"redirected to {result.final_url}"
+        elif result.revalidated:  # a cache hit is what a reader of the log wants to know
+            action, message = "cache", f"not modified, body from the disk cache; {message}"
+        self.note(logging.INFO, action, page, url, result.status, message)
+
+    def failed(self, page: ClaimedPage, url: str, error: FetchError, action: str) -> None:
+        """A page that ended in ``error``: a failed fetch is a warning (001); a refusal or an
+        HTTP error status is not."""
+        self.stats.fail(url, host_of(url), error.category, error.detail)
+        code = error.category.removeprefix("http_")
+        status = int(code) if error.category.startswith("http_") and code.isdigit() else None
+        level = logging.WARNING if action == "fetch" and status is None else logging.INFO
+        self.note(level, action, page, url, status, error.detail, error)
+
+    def note(
+        self,
+        level: int,
+        action: str,
+        page: ClaimedPage,
+        url: str,
+        status: int | None,
+        message: str,
+        error: FetchError | None = None,
+    ) -> None:
+        """The page's structured record (not even built when nobody would see it)."""
+        if not page_log.isEnabledFor(level):
+            return
+        extra: dict[str, object] = {
+            "url": url,
+            "status": status,
+            "source": page.source,
+            "depth": page.depth,
+            "action": action,
+        }
+        if error is not None:
+            extra["error"] = error.category
+        page_log.log(level, "%s", message, extra=extra)

@@ -40,9 +40,7 @@ WHERE resources_fts MATCH :query
 ORDER BY score DESC, r.id
 LIMIT :limit OFFSET :offset
 """
-_URLS = (
-    "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
-)
+_URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,9 +191,7 @@ class RobotsPolicy:
         lifetime = error_ttl if mode == "disallow_all" else ttl
         if status is not None:
             cause, cause_detail = None, ""
-        return cls(
-            status, text, fetched_at, fetched_at + lifetime, user_agent, cause, cause_detail
-        )
+        return cls(status, text, fetched_at, fetched_at + lifetime, user_agent, cause, cause_detail)
 
     @classmethod
     def from_record(cls, record: Mapping[str, object], user_agent: str) -> RobotsPolicy:
