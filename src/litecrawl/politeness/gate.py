@@ -19,9 +19,15 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
 
-from litecrawl.errors import FetchError, RobotsDenied, RobotsUnavailable, error_for
+from litecrawl.errors import (
+    FetchError,
+    RobotsDenied,
+    RobotsUnavailable,
+    TooManyRedirects,
+    error_for,
+)
 from litecrawl.fetch.base import FetchRequest, FetchResult
-from litecrawl.fetch.http import HttpFetcher
+from litecrawl.fetch.http import MAX_BYTES, HttpFetcher
 from litecrawl.frontier.base import Frontier
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
 from litecrawl.politeness.robots import RobotsPolicy, robots_url
@@ -51,8 +57,10 @@ class PoliteGate:
     def __init__(self, frontier: Frontier, settings: PolitenessSettings) -> None:
         self.frontier = frontier
         self.settings = settings
+        # RFC 9309 2.5: a robots.txt over 500 KiB is cut there and parsed (robots.py), not
+        # refused: the fetch itself takes as much as a page may be.
         self._fetcher = HttpFetcher(
-            user_agent=settings.user_agent, timeout=settings.robots_timeout, max_bytes=512 * 1024
+            user_agent=settings.user_agent, timeout=settings.robots_timeout, max_bytes=MAX_BYTES
         )
         self._policies: dict[str, RobotsPolicy] = {}
         self._origin_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -124,6 +132,9 @@ class PoliteGate:
         try:
             result = await self._fetcher.fetch(FetchRequest(location))
             status, body = result.status, result.body
+        except TooManyRedirects:
+            # RFC 9309 2.3.1.2: redirects that lead nowhere = robots.txt "unavailable": allow all
+            status, body = 300, b""
         except FetchError as exc:
             log.warning("robots.txt unreachable (%s): the host's pages wait a while", exc)
             status, body = None, b""
