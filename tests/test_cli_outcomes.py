@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -43,7 +47,7 @@ def test_unreachable_host_is_recorded_as_such_and_exits_1(
     assert {rows[u]["error"] for u in urls} == {"connect"}  # not "robots"
     host = refused_base.removeprefix("http://")
     assert f"{host} unreachable: connection refused (2 pages)" in result.stderr
-    assert "all 2 pages tried failed" in result.stderr
+    assert "exit 1: every page tried failed (2 of 2)" in result.stderr
     assert failed.read_text().splitlines() == urls
 
 
@@ -231,3 +235,26 @@ def test_max_retries_counts_retries_after_the_first_try(tmp_path: Path) -> None:
             assert db_rows(tmp_path / f"r{retries}.db")[url]["error"] == "network"
     finally:
         server.close()
+
+
+def test_summary_is_a_table_on_a_terminal(tmp_path: Path, refused_base: str) -> None:
+    env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "120"}  # rich: behave as on a terminal
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "litecrawl",
+            "crawl",
+            f"{refused_base}/",
+            "--db",
+            str(tmp_path / "c.db"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stderr)  # colours and cursor moves
+    assert "│ claimed" in shown and "│ new links" in shown  # a table, readable labels
+    assert "top error causes" in shown and "unreachable: connection refused" in shown

@@ -235,7 +235,7 @@ def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     if stats.errors.get("internal"):
         return 1, f"exit 1: {stats.errors['internal']} internal errors (see the log)"
     if stats.failed and not stats.ok:
-        return 1, f"exit 1: all {stats.failed} pages tried failed"
+        return 1, f"exit 1: every page tried failed ({stats.failed} of {stats.failed})"
     serious = sum(
         n for cat, n in stats.errors.items() if cat != "robots" and not cat.startswith("http_4")
     )

@@ -141,7 +141,7 @@ def print_crawl_summary(
         table.add_column(style="bold")
         table.add_column(justify="right")
         for key, value in rows.items():
-            table.add_row(key, _show(value))
+            table.add_row(key.replace("_", " "), _show(value))
         console.print(table)
         if causes:
             console.print("[bold]top error causes[/bold]")
