@@ -258,3 +258,18 @@ def test_summary_is_a_table_on_a_terminal(tmp_path: Path, refused_base: str) -> 
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stderr)  # colours and cursor moves
     assert "│ claimed" in shown and "│ new links" in shown  # a table, readable labels
     assert "top error causes" in shown and "unreachable: connection refused" in shown
+
+
+def test_dom_remove_entries_beyond_the_always_removed_are_removed(
+    tmp_path: Path, serve: Serve
+) -> None:
+    page = html_page("<main><p>the story itself</p></main><aside>buy our mugs</aside>", "S")
+    site = serve(site_app({"/": page}))
+    cfg = tmp_path / "f.toml"
+    cfg.write_text('[filter]\ndom_remove = ["script", "style", "svg", "aside"]\n')
+    out = tmp_path / "out"
+    result = crawl(tmp_path / "c.db", site.url("/"), "--config", str(cfg), "--output", str(out))
+    assert result.exit_code == 0
+    (markdown,) = out.rglob("*.md")
+    text = markdown.read_text()
+    assert "the story itself" in text and "mugs" not in text
