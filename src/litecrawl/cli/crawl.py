@@ -123,6 +123,9 @@ def crawl(
     if mode == "sitemap" and follow is None:
         overrides["discovery.follow_links"] = False  # sitemap mode fetches what is listed
     cfg = load_or_exit(config, overrides)
+    if cfg.strategy:  # accepted by the config schema, but nothing runs it yet (seed 004)
+        console.print("[red]error:[/red] strategy: crawling strategies are not available yet")
+        raise typer.Exit(2)
     if not cfg.seeds and cfg.mode == "seed":
         console.print("[red]error:[/red] no seed URLs: give URLs or 'seeds' in a config file")
         raise typer.Exit(2)
