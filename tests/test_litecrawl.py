@@ -235,12 +235,12 @@ def test_unreachable_and_timeout_pages_are_finalized_stale(
     db = tmp_path / "c.db"
     run(
         db,
-        ["http://127.0.0.1:1/nothing-listens", site.url("/slow?s=3"), site.url("/c")],
-        pw_timeout_ms=1000,
+        ["http://127.0.0.1:1/nothing-listens", site.url("/slow?s=6"), site.url("/c")],
+        pw_timeout_ms=3000,  # /c must fit in it on a loaded machine; /slow never can
     )
     got = db_rows(db)
     dead = got["http://127.0.0.1:1/nothing-listens"]
-    slow = got[site.url("/slow?s=3")]
+    slow = got[site.url("/slow?s=6")]
     assert dead["error"] == "connect" and dead["processing_time"] is None
     assert slow["error"] == "timeout" and slow["processing_time"] is None
     assert dead["next_crawl_time"] - dead["last_crawl_time"] == 86400
