@@ -17,8 +17,8 @@ from playwright.async_api import Page
 
 from litecrawl.errors import (
     BrowserUnavailable,
+    ConnectError,
     FetchTimeout,
-    NetworkError,
     TooManyRedirects,
 )
 from litecrawl.fetch.base import FetchRequest, FetchResult
@@ -275,14 +275,11 @@ def test_page_that_never_goes_idle_still_returns(serve: Serve) -> None:
     assert sum(p.startswith("/ping") for p in server.paths()) > 5
 
 
-def test_connection_refused_is_a_network_error() -> None:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
-    with pytest.raises(NetworkError) as info:
-        fetch(f"http://127.0.0.1:{port}/", scroll_rounds=0)
+def test_connection_refused_is_an_unreachable_host(refused_base: str) -> None:
+    with pytest.raises(ConnectError) as info:
+        fetch(f"{refused_base}/", scroll_rounds=0)
     assert "ERR_CONNECTION_REFUSED" in str(info.value)
+    assert info.value.category == "connect" and info.value.unreachable
 
 
 def test_missing_browser_says_what_to_install(
