@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import logging
+
 import pytest
 
+from litecrawl.cli.output import JsonLinesFormatter, KeyValueFormatter
 from litecrawl.errors import error_for, is_retry_worthy
-from litecrawl.outcomes import CrawlStats, describe
+from litecrawl.frontier.base import ClaimedPage
+from litecrawl.outcomes import CrawlStats, PageOutcomes, describe
 
 
 @pytest.mark.parametrize(
@@ -53,3 +58,25 @@ def test_error_for_keeps_any_category_and_retry_worth() -> None:
         "http_500",
         "dns",
     ]
+
+
+def test_a_failed_fetch_warns_with_its_url_under_any_formatter(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = "http://a.example/x"
+    page = ClaimedPage(url, None, None, "", depth=2, source="seed")
+    with caplog.at_level(logging.INFO, logger="litecrawl"):
+        PageOutcomes(CrawlStats()).failed(page, url, error_for("connect", url, "refused"), "fetch")
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING and record.getMessage() == f"{url}: refused"
+    assert (record.url, record.depth, record.source, record.action, record.error) == (  # type: ignore[attr-defined]
+        url,
+        2,
+        "seed",
+        "fetch",
+        "connect",
+    )
+    # ours print the url once, as a field
+    line = KeyValueFormatter().format(record)
+    assert line.count(url) == 1 and "error=connect" in line and line.endswith(" msg=refused")
+    assert json.loads(JsonLinesFormatter().format(record))["msg"] == "refused"

@@ -197,4 +197,5 @@ class PageOutcomes:
         }
         if error is not None:
             extra["error"] = error.category
-        page_log.log(level, "%s", message, extra=extra)
+        # "url: words" reads well under any formatter; ours print the url once, as a field
+        page_log.log(level, "%s: %s", url, message, extra=extra)

@@ -81,6 +81,13 @@ def _extra(record: logging.LogRecord) -> dict[str, object]:
     return {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
 
 
+def _message(record: logging.LogRecord) -> str:
+    """The record's words, without the ``url: `` prefix when the url is a field already."""
+    message = record.getMessage()
+    url = record.__dict__.get("url")
+    return message.removeprefix(f"{url}: ") if isinstance(url, str) else message
+
+
 def _iso(created: float) -> str:
     return datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
 
@@ -92,7 +99,7 @@ class KeyValueFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         fields = " ".join(f"{k}={_kv(v)}" for k, v in _extra(record).items())
         line = f"{_iso(record.created)} level={record.levelname} logger={record.name}"
-        line += f" {fields} msg={record.getMessage()}" if fields else f" msg={record.getMessage()}"
+        line += f" {fields} msg={_message(record)}" if fields else f" msg={_message(record)}"
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line
@@ -111,7 +118,7 @@ class JsonLinesFormatter(logging.Formatter):
             "time": _iso(record.created),
             "level": record.levelname,
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": _message(record),
             **_extra(record),
         }
         if record.exc_info:
