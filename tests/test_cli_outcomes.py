@@ -201,6 +201,10 @@ def test_seed_option_spellings_and_log_file(tmp_path: Path, serve: Serve) -> Non
     assert "logger=litecrawl.page" in text and f"url={site.url('/a')}" in text  # ...not in the file
     bad = runner.invoke(app, ["crawl", site.url("/"), "--log-file", str(tmp_path / "no/such")])
     assert bad.exit_code == 2 and "--log-file" in bad.output
+    site.requests.clear()
+    bad = runner.invoke(app, ["crawl", site.url("/"), "--failed-out", str(tmp_path / "no/such")])
+    assert bad.exit_code == 2 and "--failed-out" in bad.output
+    assert site.requests == []  # told before any crawling
 
 
 def test_max_retries_counts_retries_after_the_first_try(tmp_path: Path) -> None:

@@ -134,6 +134,12 @@ def crawl(
     except OSError as exc:
         console.print(f"[red]error:[/red] --log-file {log_file}: {exc.strerror}", highlight=False)
         raise typer.Exit(2) from exc
+    try:  # a path that cannot be written is told now, not after the crawl
+        if failed_out is not None:
+            failed_out.write_text("", "utf-8")
+    except OSError as exc:
+        console.print(f"[red]error:[/red] --failed-out {failed_out}: {exc.strerror}")
+        raise typer.Exit(2) from exc
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             report = runner.run(_run(cfg, " ".join(sys.argv)))
