@@ -8,6 +8,7 @@ start and end times), so tests assert on what really crossed the wire.
 from __future__ import annotations
 
 import asyncio
+import socket
 import sqlite3
 import threading
 import time
@@ -18,6 +19,21 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from hypothesis import HealthCheck, settings
+
+# Property tests must give the same verdict on a loaded 2-core machine as on an idle one: a
+# fixed derandomized run (same examples every time, no example database), no per-example
+# deadline and no too_slow health check (both measure wall-clock time). Loaded for every run,
+# before any test module builds its own @settings on top of it.
+settings.register_profile(
+    "litecrawl",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.load_profile("litecrawl")
 
 
 @dataclass
@@ -200,3 +216,13 @@ def redirect_to(location: str, status: int = 301) -> Handler:
         raise web.HTTPMovedPermanently(location)
 
     return handler
+
+
+@pytest.fixture
+def refused_base() -> str:
+    """``http://127.0.0.1:PORT`` where nothing listens: every connection is refused."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # bound then closed without listen: the port stays closed for this test
+    return f"http://127.0.0.1:{port}"

@@ -235,13 +235,13 @@ def test_unreachable_and_timeout_pages_are_finalized_stale(
     db = tmp_path / "c.db"
     run(
         db,
-        ["http://127.0.0.1:1/nothing-listens", site.url("/slow?s=3"), site.url("/c")],
-        pw_timeout_ms=1000,
+        ["http://127.0.0.1:1/nothing-listens", site.url("/slow?s=6"), site.url("/c")],
+        pw_timeout_ms=3000,  # /c must fit in it on a loaded machine; /slow never can
     )
     got = db_rows(db)
     dead = got["http://127.0.0.1:1/nothing-listens"]
-    slow = got[site.url("/slow?s=3")]
-    assert dead["error"] == "network" and dead["processing_time"] is None
+    slow = got[site.url("/slow?s=6")]
+    assert dead["error"] == "connect" and dead["processing_time"] is None
     assert slow["error"] == "timeout" and slow["processing_time"] is None
     assert dead["next_crawl_time"] - dead["last_crawl_time"] == 86400
     assert got[site.url("/c")]["error"] is None  # the batch went on
@@ -343,7 +343,7 @@ def test_huge_body_and_tls_mismatch_are_recorded(tmp_path: Path, serve: Serve) -
     run(db, [site.url("/huge"), tls_url, site.url("/fine")])
     got = db_rows(db)
     assert got[site.url("/huge")]["error"] == "too_large"
-    assert got[tls_url]["error"] == "network"
+    assert got[tls_url]["error"] == "tls"
     assert got[site.url("/fine")]["error"] is None
     assert all(r["processing_time"] is None for r in got.values())
 

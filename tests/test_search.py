@@ -16,7 +16,7 @@ from litecrawl.cli.search import search as search_cmd
 from litecrawl.errors import ConfigError
 from litecrawl.frontier.sqlite import SQLiteFrontier, connect
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.search import SearchHit, search
+from litecrawl.index.search import SearchHit, best_url, search
 from litecrawl.index.simhash import simhash
 from litecrawl.index.store import write_documents
 
@@ -221,3 +221,56 @@ def test_cli_no_results_and_missing_database(db: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0 and "no results" in result.output
     result = runner.invoke(app, ["search", "x", "--db", str(tmp_path / "missing.db")])
     assert result.exit_code == 2 and "no database" in result.output
+
+
+def test_best_url_prefers_the_canonical_then_the_shortest_without_query() -> None:
+    urls = ["https://a.example/story?id=7", "https://a.example/p", "https://a.example/night-trains"]
+    canonical = [None, None, None]
+    assert best_url(urls, canonical) == "https://a.example/p"
+    # a rel=canonical naming one of them wins, however long
+    named = ["https://a.example/night-trains", None, "https://a.example/night-trains"]
+    assert best_url(urls, named) == "https://a.example/night-trains"
+    # a canonical that is none of them does not count
+    assert best_url(urls, ["https://elsewhere.example/", None, None]) == "https://a.example/p"
+    # only URLs with a query: the shortest; equal lengths: the earliest crawled
+    assert best_url(["https://a.example/x?b=22", "https://a.example/x?a=1"]) == (
+        "https://a.example/x?a=1"
+    )
+    assert best_url(["https://a.example/b", "https://a.example/a"]) == "https://a.example/b"
+
+
+def test_crawled_duplicates_are_shown_under_their_best_url(tmp_path: Path, serve: Any) -> None:
+    from conftest import html_page, site_app
+
+    from litecrawl.cli import app
+
+    story = "<p>" + "Night trains are back across Europe, with sleeper cars and views. " * 8
+    recipe = "<p>" + "Slow cooked beans with garlic, thyme and a long afternoon of patience. " * 8
+    site = serve(
+        site_app(
+            {
+                "/": html_page('<a href="/story?id=7">s</a> <a href="/r?ref=home">r</a>'),
+                "/story?id=7": html_page(
+                    story + '<a href="/print/story">print</a>',
+                    "Story",
+                    '<link rel="canonical" href="/stories/night-trains">',
+                ),
+                "/print/story": html_page(story + '<a href="/print/story">print</a>', "Story"),
+                "/stories/night-trains": html_page(
+                    story + '<a href="/print/story">print</a>', "Story"
+                ),
+                "/r?ref=home": html_page(recipe + '<a href="/recipes/beans">b</a>', "Beans"),
+                "/recipes/beans": html_page(recipe + '<a href="/recipes/beans">b</a>', "Beans"),
+            }
+        )
+    )
+    db = tmp_path / "c.db"
+    crawl = CliRunner().invoke(
+        app, ["crawl", site.url("/"), "--db", str(db), "--delay-ms", "0", "--no-cache", "-q"]
+    )
+    assert crawl.exit_code == 0, crawl.output
+    hits = {h.title: h for h in search(db, "trains OR beans")}
+    assert hits["Story"].url == site.url("/stories/night-trains")  # the page's rel=canonical
+    assert set(hits["Story"].other_urls) == {site.url("/story?id=7"), site.url("/print/story")}
+    assert hits["Beans"].url == site.url("/recipes/beans")  # no canonical: no query string
+    assert hits["Beans"].other_urls == (site.url("/r?ref=home"),)

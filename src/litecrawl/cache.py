@@ -1,7 +1,8 @@
 """The raw-response disk cache in 003's layout: ``{dir}/{host}/{sha[:2]}/{sha}.html``.
 
 ``sha`` is the SHA-256 of the URL; the sibling ``.headers.json`` holds status, headers,
-fetched_at, size_bytes and content_hash. A 304 answer is served from here.
+fetched_at, size_bytes and content_hash. A 304 answer is served from here and refreshes the
+``.headers.json`` (fetch time, headers).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -54,6 +56,20 @@ class DiskCache:
         _write_atomic(path, result.body)
         _write_atomic(path.with_suffix(".headers.json"), json.dumps(meta, indent=1).encode())
         return path
+
+    def revalidated(self, url: str, headers: Mapping[str, str]) -> None:
+        """A 304 confirmed the cached body (003): its ``.headers.json`` gets the new fetch
+        time and the headers the 304 carried (a new ETag, Date, Cache-Control...)."""
+        meta_path = self.path_for(url).with_suffix(".headers.json")
+        try:
+            meta = json.loads(meta_path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(meta, dict):
+            return
+        meta["headers"] = {**dict(meta.get("headers", {})), **headers}
+        meta["fetched_at"] = time.time()
+        _write_atomic(meta_path, json.dumps(meta, indent=1).encode())
 
     def load(self, url: str) -> CachedResponse | None:
         path = self.path_for(url)

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from litecrawl.cache import DiskCache
 from litecrawl.config import CrawlConfig
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
+from litecrawl.extract.dom import ALWAYS_REMOVE
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
@@ -63,7 +64,15 @@ def _fetcher(config: CrawlConfig) -> Fetcher:
 
 def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
     return AnalyzerSettings(
-        extra_remove=tuple(config.filter.extra_remove),
+        # 003: script, style and svg always go (ALWAYS_REMOVE); dom_remove may name more
+        extra_remove=tuple(
+            dict.fromkeys(
+                [
+                    *(e for e in config.filter.dom_remove if e not in ALWAYS_REMOVE),
+                    *config.filter.extra_remove,
+                ]
+            )
+        ),
         main_article=config.extract.main_article,
         output_dir=Path(config.output.dir) if config.output.dir else None,
         cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
@@ -86,7 +95,8 @@ def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -
         discover_feeds=True,
         use_lastmod=config.sitemap.use_lastmod,
         fetch_policy=FetchPolicy(
-            max_attempts=max(config.fetch.max_retries, 1),
+            # 001's max_retries counts retries after the first try: 3 = waits of 1, 2 and 4 s
+            max_attempts=config.fetch.max_retries + 1,
             cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
         ),
         analyzer=analyzer,
@@ -301,11 +311,13 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
     return {
         "claimed": stats.claimed,
         "fetched": stats.fetched,
+        "ok": stats.ok,
         "failed": stats.failed,
+        "indexed": stats.indexed,
         "fresh": stats.fresh,
         "new_links": stats.new_links,
         "redirects": stats.redirects,
-        "not_modified": stats.not_modified,
+        "cache_hits": stats.not_modified,  # 003's "cached hits": 304s served from the cache
         "skipped_robots": stats.errors.get("robots", 0),
         "skipped_lastmod": stats.skipped_lastmod,
         "skipped_scope": stats.skipped_scope,

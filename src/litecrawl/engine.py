@@ -13,22 +13,23 @@ Per page (seed 000 sections 4-9, plus the CLI's fetch policy)::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import cast
 
 from litecrawl.discover.listing import listing_links
-from litecrawl.errors import FetchError
+from litecrawl.errors import FetchError, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
-from litecrawl.index.document import PageAnalysis
+from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.lease import Lease
+from litecrawl.outcomes import CrawlStats, PageOutcomes
 from litecrawl.parse.links import PageLinks, extract_links, is_html
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
@@ -67,31 +68,6 @@ class EngineOptions:
     flush_after_sec: float = 1.0
 
 
-@dataclass
-class CrawlStats:
-    claimed: int = 0
-    fetched: int = 0
-    fresh: int = 0
-    redirects: int = 0
-    deleted: int = 0
-    recovered: int = 0
-    new_links: int = 0
-    not_modified: int = 0  # 304 answered from the disk cache
-    skipped_lastmod: int = 0
-    skipped_scope: int = 0
-    throttled: int = 0  # 429/503: re-queued for later
-    errors: Counter[str] = field(default_factory=Counter)
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def failed(self) -> int:
-        return sum(self.errors.values())
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-
 def content_hash(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
@@ -115,6 +91,7 @@ class Engine:
         self.options = options
         self.gate: Gate = gate or OpenGate()
         self.stats = CrawlStats()
+        self.outcomes = PageOutcomes(self.stats)
         self._pending: list[PageUpdate] = []
         self._pending_since = 0.0
         self._write_lock = asyncio.Lock()
@@ -174,7 +151,7 @@ class Engine:
         except Exception:
             # A bug or a foreign error must not leave the row claimed nor stop the batch.
             log.exception("unexpected error processing %s", page.norm_url)
-            self.stats.errors["internal"] += 1
+            self.outcomes.failed(page, page.norm_url, error_for("internal", page.norm_url), "fetch")
             await self._finish_stale(page, page.norm_url, "internal")
 
     async def _process(self, page: ClaimedPage) -> None:
@@ -183,6 +160,9 @@ class Engine:
         # Section 4: sanity check of the stored URL against the current rules.
         normalized = rules.normalize(url)
         if normalized != url:
+            self.outcomes.note(
+                logging.INFO, "filter", page, url, None, f"now normalized as {normalized}"
+            )
             await self._delete(url)
             if normalized is None or not rules.validate(normalized):
                 return
@@ -191,17 +171,23 @@ class Engine:
                 return
             page, url = claimed, normalized
         elif not rules.validate(url):
+            self.outcomes.note(
+                logging.INFO, "filter", page, url, None, "no longer matches the URL rules"
+            )
             await self._delete(url)
             return
 
         if self._unchanged_since_listed(page):
             self.stats.skipped_lastmod += 1
+            self.outcomes.note(
+                logging.INFO, "skip", page, url, None, "unchanged since its sitemap lastmod"
+            )
             await self._finish_stale(page, url, None, recheck_lastmod=True)
             return
         refusal = await self.gate.check(url)
         if refusal is not None:
-            self.stats.errors[refusal] += 1
-            await self._finish_stale(page, url, refusal)
+            self.outcomes.failed(page, url, refusal, "skip")
+            await self._finish_stale(page, url, refusal.category)
             return
 
         result = await self._fetch(page, url)
@@ -241,6 +227,10 @@ class Engine:
                 document, found = analysis.document, analysis.links
             if found is None:
                 found = extract_links(content, url, result.content_type)
+            if isinstance(document, IndexDocument) and found.canonical:
+                # stored normalized, so search can compare it with the URLs of a resource
+                canonical = rules.normalize(found.canonical, found.base)
+                document = dataclasses.replace(document, canonical=canonical)
             links, extra = self._page_links(found, page.depth)
         if self.options.transform_hook is not None:
             try:
@@ -252,7 +242,9 @@ class Engine:
                 )
             except Exception:
                 log.exception("transform_hook failed for %s", url)
-                self.stats.errors["hook"] += 1
+                self.outcomes.failed(
+                    page, url, error_for("hook", url, "transform_hook raised"), "fetch"
+                )
                 await self._finish_stale(page, url, "hook", result, links)
                 return
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
@@ -321,13 +313,15 @@ class Engine:
                 page.last_modified,
             )
         except FetchError as exc:
-            log.warning("fetch failed: %s", exc)
-            self.stats.errors[exc.category] += 1
+            self.outcomes.failed(page, url, exc, "fetch")
             await self._finish_stale(page, url, exc.category)
             return None
         if isinstance(outcome, Throttled):
             # 429/503: the host is slowed down; the page comes back after Retry-After.
             self.stats.throttled += 1
+            self.outcomes.note(
+                logging.INFO, "fetch", page, url, None, "host asked to slow down: requeued"
+            )
             await self.flush()
             await self.frontier.release([url], int(outcome.retry_at) + 1)
             raise _Requeued
@@ -367,13 +361,17 @@ class Engine:
                 )
             except Exception:
                 log.exception("downstream_hook failed for %s", url)
-                self.stats.errors["hook"] += 1
+                self.outcomes.failed(
+                    page, url, error_for("hook", url, "downstream_hook raised"), "fetch"
+                )
                 await self._finish_stale(page, url, "hook", result, links)
                 return
         self.stats.fresh += fresh
         error = None if result.ok or result.status == 304 else f"http_{result.status}"
-        if error:
-            self.stats.errors[error] += 1
+        redirected = (
+            result.final_url != url and self.options.rules.normalize(result.final_url) != url
+        )
+        self.outcomes.response(page, url, result, error, document, redirected)
         now = int(time.time())
         schedule, last, nxt = self.options.schedule, page.last_crawl_time, page.next_crawl_time
         await self._write(

@@ -8,10 +8,19 @@
     ├── BrowserUnavailable                no Chromium to render with (says what to install)
     └── FetchError                        one URL could not be fetched; carries url + category
         ├── FetchTimeout                  "timeout"       (retried)
-        ├── NetworkError                  "network"       (retried: DNS, refused, reset, TLS)
+        ├── NetworkError                  "network"       (retried: reset, closed, protocol)
+        │   ├── DnsError                  "dns"           (retried; the host is unreachable)
+        │   ├── ConnectError              "connect"       (retried; refused, no route: unreachable)
+        │   └── TlsError                  "tls"           (not retried: a bad certificate stays bad)
         ├── TooLarge                      "too_large"     (not retried)
         ├── TooManyRedirects              "redirect_loop" (not retried)
-        └── RobotsDenied                  "robots"        (not retried)
+        ├── RobotsDenied                  "robots"        (not retried: robots.txt says no)
+        └── RobotsUnavailable             "robots_http_<status>" (robots.txt answered 5xx/429:
+                                                          RFC 9309 says disallow for a while)
+
+A page is recorded with the category of what really went wrong: when robots.txt cannot be fetched
+because the host is unreachable, its pages get ``dns``/``connect``/``timeout``/..., not
+``robots``. Failed HTTP responses are recorded as ``http_<status>`` and ``internal`` is a bug.
 
 Foreign exceptions (aiohttp, Playwright, sqlite3) are translated at the boundary with
 ``raise ... from exc``.
@@ -22,14 +31,20 @@ from __future__ import annotations
 __all__ = [
     "BrowserUnavailable",
     "ConfigError",
+    "ConnectError",
+    "DnsError",
     "FetchError",
     "FetchTimeout",
     "FrontierError",
     "LitecrawlError",
     "NetworkError",
     "RobotsDenied",
+    "RobotsUnavailable",
+    "TlsError",
     "TooLarge",
     "TooManyRedirects",
+    "error_for",
+    "is_retry_worthy",
 ]
 
 
@@ -54,10 +69,12 @@ class FetchError(LitecrawlError):
 
     category = "error"
     retryable = False
+    unreachable = False  # no connection to the host could be made at all
 
     def __init__(self, url: str, message: str = "") -> None:
         super().__init__(f"{url}: {message or self.category}")
         self.url = url
+        self.detail = message or self.category
 
 
 class FetchTimeout(FetchError):
@@ -70,6 +87,21 @@ class NetworkError(FetchError):
     retryable = True
 
 
+class DnsError(NetworkError):
+    category = "dns"
+    unreachable = True
+
+
+class ConnectError(NetworkError):
+    category = "connect"
+    unreachable = True
+
+
+class TlsError(NetworkError):
+    category = "tls"
+    retryable = False
+
+
 class TooLarge(FetchError):
     category = "too_large"
 
@@ -80,3 +112,49 @@ class TooManyRedirects(FetchError):
 
 class RobotsDenied(FetchError):
     category = "robots"
+
+
+class RobotsUnavailable(FetchError):
+    """robots.txt answered 5xx (or 429): RFC 9309 2.3.1.3, assume complete disallow for a while."""
+
+    def __init__(self, url: str, status: int) -> None:
+        super().__init__(url, f"robots.txt answered {status}")
+        self.category = f"robots_http_{status}"
+        self.status = status
+
+
+_BY_CATEGORY: dict[str, type[FetchError]] = {
+    cls.category: cls
+    for cls in (
+        FetchError,
+        FetchTimeout,
+        NetworkError,
+        DnsError,
+        ConnectError,
+        TlsError,
+        TooLarge,
+        TooManyRedirects,
+        RobotsDenied,
+    )
+}
+
+
+def error_for(category: str, url: str, message: str = "") -> FetchError:
+    """The error of ``category`` for ``url``: its class when it has one, else a plain
+    :class:`FetchError` carrying the category (``http_404``, ``hook``, ``internal``)."""
+    cls = _BY_CATEGORY.get(category)
+    if cls is not None:
+        return cls(url, message)
+    error = FetchError(url, message or category)
+    error.category = category
+    return error
+
+
+def is_retry_worthy(category: str) -> bool:
+    """Could fetching again give another outcome? Not for a robots.txt refusal nor for a 4xx
+    (but 408 Request Timeout): those URLs are left out of ``--failed-out``."""
+    if category == "robots":
+        return False
+    if category.startswith("http_4"):
+        return category == "http_408"
+    return True

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from litecrawl.cli.output import console, print_summary, setup_logging
+from litecrawl.cli.output import console, print_crawl_summary, setup_logging
 from litecrawl.config import CrawlConfig, load_config
 from litecrawl.errors import LitecrawlError
 
@@ -36,11 +36,16 @@ def load_or_exit(files: list[Path] | None, overrides: dict[str, Any]) -> CrawlCo
 
 def crawl(
     urls: Annotated[list[str] | None, typer.Argument(help="Seed URLs.")] = None,
+    url: Annotated[
+        list[str] | None, Opt("--url", help="A seed URL (repeatable; as the arguments).")
+    ] = None,
     sitemap: Annotated[str | None, Opt(help="Sitemap URL (sitemap mode).")] = None,
     sitemap_mode: Annotated[
         bool, Opt("--sitemap-mode", help="Sitemap mode, sitemaps found via robots.txt.")
     ] = False,
-    db: Annotated[str | None, Opt(help="SQLite file or postgresql:// URL.")] = None,
+    db: Annotated[
+        str | None, Opt("--db", "--db-path", help="SQLite file or postgresql:// URL.")
+    ] = None,
     config: Annotated[list[Path] | None, Opt("--config", help="TOML file (repeatable).")] = None,
     domain: Annotated[list[str] | None, Opt(help="Also allow this domain (repeatable).")] = None,
     same_domain: Annotated[
@@ -72,14 +77,28 @@ def crawl(
         float | None,
         Opt(help="Seconds without a heartbeat before a worker's claims go to others."),
     ] = None,
-    verbose: Annotated[bool, Opt("--verbose", "-v", help="Log every page.")] = False,
+    verbose: Annotated[bool, Opt("--verbose", "-v", help="Log every page (and DEBUG).")] = False,
     quiet: Annotated[bool, Opt("--quiet", "-q", help="Only warnings and the summary.")] = False,
+    log_json: Annotated[
+        bool, Opt("--log-json", help="Log records as JSON lines on stderr (for log shippers).")
+    ] = False,
+    log_file: Annotated[
+        Path | None,
+        Opt(help="Also log everything (DEBUG, every page) to this file.", dir_okay=False),
+    ] = None,
+    failed_out: Annotated[
+        Path | None,
+        Opt(
+            help="Write the URLs whose fetch failed in this run here, one per line (to retry).",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Crawl from seed URLs (BFS by depth) or from sitemaps, politely and resumably."""
     mode = "sitemap" if sitemap or sitemap_mode else None
     overrides: dict[str, Any] = {
         "mode": mode,
-        "seeds": list(urls) if urls else None,
+        "seeds": [*(urls or ()), *(url or ())] or None,
         "sitemap.url": sitemap,
         "db": db,
         "discovery.domains": domain,
@@ -109,23 +128,63 @@ def crawl(
     if mode == "sitemap" and follow is None:
         overrides["discovery.follow_links"] = False  # sitemap mode fetches what is listed
     cfg = load_or_exit(config, overrides)
+    if cfg.strategy:  # accepted by the config schema, but nothing runs it yet (seed 004)
+        console.print("[red]error:[/red] strategy: crawling strategies are not available yet")
+        raise typer.Exit(2)
     if not cfg.seeds and cfg.mode == "seed":
         console.print("[red]error:[/red] no seed URLs: give URLs or 'seeds' in a config file")
         raise typer.Exit(2)
-    setup_logging(cfg.verbose or not console.is_terminal, cfg.quiet)
+    try:
+        setup_logging(cfg.verbose, cfg.quiet, log_json, log_file)
+    except OSError as exc:
+        console.print(f"[red]error:[/red] --log-file {log_file}: {exc.strerror}", highlight=False)
+        raise typer.Exit(2) from exc
+    try:  # a path that cannot be written is told now, not after the crawl
+        if failed_out is not None:
+            failed_out.write_text("", "utf-8")
+    except OSError as exc:
+        console.print(f"[red]error:[/red] --failed-out {failed_out}: {exc.strerror}")
+        raise typer.Exit(2) from exc
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             report = runner.run(_run(cfg, " ".join(sys.argv)))
     except LitecrawlError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
+    code, verdict = _exit_code(report)
+    if failed_out is not None:
+        _write_failed(failed_out, report.stats)
+    causes = [str(cause) for cause in report.stats.top_causes(5)]
+    print_crawl_summary(_summary_rows(report), causes, verdict)
+    raise typer.Exit(code)
+
+
+def _summary_rows(report: CrawlReport) -> dict[str, object]:
+    """The counts worth a line: the main ones always, the others when they happened."""
     from litecrawl.crawl import summary_dict
 
     summary = summary_dict(report.stats)
+    always = ("claimed", "fetched", "ok", "failed", "indexed", "new_links")
+    rows = {k: summary[k] for k in always if k in summary}
+    rows.update((k, v) for k, v in summary.items() if k not in rows and k != "errors" and v)
+    if report.stats.errors:
+        rows["errors"] = dict(report.stats.errors.most_common())
+    rows["elapsed_sec"] = summary["elapsed_sec"]
     if report.interrupted:
-        summary["interrupted"] = True
-    print_summary("litecrawl crawl", summary)
-    raise typer.Exit(_exit_code(report))
+        rows["interrupted"] = True
+    return rows
+
+
+def _write_failed(path: Path, stats: CrawlStats) -> None:
+    """The failed URLs worth another try (not robots refusals, not 4xx), one per line: feed
+    them to ``litecrawl seeds add FILE --due-now``."""
+    from litecrawl.errors import is_retry_worthy
+
+    urls = dict.fromkeys(u for u, category in stats.failed_urls if is_retry_worthy(category))
+    try:
+        path.write_text("".join(f"{u}\n" for u in urls), "utf-8")
+    except OSError as exc:
+        console.print(f"[red]error:[/red] cannot write {path}: {exc.strerror}", highlight=False)
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -183,16 +242,17 @@ class _Progress:
         self._live.stop()
 
 
-def _exit_code(report: CrawlReport) -> int:
-    """1 when the crawl needs attention: internal errors, or most fetches failed."""
+def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
+    """1 when the crawl needs attention, with the reason in words: internal errors, every page
+    it tried failed, or most fetches failed for other reasons than robots.txt or a 4xx."""
     stats = report.stats
-    serious = sum(
-        n
-        for cat, n in stats.errors.items()
-        if cat not in ("robots",) and not cat.startswith("http_4")
-    )
     if stats.errors.get("internal"):
-        return 1
+        return 1, f"exit 1: {stats.errors['internal']} internal errors (see the log)"
+    if stats.failed and not stats.ok:
+        return 1, f"exit 1: every page tried failed ({stats.failed} of {stats.failed})"
+    serious = sum(
+        n for cat, n in stats.errors.items() if cat != "robots" and not cat.startswith("http_4")
+    )
     if stats.claimed and serious > stats.claimed / 2:
-        return 1
-    return 0
+        return 1, f"exit 1: {serious} of {stats.claimed} pages failed"
+    return 0, None

@@ -1,29 +1,129 @@
-"""How the CLI talks: rich on a terminal, plain ``key=value`` log lines otherwise."""
+"""How the CLI talks: rich on a terminal, plain aligned text otherwise; logs as ``key=value``
+lines or JSON lines (``--log-json``), on stderr either way."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["console", "print_summary", "setup_logging"]
+__all__ = ["console", "print_crawl_summary", "print_summary", "setup_logging"]
 
 console = Console(stderr=True)
 
+# LogRecord's own attributes; anything else on a record came in through ``extra=``.
+_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+}
 
-def setup_logging(verbose: bool, quiet: bool) -> None:
+
+def setup_logging(
+    verbose: bool, quiet: bool, json_lines: bool = False, log_file: Path | None = None
+) -> None:
+    """INFO by default (terminal or not), DEBUG and one record per page with ``verbose``,
+    warnings only with ``quiet``. Per-page records (logger ``litecrawl.page``) show only with
+    ``verbose``, but for a failed fetch: a warning (seed 001), shown at every level.
+    ``log_file`` gets everything (DEBUG and every page) whatever the terminal shows (001)."""
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        logging.Formatter("%(asctime)s level=%(levelname)s logger=%(name)s msg=%(message)s")
-    )
+    formatter = JsonLinesFormatter() if json_lines else KeyValueFormatter()
+    handler = _StderrHandler()
+    handler.setLevel(level)
+    handler.setFormatter(formatter)
+    if not verbose:
+        handler.addFilter(_no_page_info)
+    handlers: list[logging.Handler] = [handler]
+    if log_file is not None:
+        to_file = logging.FileHandler(log_file, encoding="utf-8")
+        to_file.setFormatter(formatter)
+        handlers.append(to_file)
+        level = logging.DEBUG
     root = logging.getLogger("litecrawl")
-    root.handlers[:] = [handler]
+    for old in root.handlers:
+        old.close()
+    root.handlers[:] = handlers
     root.setLevel(level)
     root.propagate = False
+    # no record is even built for a page nobody will see (a crawl logs many pages a second)
+    page_level = logging.NOTSET if verbose or log_file else logging.WARNING
+    logging.getLogger("litecrawl.page").setLevel(page_level)
+
+
+def _no_page_info(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING or not record.name.startswith("litecrawl.page")
+
+
+class _StderrHandler(logging.StreamHandler[TextIO]):
+    """Writes to whatever ``sys.stderr`` is at the time (rich's live display swaps it to keep
+    log lines above the progress line)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
+def _extra(record: logging.LogRecord) -> dict[str, object]:
+    return {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
+
+
+def _message(record: logging.LogRecord) -> str:
+    """The record's words, without the ``url: `` prefix when the url is a field already."""
+    message = record.getMessage()
+    url = record.__dict__.get("url")
+    return message.removeprefix(f"{url}: ") if isinstance(url, str) else message
+
+
+def _iso(created: float) -> str:
+    return datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+
+
+class KeyValueFormatter(logging.Formatter):
+    """``time level=INFO logger=litecrawl.page action=fetch status=200 ... msg=text``: the
+    structured fields first (values with spaces quoted), the free text last."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = " ".join(f"{k}={_kv(v)}" for k, v in _extra(record).items())
+        line = f"{_iso(record.created)} level={record.levelname} logger={record.name}"
+        line += f" {fields} msg={_message(record)}" if fields else f" msg={_message(record)}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def _kv(value: object) -> str:
+    text = "-" if value is None else str(value)
+    return json.dumps(text) if not text or any(c in text for c in ' "=') else text
+
+
+class JsonLinesFormatter(logging.Formatter):
+    """One JSON object per record: time, level, logger, msg, then the ``extra=`` fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, object] = {
+            "time": _iso(record.created),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": _message(record),
+            **_extra(record),
+        }
+        if record.exc_info:
+            data["exc"] = self.formatException(record.exc_info)
+        return json.dumps(data, ensure_ascii=False, default=str)
 
 
 def print_summary(title: str, summary: Mapping[str, object]) -> None:
@@ -36,6 +136,34 @@ def print_summary(title: str, summary: Mapping[str, object]) -> None:
     else:
         for key, value in summary.items():
             print(f"{key}: {_show(value)}", file=sys.stderr)
+
+
+def print_crawl_summary(
+    rows: Mapping[str, object], causes: Sequence[str], verdict: str | None
+) -> None:
+    """The closing summary: the counts, the top error causes in words, and why the exit code
+    is not 0 (``verdict``). A rich table on a terminal, aligned ``key: value`` text otherwise."""
+    if console.is_terminal:
+        table = Table(title="litecrawl crawl", show_header=False, title_justify="left")
+        table.add_column(style="bold")
+        table.add_column(justify="right")
+        for key, value in rows.items():
+            table.add_row(key.replace("_", " "), _show(value))
+        console.print(table)
+        if causes:
+            console.print("[bold]top error causes[/bold]")
+            for cause in causes:
+                console.print(f"  {cause}", highlight=False, soft_wrap=True)
+        if verdict:
+            console.print(f"[yellow]{verdict}[/yellow]", highlight=False, soft_wrap=True)
+        return
+    width = max((len(k) for k in rows), default=0) + 1
+    lines = [f"{key + ':':<{width}} {_show(value)}" for key, value in rows.items()]
+    if causes:
+        lines += ["top error causes:", *(f"  {cause}" for cause in causes)]
+    if verdict:
+        lines.append(verdict)
+    print("\n".join(lines), file=sys.stderr)
 
 
 def _show(value: object) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,12 @@ def add(
     file: Annotated[str, typer.Argument(help="File with one URL per line ('-' = stdin).")],
     db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
+    due_now: Annotated[
+        bool,
+        typer.Option(
+            "--due-now", help="Known URLs become due at once (retry a crawl's --failed-out file)."
+        ),
+    ] = False,
 ) -> None:
     """Add seed URLs (blank lines and '#' comments skipped); invalid ones are reported."""
     cfg = load_or_exit(config, {"db": db})
@@ -38,13 +45,15 @@ def add(
     valid = [u for u in (rules(s) for s in candidates) if u is not None]
     for bad in (s for s in candidates if rules(s) is None):
         typer.echo(f"skipped (not a valid URL here): {bad}", err=True)
-    added = asyncio.run(_add(cfg.db, valid))
-    typer.echo(
-        f"{added} new seeds, {len(valid) - added} already known, "
-        f"{len(candidates) - len(valid)} skipped"
-    )
+    added, due = asyncio.run(_add(cfg.db, valid, due_now))
+    message = f"{added} new seeds, {len(valid) - added} already known"
+    if due_now:
+        message += f" ({due} of them made due now)"
+    typer.echo(f"{message}, {len(candidates) - len(valid)} skipped")
 
 
-async def _add(location: str, urls: list[str]) -> int:
+async def _add(location: str, urls: list[str], due_now: bool) -> tuple[int, int]:
     async with open_frontier(location) as frontier:
-        return await frontier.add(NewLink(u, host_of(u), 0, "seed", 1.0) for u in urls)
+        added = await frontier.add(NewLink(u, host_of(u), 0, "seed", 1.0) for u in urls)
+        due = await frontier.make_due(urls, int(time.time())) if due_now else 0
+        return added, due

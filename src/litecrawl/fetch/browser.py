@@ -24,9 +24,12 @@ from playwright.async_api import Browser, BrowserContext, Page, Route
 
 from litecrawl.errors import (
     BrowserUnavailable,
+    ConnectError,
+    DnsError,
     FetchError,
     FetchTimeout,
     NetworkError,
+    TlsError,
     TooManyRedirects,
 )
 from litecrawl.fetch.base import FetchRequest, FetchResult
@@ -84,7 +87,23 @@ def _translate(url: str, exc: pw.Error) -> FetchError:
         return FetchTimeout(url, message)
     if code == "net::ERR_TOO_MANY_REDIRECTS":
         return TooManyRedirects(url, message)
+    if code in ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED"):
+        return DnsError(url, message)
+    if code in _CONNECT_CODES:
+        return ConnectError(url, message)
+    if code.startswith(("net::ERR_CERT_", "net::ERR_SSL_")):
+        return TlsError(url, message)
     return NetworkError(url, message) if code else FetchError(url, message)
+
+
+_CONNECT_CODES = frozenset(
+    {
+        "net::ERR_CONNECTION_REFUSED",
+        "net::ERR_CONNECTION_FAILED",
+        "net::ERR_ADDRESS_UNREACHABLE",
+        "net::ERR_ADDRESS_INVALID",
+    }
+)
 
 
 class _Inflight:

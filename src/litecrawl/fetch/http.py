@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import ssl
 import time
 from types import TracebackType
@@ -9,7 +11,16 @@ from typing import Self
 
 import aiohttp
 
-from litecrawl.errors import FetchError, FetchTimeout, NetworkError, TooLarge, TooManyRedirects
+from litecrawl.errors import (
+    ConnectError,
+    DnsError,
+    FetchError,
+    FetchTimeout,
+    NetworkError,
+    TlsError,
+    TooLarge,
+    TooManyRedirects,
+)
 from litecrawl.fetch.base import FetchRequest, FetchResult
 from litecrawl.version import VERSION
 
@@ -95,8 +106,8 @@ class HttpFetcher:
             raise TooManyRedirects(url, f"more than {self._max_redirects} redirects") from exc
         except TimeoutError as exc:
             raise FetchTimeout(url, "timed out") from exc
-        except (aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as exc:
-            raise NetworkError(url, f"{type(exc).__name__}: {exc}") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise _translate(url, exc) from exc
 
     async def _read(self, url: str, response: aiohttp.ClientResponse) -> bytes:
         declared = response.content_length
@@ -114,3 +125,31 @@ class HttpFetcher:
                 raise TooLarge(url, f"body over {self._max_bytes} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _translate(url: str, exc: Exception) -> FetchError:
+    """aiohttp's error as the category of what went wrong: a user reads ``dns`` or ``connect``
+    as "the host cannot be reached", ``tls`` as a certificate/handshake problem."""
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return DnsError(url, f"DNS lookup failed: {_reason(exc)}")
+    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
+        return TlsError(url, f"TLS error: {_reason(exc)}")
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return ConnectError(url, _reason(exc))
+    if isinstance(exc, aiohttp.InvalidURL):
+        return FetchError(url, f"invalid URL: {exc}")
+    return NetworkError(url, f"{type(exc).__name__}: {exc}")
+
+
+def _reason(exc: Exception) -> str:
+    """The operating system's words ("connection refused"), else the exception's."""
+    error = getattr(exc, "os_error", None) or exc
+    if isinstance(error, ssl.SSLError):
+        return str(error.reason or error).lower().replace("_", " ")
+    if isinstance(error, OSError):
+        # asyncio words a refused connection "Connect call failed (...)"; errno says it plainly
+        if not isinstance(error, socket.gaierror) and error.errno:
+            return os.strerror(error.errno).lower()
+        if error.strerror:
+            return error.strerror.lower()
+    return str(exc) or type(exc).__name__

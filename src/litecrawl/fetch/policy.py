@@ -72,6 +72,8 @@ async def fetch_with_policy(
             continue
         break
     if result.status == 304 and cached is not None:
+        if policy.cache is not None:
+            policy.cache.revalidated(url, result.headers)
         return FetchResult(
             url,
             result.final_url,

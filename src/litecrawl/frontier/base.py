@@ -233,6 +233,11 @@ class Frontier(abc.ABC):
         """Give claims back unprocessed: due at once, or not before ``not_before`` (429)."""
 
     @abc.abstractmethod
+    async def make_due(self, urls: Sequence[str], now: int) -> int:
+        """Make known, unclaimed pages due at ``now`` (a retry of failed URLs); returns how
+        many were scheduled later than that."""
+
+    @abc.abstractmethod
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
         """Add sitemap/feed entries; a known URL whose ``lastmod`` is newer than its last crawl
         becomes due now. Returns how many were new."""

@@ -158,6 +158,12 @@ CREATE INDEX idx_pages_worker ON pages(worker_id) WHERE worker_id IS NOT NULL;
 ALTER TABLE runs ADD COLUMN worker_id INTEGER NULL;
 """
 
+# The page's <link rel=canonical> (normalized): search shows a resource under it when it is one
+# of the resource's URLs.
+_DOCUMENT_CANONICAL = """
+ALTER TABLE documents ADD COLUMN canonical TEXT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -165,6 +171,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("index", _INDEX),
     ("fts_tuning", _FTS_TUNING),
     ("workers", _WORKERS),
+    ("document_canonical", _DOCUMENT_CANONICAL),
 ]
 
 

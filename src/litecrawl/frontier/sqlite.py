@@ -325,6 +325,21 @@ class SQLiteFrontier(Frontier):
 
         await self._run(_release)
 
+    async def make_due(self, urls: Sequence[str], now: int) -> int:
+        def _make_due(conn: sqlite3.Connection) -> int:
+            def work() -> int:
+                before = conn.total_changes
+                conn.executemany(
+                    "UPDATE pages SET next_crawl_time = ? WHERE norm_url = ? "
+                    "AND processing_time IS NULL AND coalesce(next_crawl_time, 0) > ?",
+                    [(now, u, now) for u in urls],
+                )
+                return conn.total_changes - before
+
+            return self._transaction(conn, work)
+
+        return await self._run(_make_due)
+
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
         def _add_listed(conn: sqlite3.Connection) -> int:
             return self._transaction(conn, lambda: _insert_listed(conn, links, now))

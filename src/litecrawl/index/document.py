@@ -27,6 +27,7 @@ class IndexDocument:
     source: str = "link"
     extraction_mode: str = "fullpage"
     markdown_path: str | None = None
+    canonical: str | None = None  # the page's rel=canonical, normalized (search prefers it)
 
 
 @dataclass(frozen=True, slots=True)

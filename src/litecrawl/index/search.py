@@ -6,21 +6,25 @@ Queries use SQLite FTS5 syntax: words (all must match), ``"exact phrase"``, ``pr
 raises a syntax error. Ranking is FTS5's bm25 with title matches weighted
 :data:`TITLE_WEIGHT` times text matches.
 
-Near-duplicate URLs share one resource, so each resource is returned once: under its canonical
-URL (the earliest-crawled document) with the others in ``other_urls``.
+Near-duplicate URLs share one resource, so each resource is returned once, under the best of its
+URLs (:func:`best_url`: the pages' ``rel=canonical`` target when it is one of them, else the
+shortest URL without a query) with the others in ``other_urls``.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.frontier.sqlite import connect
 
-__all__ = ["TITLE_WEIGHT", "SearchHit", "search"]
+__all__ = ["TITLE_WEIGHT", "SearchHit", "best_url", "search"]
 
 TITLE_WEIGHT = 10.0
 _TEXT_WEIGHT = 1.0
@@ -36,14 +40,14 @@ WHERE resources_fts MATCH :query
 ORDER BY score DESC, r.id
 LIMIT :limit OFFSET :offset
 """
-_URLS = "SELECT url, title FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
+_URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
 
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One resource that matched: its canonical URL, title and a snippet of its text."""
 
-    url: str  # canonical: the URL of the earliest-crawled document of this resource
+    url: str  # the best URL of the resource (see best_url)
     title: str
     snippet: str  # matches wrapped in the open/close markers
     score: float  # bm25 relevance, higher is better (FTS5's bm25() is negated)
@@ -140,13 +144,31 @@ def _quote_words(query: str) -> str:
 def _hit(
     conn: sqlite3.Connection, resource_id: int, score: float, snippet: str, title: str
 ) -> SearchHit:
-    urls = conn.execute(_URLS, (resource_id,)).fetchall()
-    canonical_url, canonical_title = urls[0]
+    rows: list[tuple[str, str, str | None]] = conn.execute(_URLS, (resource_id,)).fetchall()
+    urls = [url for url, _, _ in rows]
+    best = best_url(urls, [canonical for _, _, canonical in rows])
+    titles = {url: t for url, t, _ in rows}
     return SearchHit(
-        url=canonical_url,
-        title=canonical_title or title,
+        url=best,
+        title=titles[best] or title,
         snippet=snippet or "",
         score=float(score),
-        other_urls=tuple(url for url, _ in urls[1:]),
+        other_urls=tuple(url for url in urls if url != best),
         resource_id=resource_id,
     )
+
+
+def best_url(urls: Sequence[str], canonicals: Sequence[str | None] = ()) -> str:
+    """The address to show for URLs with the same text (``urls`` in crawl order, non-empty).
+
+    The ``rel=canonical`` its pages name, when it is one of ``urls`` (the one most of them name,
+    the earliest on a tie); else the shortest URL without a query string; else the shortest.
+    Ties go to the earliest crawled.
+    """
+    known = set(urls)
+    named = Counter(c for c in canonicals if c is not None and c in known)
+    if named:
+        most = max(named.values())
+        return next(u for u in urls if named.get(u) == most)
+    plain = [u for u in urls if not urlsplit(u).query]
+    return min(plain or urls, key=len)

@@ -76,14 +76,15 @@ _CHANGED = " OR ".join(
         "status",
         "extraction_mode",
         "markdown_path",
+        "canonical",
     )
 )
 _UPSERT_DOCUMENT = f"""
 INSERT INTO documents (url, resource_id, title, keywords, text_preview, language, author,
                        published, content_type, status, depth, source, extraction_mode,
-                       markdown_path)
+                       markdown_path, canonical)
 VALUES (:url, :resource_id, :title, :keywords, :text_preview, :language, :author, :published,
-        :content_type, :status, :depth, :source, :extraction_mode, :markdown_path)
+        :content_type, :status, :depth, :source, :extraction_mode, :markdown_path, :canonical)
 ON CONFLICT (url) DO UPDATE SET
   updated_at = CASE WHEN :rewritten OR {_CHANGED}
                     THEN CURRENT_TIMESTAMP ELSE documents.updated_at END,
@@ -99,7 +100,8 @@ ON CONFLICT (url) DO UPDATE SET
   depth = excluded.depth,
   source = excluded.source,
   extraction_mode = excluded.extraction_mode,
-  markdown_path = excluded.markdown_path
+  markdown_path = excluded.markdown_path,
+  canonical = excluded.canonical
 """
 
 
@@ -304,5 +306,6 @@ def _document_row(
         "source": doc.source,
         "extraction_mode": doc.extraction_mode,
         "markdown_path": doc.markdown_path,
+        "canonical": doc.canonical,
         "rewritten": rewritten,
     }

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+from litecrawl.errors import FetchError
 from litecrawl.fetch.base import FetchResult
 
 __all__ = ["Gate", "OpenGate"]
@@ -17,8 +18,9 @@ class Gate(Protocol):
     See :class:`litecrawl.politeness.gate.PoliteGate` for the real one.
     """
 
-    async def check(self, url: str) -> str | None:
-        """None if ``url`` may be fetched, else the reason why not (e.g. "robots")."""
+    async def check(self, url: str) -> FetchError | None:
+        """None if ``url`` may be fetched, else why not (a ``RobotsDenied``, or the error that
+        kept robots.txt from being fetched); its ``category`` is recorded on the page."""
 
     def slot(self, host: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold one of the host's request slots, entered no sooner than its pacing allows."""
@@ -30,7 +32,7 @@ class Gate(Protocol):
 class OpenGate:
     """No robots.txt, no pacing: benchmarks and ``obey_robots=False`` in ``litecrawl()``."""
 
-    async def check(self, url: str) -> str | None:
+    async def check(self, url: str) -> FetchError | None:
         return None
 
     @contextlib.asynccontextmanager

@@ -19,9 +19,15 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
 
-from litecrawl.errors import FetchError
+from litecrawl.errors import (
+    FetchError,
+    RobotsDenied,
+    RobotsUnavailable,
+    TooManyRedirects,
+    error_for,
+)
 from litecrawl.fetch.base import FetchRequest, FetchResult
-from litecrawl.fetch.http import HttpFetcher
+from litecrawl.fetch.http import MAX_BYTES, HttpFetcher
 from litecrawl.frontier.base import Frontier
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
 from litecrawl.politeness.robots import RobotsPolicy, robots_url
@@ -51,8 +57,10 @@ class PoliteGate:
     def __init__(self, frontier: Frontier, settings: PolitenessSettings) -> None:
         self.frontier = frontier
         self.settings = settings
+        # RFC 9309 2.5: a robots.txt over 500 KiB is cut there and parsed (robots.py), not
+        # refused: the fetch itself takes as much as a page may be.
         self._fetcher = HttpFetcher(
-            user_agent=settings.user_agent, timeout=settings.robots_timeout, max_bytes=512 * 1024
+            user_agent=settings.user_agent, timeout=settings.robots_timeout, max_bytes=MAX_BYTES
         )
         self._policies: dict[str, RobotsPolicy] = {}
         self._origin_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -76,13 +84,20 @@ class PoliteGate:
 
     # -- may we? ------------------------------------------------------------------------------
 
-    async def check(self, url: str) -> str | None:
+    async def check(self, url: str) -> FetchError | None:
+        """None when robots.txt lets us fetch ``url``; else why not, as the error to record:
+        a refusal (``robots``), robots.txt answering 5xx/429 (``robots_http_503``: RFC 9309's
+        disallow for a while), or the host unreachable (``dns``, ``connect``, ``timeout``...)."""
         if not self.settings.obey_robots:
             return None
         policy = await self.robots(url)
         if policy.allowed(url):
             return None
-        return "robots"
+        if policy.mode != "disallow_all":
+            return RobotsDenied(url, "disallowed by robots.txt")
+        if policy.status is not None:
+            return RobotsUnavailable(url, policy.status)
+        return error_for(policy.cause or "network", url, policy.cause_detail)
 
     async def robots(self, url: str) -> RobotsPolicy:
         """The robots.txt policy of ``url``'s origin: memory, then database, then network."""
@@ -113,13 +128,20 @@ class PoliteGate:
     async def _fetch_robots(self, url: str, now: float) -> RobotsPolicy:
         location = robots_url(url)
         status: int | None
+        cause, detail = None, ""
         try:
             result = await self._fetcher.fetch(FetchRequest(location))
             status, body = result.status, result.body
+        except TooManyRedirects:
+            # RFC 9309 2.3.1.2: redirects that lead nowhere = robots.txt "unavailable": allow all
+            status, body = 300, b""
         except FetchError as exc:
-            log.info("robots.txt unreachable (%s): disallow for a while", exc)
+            log.warning("robots.txt unreachable (%s): the host's pages wait a while", exc)
             status, body = None, b""
-        policy = RobotsPolicy.from_response(status, body, now, self.settings.user_agent)
+            cause, detail = exc.category, str(exc).removeprefix(f"{location}: ")
+        policy = RobotsPolicy.from_response(
+            status, body, now, self.settings.user_agent, cause=cause, cause_detail=detail
+        )
         origin = location.removesuffix("/robots.txt")
         await self.frontier.put_robots(origin, json.dumps(policy.to_record()), policy.expires_at)
         return policy

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
 from protego import Protego
@@ -54,6 +54,8 @@ class RobotsRecord(TypedDict):
     body: str
     fetched_at: float
     expires_at: float
+    cause: NotRequired[str | None]
+    cause_detail: NotRequired[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,10 @@ class RobotsPolicy:
     fetched_at: float
     expires_at: float
     user_agent: str  # our full User-Agent header value
+    # why robots.txt could not be fetched (status None): an error category ("dns", "connect",
+    # "timeout"...) and its words, so the host's pages are recorded as unreachable, not "robots"
+    cause: str | None = None
+    cause_detail: str = ""
     _parser: Protego | None = field(init=False, repr=False, compare=False)
     _name: str = field(init=False, repr=False, compare=False)
 
@@ -175,12 +181,17 @@ class RobotsPolicy:
         *,
         ttl: float = DEFAULT_TTL,
         error_ttl: float = DEFAULT_ERROR_TTL,
+        cause: str | None = None,
+        cause_detail: str = "",
     ) -> RobotsPolicy:
-        """Build the policy from the robots.txt fetch outcome (``status=None``: network error)."""
+        """Build the policy from the robots.txt fetch outcome (``status=None``: network error,
+        whose category and words are ``cause`` and ``cause_detail``)."""
         mode = _mode_for(status)
         text = _decode(body) if mode == "parsed" else ""
         lifetime = error_ttl if mode == "disallow_all" else ttl
-        return cls(status, text, fetched_at, fetched_at + lifetime, user_agent)
+        if status is not None:
+            cause, cause_detail = None, ""
+        return cls(status, text, fetched_at, fetched_at + lifetime, user_agent, cause, cause_detail)
 
     @classmethod
     def from_record(cls, record: Mapping[str, object], user_agent: str) -> RobotsPolicy:
@@ -195,16 +206,30 @@ class RobotsPolicy:
             raise ValueError("robots record: body must be a string")
         if not isinstance(fetched_at, int | float) or not isinstance(expires_at, int | float):
             raise ValueError("robots record: fetched_at and expires_at must be numbers")
-        return cls(status, body, float(fetched_at), float(expires_at), user_agent)
+        cause = record.get("cause")
+        detail = record.get("cause_detail", "")
+        return cls(
+            status,
+            body,
+            float(fetched_at),
+            float(expires_at),
+            user_agent,
+            cause if isinstance(cause, str) else None,
+            detail if isinstance(detail, str) else "",
+        )
 
     def to_record(self) -> RobotsRecord:
         """A small JSON-safe dict the engine can store in the host row."""
-        return {
+        record: RobotsRecord = {
             "status": self.status,
             "body": self.body,
             "fetched_at": self.fetched_at,
             "expires_at": self.expires_at,
         }
+        if self.cause is not None:
+            record["cause"] = self.cause
+            record["cause_detail"] = self.cause_detail
+        return record
 
     @property
     def mode(self) -> RobotsMode:

@@ -1,0 +1,201 @@
+"""What happened to the pages of a crawl: the counters, the failures by host and cause, and the
+one structured log record per page.
+
+Per-page records go to the ``litecrawl.page`` logger with seed 003's fields as ``extra``
+(``url``, ``status``, ``source``, ``depth``, ``action``; ``error`` when the page failed), so any
+handler can print them as text or JSON. ``action`` is the furthest step the page reached:
+``filter`` (dropped by the URL rules), ``skip`` (robots.txt, sitemap lastmod, host
+unreachable), ``fetch`` (fetched, or the fetch failed), ``cache`` (304 answered from the disk
+cache), ``extract`` (indexed), ``output`` (Markdown written).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http import HTTPStatus
+
+from litecrawl.errors import FetchError, error_for
+from litecrawl.fetch.base import FetchResult
+from litecrawl.frontier.base import ClaimedPage
+from litecrawl.index.document import IndexDocument
+from litecrawl.urls import host_of
+
+__all__ = ["Cause", "CrawlStats", "PageOutcomes", "describe", "page_log"]
+
+page_log = logging.getLogger("litecrawl.page")
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One way pages failed on one host, in words: ``host unreachable: connection refused``."""
+
+    host: str
+    category: str
+    detail: str
+    pages: int
+
+    def __str__(self) -> str:
+        plural = "" if self.pages == 1 else "s"
+        return f"{describe(self.host, self.category, self.detail)} ({self.pages} page{plural})"
+
+
+@dataclass
+class CrawlStats:
+    """The counters of one crawl (seed 001's ``CrawlStats``: ``pages_fetched``,
+    ``pages_failed``, ``pages_indexed`` and ``elapsed_time`` are the same numbers)."""
+
+    claimed: int = 0
+    fetched: int = 0  # responses received, whatever their status
+    ok: int = 0  # pages finished without an error (2xx, 3xx followed, 304)
+    indexed: int = 0  # index documents written
+    fresh: int = 0
+    redirects: int = 0
+    deleted: int = 0
+    recovered: int = 0
+    new_links: int = 0
+    not_modified: int = 0  # 304 answered from the disk cache (003's "cached hits")
+    skipped_lastmod: int = 0
+    skipped_scope: int = 0
+    throttled: int = 0  # 429/503: re-queued for later
+    errors: Counter[str] = field(default_factory=Counter)  # category -> pages
+    causes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (host, category)
+    details: dict[tuple[str, str], str] = field(default_factory=dict)  # first words seen
+    failed_urls: list[tuple[str, str]] = field(default_factory=list)  # (url, category)
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def failed(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def pages_fetched(self) -> int:
+        return self.fetched
+
+    @property
+    def pages_failed(self) -> int:
+        return self.failed
+
+    @property
+    def pages_indexed(self) -> int:
+        return self.indexed
+
+    @property
+    def elapsed_time(self) -> float:
+        return self.elapsed
+
+    def fail(self, url: str, host: str, category: str, detail: str = "") -> None:
+        """Count one page that ended in ``category``."""
+        self.errors[category] += 1
+        self.causes[(host, category)] += 1
+        self.details.setdefault((host, category), detail)
+        self.failed_urls.append((url, category))
+
+    def top_causes(self, n: int = 5) -> list[Cause]:
+        """The ``n`` commonest (host, category) failures, most pages first."""
+        return [
+            Cause(host, category, self.details.get((host, category), ""), pages)
+            for (host, category), pages in self.causes.most_common(n)
+        ]
+
+
+def describe(host: str, category: str, detail: str = "") -> str:
+    """A failure category in words, for people: ``example.org unreachable: DNS lookup failed``."""
+    if category == "dns":
+        return f"{host} unreachable: {detail or 'DNS lookup failed'}"
+    if category == "connect":
+        return f"{host} unreachable: {detail or 'connection failed'}"
+    if category.startswith("robots_http_"):
+        status = category.removeprefix("robots_http_")
+        return f"{host}: robots.txt answered {status}, pages held back for a while (RFC 9309)"
+    if category.startswith("http_"):
+        code = category.removeprefix("http_")
+        try:
+            phrase = HTTPStatus(int(code)).phrase
+        except ValueError:
+            phrase = ""
+        return f"{host}: HTTP {code} {phrase}".rstrip()
+    words = {
+        "timeout": "timed out",
+        "network": f"network error: {detail}" if detail else "network error",
+        "tls": detail or "TLS error",
+        "robots": "disallowed by robots.txt",
+        "too_large": "body over the size limit",
+        "redirect_loop": "too many redirects",
+        "hook": "a hook raised (see the log)",
+        "internal": "internal error (see the log)",
+    }
+    return f"{host}: {words.get(category, detail or category)}"
+
+
+class PageOutcomes:
+    """Counts each page's outcome into a :class:`CrawlStats` and logs its one record."""
+
+    def __init__(self, stats: CrawlStats) -> None:
+        self.stats = stats
+
+    def response(
+        self,
+        page: ClaimedPage,
+        url: str,
+        result: FetchResult,
+        error: str | None,
+        document: object | None,
+        redirected: bool,
+    ) -> None:
+        """A page that got a response (``error``: its ``http_<status>`` category, if any)."""
+        if error is not None:
+            self.failed(page, url, error_for(error, url, f"HTTP {result.status}"), "fetch")
+            return
+        self.stats.ok += 1
+        action, message = "fetch", "fetched"
+        if isinstance(document, IndexDocument):
+            self.stats.indexed += 1
+            action, message = "extract", f"indexed: {document.title or '(no title)'}"
+            if document.markdown_path:
+                action, message = "output", f"indexed, written to {document.markdown_path}"
+        if redirected:
+            message = f"redirected to {result.final_url}"
+        elif result.revalidated:  # a cache hit is what a reader of the log wants to know
+            action, message = "cache", f"not modified, body from the disk cache; {message}"
+        self.note(logging.INFO, action, page, url, result.status, message)
+
+    def failed(self, page: ClaimedPage, url: str, error: FetchError, action: str) -> None:
+        """A page that ended in ``error``: a failed fetch is a warning (001); a refusal or an
+        HTTP error status is not."""
+        self.stats.fail(url, host_of(url), error.category, error.detail)
+        code = error.category.removeprefix("http_")
+        status = int(code) if error.category.startswith("http_") and code.isdigit() else None
+        level = logging.WARNING if action == "fetch" and status is None else logging.INFO
+        self.note(level, action, page, url, status, error.detail, error)
+
+    def note(
+        self,
+        level: int,
+        action: str,
+        page: ClaimedPage,
+        url: str,
+        status: int | None,
+        message: str,
+        error: FetchError | None = None,
+    ) -> None:
+        """The page's structured record (not even built when nobody would see it)."""
+        if not page_log.isEnabledFor(level):
+            return
+        extra: dict[str, object] = {
+            "url": url,
+            "status": status,
+            "source": page.source,
+            "depth": page.depth,
+            "action": action,
+        }
+        if error is not None:
+            extra["error"] = error.category
+        # "url: words" reads well under any formatter; ours print the url once, as a field
+        page_log.log(level, "%s: %s", url, message, extra=extra)

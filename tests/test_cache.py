@@ -1,0 +1,60 @@
+"""The disk cache in 003's layout: body + ``.headers.json``, refreshed by a 304."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from aiohttp import web
+from conftest import LocalServer, html_page
+from typer.testing import CliRunner
+
+from litecrawl.cache import DiskCache
+from litecrawl.cli import app
+
+Serve = Callable[[web.Application], LocalServer]
+
+
+def test_headers_json_beside_each_body_and_304_refreshes_it(tmp_path: Path, serve: Serve) -> None:
+    body = html_page("<p>cached body</p>", "Doc")
+
+    async def doc(request: web.Request) -> web.Response:
+        if request.headers.get("If-None-Match") == '"v1"':
+            return web.Response(status=304, headers={"ETag": '"v1"', "Cache-Control": "max-age=60"})
+        return web.Response(text=body, content_type="text/html", headers={"ETag": '"v1"'})
+
+    web_app = web.Application()
+    web_app.router.add_get("/doc", doc)
+    site = serve(web_app)
+    db, cache = tmp_path / "c.db", tmp_path / "cache"
+    (tmp_path / "c.toml").write_text(f'[cache]\ndir = "{cache}"\n')
+    args = ["crawl", site.url("/doc"), "--db", str(db), "--delay-ms", "0"]
+    args += ["--config", str(tmp_path / "c.toml"), "-v", "--log-json"]
+    runner = CliRunner()
+    assert runner.invoke(app, args).exit_code == 0
+    path = DiskCache(cache).path_for(site.url("/doc"))
+    meta_path = path.with_suffix(".headers.json")
+    assert path.read_bytes() == body.encode()
+    meta = json.loads(meta_path.read_text())
+    assert {"status", "headers", "fetched_at", "size_bytes", "content_hash"} <= set(meta)
+    assert meta["status"] == 200 and meta["size_bytes"] == len(body.encode())
+    assert meta["headers"]["etag"] == '"v1"'
+    meta["fetched_at"] = 0.0  # an old entry: the 304 must refresh it
+    meta_path.write_text(json.dumps(meta))
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE pages SET next_crawl_time = 1")
+    conn.commit()
+    conn.close()
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0
+    refreshed = json.loads(meta_path.read_text())
+    assert refreshed["fetched_at"] > 0
+    assert refreshed["headers"]["cache-control"] == "max-age=60"
+    assert refreshed["content_hash"] == meta["content_hash"]  # same body, still cached
+    assert path.read_bytes() == body.encode()
+    records = [json.loads(x) for x in again.stderr.splitlines() if x.startswith("{")]
+    assert [r["action"] for r in records if r["logger"] == "litecrawl.page"] == ["cache"]
+    assert re.search(r"^cache_hits:\s+1$", again.stderr, re.MULTILINE)  # 003's run summary
