@@ -29,6 +29,9 @@ from litecrawl.frontier.base import ClaimedPage, Frontier
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
+from litecrawl.strategy.base import BaseCrawlingStrategy
+from litecrawl.strategy.loader import DEFAULT, load_strategy
+from litecrawl.strategy.runner import StrategyRunner
 from litecrawl.urls import DomainScope, UrlRules
 
 __all__ = ["CrawlReport", "crawl", "run_crawl"]
@@ -67,13 +70,18 @@ def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
     )
 
 
-def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -> EngineOptions:
+def _options(
+    config: CrawlConfig,
+    seeds: list[str],
+    analyzer: Analyzer | None,
+    runner: StrategyRunner | None = None,
+) -> EngineOptions:
     d = config.discovery
     # Same site as the seeds (and the sitemap given, in sitemap mode) plus any --domain.
     sites = [*seeds, *([config.sitemap.url] if config.sitemap.url else []), *d.domains]
     scope = DomainScope(sites) if config.same_domain_only else None
     return EngineOptions(
-        rules=UrlRules(None, d.include_patterns, d.exclude_patterns),
+        rules=_rules(config),
         schedule=Schedule(),
         n_concurrent=config.concurrency.global_,
         follow_links=d.follow_links,
@@ -88,7 +96,24 @@ def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -
         ),
         analyzer=analyzer,
         retry_uncrawled=True,
+        strategy=runner,
+        partition=config.partition_k_n(),
+        # Under a strategy each page's write (and so its scheduled links) is seen by the next
+        # claim, so the crawl follows the scores exactly; bfs keeps the batched writes.
+        write_batch=1 if runner is not None else 256,
     )
+
+
+def _rules(config: CrawlConfig) -> UrlRules:
+    d = config.discovery
+    return UrlRules(None, d.include_patterns, d.exclude_patterns)
+
+
+def strategy_class(config: CrawlConfig) -> type[BaseCrawlingStrategy] | None:
+    """The configured strategy class; None for the default ``bfs`` (the engine's fast path)."""
+    if config.strategy.name == DEFAULT:
+        return None
+    return load_strategy(config.strategy.name)
 
 
 def crawl(config: CrawlConfig) -> CrawlReport:
@@ -106,8 +131,13 @@ async def run_crawl(
     command: str = "crawl",
 ) -> CrawlReport:
     seeds = list(config.seeds)
+    factory = strategy_class(config)  # an unknown strategy fails before any network or DB work
     async with contextlib.AsyncExitStack() as stack:
         frontier = await stack.enter_async_context(open_frontier(config.db))
+        runner = None
+        if factory is not None:
+            runner = StrategyRunner(factory, dict(config.strategy.args), frontier, _rules(config))
+            stack.callback(runner.close)
         settings = PolitenessSettings(
             user_agent=config.effective_user_agent(),
             obey_robots=config.obey_robots,
@@ -120,7 +150,7 @@ async def run_crawl(
         analyzer = None
         if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
             analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
-        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer), gate)
+        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer, runner), gate)
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()
         await _bootstrap(config, engine, gate, seeds)
@@ -157,7 +187,9 @@ async def _loop(
     concurrency = config.concurrency.global_
     semaphore = asyncio.Semaphore(concurrency)
     max_pages = config.limits.max_pages
-    high_water = max(concurrency * 4, 16)
+    # a strategy's scores decide each next claim: no claims ahead of what can be fetched
+    ordered = engine.options.strategy is not None
+    high_water = concurrency if ordered else max(concurrency * 4, 16)
     in_flight: dict[asyncio.Task[None], str] = {}
     claimed_total = 0
 
@@ -172,7 +204,7 @@ async def _loop(
             want = min(want, max_pages - claimed_total)
         if want <= 0:
             return 0
-        pages = await frontier.claim(want, int(time.time()))
+        pages = await engine.claim(want)
         for page in pages:
             in_flight[asyncio.create_task(guarded(page))] = page.norm_url
         claimed_total += len(pages)
@@ -181,8 +213,8 @@ async def _loop(
 
     last_report = 0.0
     while not stop.is_set():
-        may_claim = not (max_pages and claimed_total >= max_pages)
-        if may_claim and len(in_flight) <= high_water // 2:
+        may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
+        if may_claim and len(in_flight) <= (high_water - 1 if ordered else high_water // 2):
             claimed = await refill()
             if not claimed and not in_flight:
                 await engine.flush()  # links still in the write buffer may be due pages

@@ -66,7 +66,12 @@ def crawl(
     ignore_robots: Annotated[bool, Opt("--ignore-robots", help="Do not obey robots.txt.")] = False,
     no_cache: Annotated[bool, Opt("--no-cache", help="No disk cache, no conditional GET.")] = False,
     user_agent: Annotated[str | None, Opt(help="User-Agent header.")] = None,
-    strategy: Annotated[str | None, Opt(help="Crawling strategy 'module:Class'.")] = None,
+    strategy: Annotated[
+        str | None, Opt(help="Crawling strategy: bfs (default), dfs, focused or module:Class.")
+    ] = None,
+    partition: Annotated[
+        str | None, Opt(help="K/N: claim only URLs whose domain (or slot) hashes to K.")
+    ] = None,
     watch: Annotated[bool, Opt("--watch", help="Keep running; re-crawl as scheduled.")] = False,
     verbose: Annotated[bool, Opt("--verbose", "-v", help="Log every page.")] = False,
     quiet: Annotated[bool, Opt("--quiet", "-q", help="Only warnings and the summary.")] = False,
@@ -96,7 +101,8 @@ def crawl(
         "obey_robots": False if ignore_robots else None,
         "cache.respect_conditional": False if no_cache else None,
         "user_agent": user_agent,
-        "strategy": strategy,
+        "strategy.name": strategy,
+        "partition": partition,
         "watch": watch or None,
         "verbose": verbose or None,
         "quiet": quiet or None,

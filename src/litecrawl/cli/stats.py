@@ -22,17 +22,23 @@ def stats(
     db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    domains: Annotated[
+        bool, typer.Option("--domains", help="Also the strategy's domain metadata.")
+    ] = False,
 ) -> None:
     """Show the state of a crawl database (also while a crawl runs)."""
     cfg = load_or_exit(config, {"db": db})
     if not cfg.db.startswith("postgres") and not Path(cfg.db).exists():
         typer.echo(f"error: no database at {cfg.db}", err=True)
         raise typer.Exit(2)
-    summary = asyncio.run(_summary(cfg.db))
-    if json_out:
-        import json
+    import json
 
-        typer.echo(json.dumps(asdict(summary), indent=2))
+    summary, metadata = asyncio.run(_summary(cfg.db, domains))
+    if json_out:
+        out = asdict(summary)
+        if domains:
+            out["domains"] = {k: json.loads(v) for k, v in metadata.items()}
+        typer.echo(json.dumps(out, indent=2))
         return
     print_summary(
         f"litecrawl stats: {cfg.db}",
@@ -54,8 +60,11 @@ def stats(
             f"run {run['id']}: started {run['started_at']} "
             f"finished {run['finished_at']} {run['stats']}"
         )
+    for domain, data in metadata.items():
+        typer.echo(f"domain {domain}: {data}")
 
 
-async def _summary(location: str) -> FrontierSummary:
+async def _summary(location: str, domains: bool) -> tuple[FrontierSummary, dict[str, str]]:
     async with open_frontier(location) as frontier:
-        return await frontier.summary(int(time.time()))
+        summary = await frontier.summary(int(time.time()))
+        return summary, (await frontier.domain_metadata() if domains else {})

@@ -21,9 +21,14 @@ __all__ = [
     "FinalizeResult",
     "Frontier",
     "FrontierSummary",
+    "LinkWrite",
     "NewLink",
     "PageUpdate",
+    "StrategyWrites",
 ]
+
+# next_crawl_time of a URL a strategy knows (state, score, meta) but did not queue.
+PARKED = 1 << 62
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,29 @@ class ClaimedPage:
     last_modified: str | None = None
     kind: str = "page"
     lastmod: int | None = None
+    score: float = 0.5
+    meta: str | None = None  # the strategy's meta (JSON, see litecrawl.strategy.codec)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkWrite:
+    """What a crawling strategy changed for one URL; None = leave the stored value."""
+
+    url: str
+    host: str
+    depth: int
+    state: int | None = None
+    meta: str | None = None
+    score: float | None = None
+    queue: bool = False  # schedule(): due now if not queued yet; False: known, not queued
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyWrites:
+    """A strategy's writes, batched with the page's own (domain metadata: JSON, None = gone)."""
+
+    links: tuple[LinkWrite, ...] = ()
+    domains: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +121,7 @@ class PageUpdate:
     # Freshness decided in the write (no hook needs it earlier): when any of ``links`` is new
     # to the frontier, the page is fresh and ``next_crawl_time_if_new_links`` applies.
     next_crawl_time_if_new_links: int | None = None
+    strategy: StrategyWrites | None = None  # written after the page itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +168,16 @@ class Frontier(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def claim(self, limit: int, now: int) -> list[ClaimedPage]:
-        """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due."""
+    async def claim(
+        self,
+        limit: int,
+        now: int,
+        by_score: bool = False,
+        partition: tuple[int, int] | None = None,
+    ) -> list[ClaimedPage]:
+        """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due;
+        ``by_score``: highest score first (crawling strategies); ``partition`` (K, N): only URLs
+        whose partition key (litecrawl.strategy.domain) hashes to K."""
 
     @abc.abstractmethod
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
@@ -166,6 +203,24 @@ class Frontier(abc.ABC):
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
         """Add sitemap/feed entries; a known URL whose ``lastmod`` is newer than its last crawl
         becomes due now. Returns how many were new."""
+
+    # -- crawling strategies (litecrawl.strategy) ----------------------------------------------
+
+    @abc.abstractmethod
+    async def write_strategy(self, writes: StrategyWrites) -> int:
+        """Write a strategy's changes outside a page (seeds); returns how many URLs were new."""
+
+    @abc.abstractmethod
+    def read_states(self, urls: list[str]) -> dict[str, tuple[int, float, str | None]]:
+        """Synchronous (a hook's ``refresh_states``): state, score, meta of the known URLs."""
+
+    @abc.abstractmethod
+    def read_domain(self, domain: str) -> str | None:
+        """Synchronous: the stored domain metadata (JSON) of a registered domain."""
+
+    @abc.abstractmethod
+    async def domain_metadata(self) -> dict[str, str]:
+        """All domain metadata (``litecrawl stats --domains``)."""
 
     # -- per-host state shared by every worker -----------------------------------------------
 

@@ -137,12 +137,22 @@ _FTS_TUNING = """
 INSERT INTO resources_fts(resources_fts, rank) VALUES ('automerge', 16);
 """
 
+# 004: a crawling strategy's meta per URL (JSON) and its per-domain metadata.
+_STRATEGY = """
+ALTER TABLE pages ADD COLUMN meta TEXT;
+CREATE TABLE domain_metadata (
+  domain TEXT PRIMARY KEY,
+  data TEXT NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
     ("crawl_state", _CRAWL_STATE),
     ("index", _INDEX),
     ("fts_tuning", _FTS_TUNING),
+    ("strategy", _STRATEGY),
 ]
 
 
