@@ -221,3 +221,52 @@ def test_partition_claims_only_its_domains(tmp_path: Path, serve: Serve) -> None
         assert result.exit_code == 0, result.output
         hosts = {r.headers["Host"].split(":")[0] for r in site.requests[before:]}
         assert hosts == {keys[k].split("/")[2].split(":")[0]}
+
+
+def test_seeds_add_goes_through_read_seeds(tmp_path: Path, serve: Serve) -> None:
+    site = serve(tree_site(fanout=2, levels=1))
+    db = tmp_path / "c.db"
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"# two seeds\n{site.url('/')}\n\n{site.url('/n1')}\nnot a url\n")
+    result = runner.invoke(
+        app, ["seeds", "add", str(seeds), "--db", str(db), "--strategy", f"{S}:Breadth"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "2 scheduled" in result.output
+    rows = db_rows(db)
+    assert sorted(rows) == [site.url("/"), site.url("/n1")]
+    assert all(loads_meta(r["meta"]) == {b"depth": 0} for r in rows.values())
+    assert site.requests == []  # seeding fetches nothing
+    again = runner.invoke(
+        app, ["seeds", "add", str(seeds), "--db", str(db), "--strategy", f"{S}:Breadth"]
+    )
+    assert "0 scheduled" in again.output  # read_seeds saw their stored states
+    bad = runner.invoke(app, ["seeds", "add", str(seeds), "--db", str(db), "--strategy", "nope"])
+    assert bad.exit_code == 2 and "nope" in bad.output
+
+
+def test_litecrawl_takes_a_strategy(tmp_path: Path, serve: Serve) -> None:
+    from strategies.frontera_style import OnlyWord
+
+    from litecrawl import BaseCrawlingStrategy, litecrawl
+
+    assert issubclass(OnlyWord, BaseCrawlingStrategy)
+    site = serve(
+        site_app(
+            {
+                "/": html_page('<a href="/pie-1">a</a> <a href="/cake-1">b</a>'),
+                "/pie-1": html_page("pie"),
+                "/cake-1": html_page("cake"),
+            }
+        )
+    )
+    db = tmp_path / "c.db"
+    for _ in range(3):
+        litecrawl(
+            str(db),
+            [site.url("/")],
+            fetcher="http",
+            strategy=OnlyWord,
+            strategy_args={"word": "pie"},
+        )
+    assert sorted(fetched(site)) == ["/", "/pie-1"]

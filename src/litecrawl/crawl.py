@@ -29,8 +29,7 @@ from litecrawl.frontier.base import ClaimedPage, Frontier
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
-from litecrawl.strategy.base import BaseCrawlingStrategy
-from litecrawl.strategy.loader import DEFAULT, load_strategy
+from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner
 from litecrawl.urls import DomainScope, UrlRules
 
@@ -109,13 +108,6 @@ def _rules(config: CrawlConfig) -> UrlRules:
     return UrlRules(None, d.include_patterns, d.exclude_patterns)
 
 
-def strategy_class(config: CrawlConfig) -> type[BaseCrawlingStrategy] | None:
-    """The configured strategy class; None for the default ``bfs`` (the engine's fast path)."""
-    if config.strategy.name == DEFAULT:
-        return None
-    return load_strategy(config.strategy.name)
-
-
 def crawl(config: CrawlConfig) -> CrawlReport:
     """Run a whole crawl from Python with a validated config (see :func:`load_config`)."""
     return asyncio.run(run_crawl(config, asyncio.Event()))
@@ -131,7 +123,9 @@ async def run_crawl(
     command: str = "crawl",
 ) -> CrawlReport:
     seeds = list(config.seeds)
-    factory = strategy_class(config)  # an unknown strategy fails before any network or DB work
+    factory = strategy_for(
+        config.strategy.name
+    )  # an unknown strategy fails before any network or DB work
     async with contextlib.AsyncExitStack() as stack:
         frontier = await stack.enter_async_context(open_frontier(config.db))
         runner = None

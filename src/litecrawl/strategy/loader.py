@@ -8,14 +8,29 @@ import re
 from litecrawl.errors import ConfigError
 from litecrawl.strategy.base import BaseCrawlingStrategy
 
-__all__ = ["BUILTIN", "DEFAULT", "load_strategy"]
+__all__ = ["BUILTIN", "FAST_PATH", "load_strategy", "strategy_for"]
 
-DEFAULT = "bfs"
 BUILTIN = {
+    "adaptive": "litecrawl.strategy.builtin:BreadthFirst",
     "bfs": "litecrawl.strategy.builtin:BreadthFirst",
     "dfs": "litecrawl.strategy.builtin:DepthFirst",
     "focused": "litecrawl.strategy.builtin:Focused",
 }
+# Run by the engine itself (every link that passes scope, depth and the URL rules is queued;
+# claims in seed 000's order): ``bfs`` is the crawl command's default, ``adaptive`` litecrawl()'s.
+# Their fresh/stale re-crawl schedule applies under every strategy.
+FAST_PATH = frozenset({"adaptive", "bfs"})
+
+
+def strategy_for(name: str | type[BaseCrawlingStrategy]) -> type[BaseCrawlingStrategy] | None:
+    """The class to run for ``name``; None for the engine's own path (``bfs``, ``adaptive``)."""
+    if isinstance(name, type):
+        if not issubclass(name, BaseCrawlingStrategy):
+            raise ConfigError(f"strategy {name!r} is not a BaseCrawlingStrategy subclass")
+        return name
+    return None if name in FAST_PATH else load_strategy(name)
+
+
 _SPEC = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
