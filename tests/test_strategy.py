@@ -4,6 +4,7 @@ real SQLite; what the server saw and what the frontier holds."""
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 from conftest import LocalServer, db_rows, html_page, site_app
 from test_cli_crawl import tree_site
@@ -270,3 +272,38 @@ def test_litecrawl_takes_a_strategy(tmp_path: Path, serve: Serve) -> None:
             strategy_args={"word": "pie"},
         )
     assert sorted(fetched(site)) == ["/", "/pie-1"]
+
+
+def test_focused_crawls_the_topic_best_first_within_budget(tmp_path: Path, serve: Serve) -> None:
+    links = " ".join(
+        f'<a href="/{p}">{p}</a>' for p in ("apple-pie", "apple", "cars", "pie-crust", "apple-x")
+    )
+    pages = {f"/{p}": html_page(p) for p in ("apple-pie", "apple", "cars", "pie-crust")}
+    site = serve(site_app({"/": html_page(links), **pages}))
+    config = tmp_path / "f.toml"
+    config.write_text(
+        '[strategy]\nname = "focused"\n[strategy.args]\nterms = ["apple", "pie"]\nbudget = 3\n'
+    )
+    result = one_at_a_time(tmp_path / "c.db", site.url("/"), "--config", str(config))
+    assert result.exit_code == 0, result.output
+    paths = fetched(site)
+    assert paths[:2] == ["/", "/apple-pie"]  # both terms: the best link first
+    assert len(paths) == 3 and "/cars" not in paths
+
+
+def test_strategy_events_are_logged_at_debug(
+    tmp_path: Path, serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    from litecrawl import litecrawl
+
+    site = serve(site_app({"/": html_page('<a href="/a">a</a>'), "/a": html_page("a")}))
+    with caplog.at_level(logging.DEBUG, logger="litecrawl.strategy"):
+        litecrawl(str(tmp_path / "c.db"), [site.url("/")], fetcher="http", strategy=f"{S}:Depth")
+    events = {
+        (r.url, r.state_before, r.state_after, r.score)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if hasattr(r, "state_after")
+    }
+    assert (site.url("/"), States.NOT_CRAWLED, States.QUEUED, 1.0) in events  # read_seeds
+    assert (site.url("/"), States.QUEUED, States.CRAWLED, None) in events  # page_crawled
+    assert (site.url("/a"), States.NOT_CRAWLED, States.QUEUED, 0.5) in events  # scheduled

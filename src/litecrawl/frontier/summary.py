@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from litecrawl.frontier.base import FrontierSummary
+from litecrawl.frontier.base import PARKED, FrontierSummary
 
 __all__ = ["STATE_NAMES", "read_summary"]
 
@@ -29,7 +29,9 @@ def read_summary(conn: sqlite3.Connection, now: int) -> FrontierSummary:
         conn.execute("SELECT error, count(*) FROM pages WHERE error IS NOT NULL GROUP BY error")
     )
     next_due = conn.execute(
-        "SELECT min(next_crawl_time) FROM pages WHERE processing_time IS NULL"
+        "SELECT min(next_crawl_time) FROM pages WHERE processing_time IS NULL "
+        "AND next_crawl_time < ?",  # a strategy's known-but-not-queued URLs are never due
+        (PARKED,),
     ).fetchone()[0]
     runs = [
         {

@@ -59,7 +59,7 @@ class DepthFirst(BreadthFirst):
 
 class Focused(BreadthFirst):
     """A topic crawl: links score by the share of ``terms`` their URL contains;
-    links matching none are not crawled (seeds always are); stops after ``budget`` pages."""
+    links matching none are not crawled (seeds always are); stops after ``budget`` fetches."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -73,6 +73,10 @@ class Focused(BreadthFirst):
     def page_crawled(self, response: Response) -> None:
         super().page_crawled(response)
         self.crawled += 1
+
+    def request_error(self, request: Request, error: str) -> None:
+        super().request_error(request, error)
+        self.crawled += 1  # the budget is of fetches, failed ones included
 
     def links_extracted(self, request: Request, links: list[Request]) -> None:
         depth = int(request.meta.get(b"depth", 0)) + 1
