@@ -108,9 +108,13 @@ def test_only_scheduled_links_are_crawled(tmp_path: Path, serve: Serve) -> None:
 
 def test_finished_stops_the_crawl_with_exit_0(tmp_path: Path, serve: Serve) -> None:
     site = serve(tree_site(fanout=3, levels=3))
-    result = one_at_a_time(tmp_path / "c.db", site.url("/"), "--strategy", f"{S}:StopAfter")
+    db = tmp_path / "c.db"
+    result = one_at_a_time(db, site.url("/"), "--strategy", f"{S}:StopAfter")
     assert result.exit_code == 0, result.output
     assert len(fetched(site)) == 3
+    # close() was called and what it wrote is stored; b'encoding' came from the response
+    stats = runner.invoke(app, ["stats", "--db", str(db), "--domains", "--json"])
+    assert json.loads(stats.output)["domains"] == {"closed": {"crawled": 3, "enc": ["utf-8"]}}
 
 
 def test_states_meta_and_domain_metadata_survive_a_restart(tmp_path: Path, serve: Serve) -> None:

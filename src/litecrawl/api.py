@@ -16,7 +16,7 @@ from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.base import BaseCrawlingStrategy
 from litecrawl.strategy.loader import strategy_for
-from litecrawl.strategy.runner import StrategyRunner
+from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import UrlRules
 from litecrawl.version import VERSION
 
@@ -104,7 +104,7 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
             runner = StrategyRunner(
                 factory, dict(kwargs.get("strategy_args") or {}), frontier, rules
             )
-            stack.callback(runner.close)
+            stack.push_async_callback(close_strategy, runner, frontier)
             options = dataclasses.replace(options, strategy=runner)
         engine = Engine(frontier, fetcher, options, gate=gate)
         await engine.bootstrap(kwargs["start_urls"])

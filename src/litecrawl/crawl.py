@@ -30,7 +30,7 @@ from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.loader import strategy_for
-from litecrawl.strategy.runner import StrategyRunner
+from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import DomainScope, UrlRules
 
 __all__ = ["CrawlReport", "crawl", "run_crawl"]
@@ -131,7 +131,7 @@ async def run_crawl(
         runner = None
         if factory is not None:
             runner = StrategyRunner(factory, dict(config.strategy.args), frontier, _rules(config))
-            stack.callback(runner.close)
+            stack.push_async_callback(close_strategy, runner, frontier)
         settings = PolitenessSettings(
             user_agent=config.effective_user_agent(),
             obey_robots=config.obey_robots,

@@ -62,13 +62,19 @@ class StopAfter(Breadth):
         super().__init__(manager, args, scheduled_stream, states_context)
         self.limit = args.get("pages", 3)
         self.crawled = 0
+        self.encodings = set()
 
     def page_crawled(self, response):
         super().page_crawled(response)
         self.crawled += 1
+        self.encodings.add(response.meta.get(b"encoding", b"").decode())
 
     def finished(self):
         return self.crawled >= self.limit
+
+    def close(self):
+        self.domain_metadata["closed"] = {"crawled": self.crawled, "enc": sorted(self.encodings)}
+        super().close()
 
 
 class CountDomains(Breadth):

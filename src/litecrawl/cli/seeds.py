@@ -16,7 +16,7 @@ from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import NewLink
 from litecrawl.strategy.base import BaseCrawlingStrategy
 from litecrawl.strategy.loader import strategy_for
-from litecrawl.strategy.runner import StrategyRunner
+from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import UrlRules, host_of
 
 __all__ = ["seeds_app"]
@@ -74,7 +74,7 @@ async def _through_strategy(
             writes = runner.read_seeds(urls)
             added = await frontier.write_strategy(writes)
         finally:
-            runner.close()
+            await close_strategy(runner, frontier)
         if runner.errors:
             raise typer.Exit(1)
         return sum(w.queue for w in writes.links), added

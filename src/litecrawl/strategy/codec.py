@@ -10,8 +10,9 @@ from typing import Any
 
 __all__ = ["dumps_meta", "loads_meta"]
 
-# Derived on every load (state from the column, domain from the URL): never stored.
-_NOT_STORED = (b"state", b"domain")
+# Derived on every load (state from the column, domain from the URL, encoding from the
+# response): never stored.
+_NOT_STORED = (b"state", b"domain", b"encoding")
 
 
 def _enc(value: Any) -> Any:

@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from litecrawl.frontier.base import LinkWrite, StrategyWrites
+from litecrawl.frontier.base import Frontier, LinkWrite, StrategyWrites
 from litecrawl.strategy.base import BaseCrawlingStrategy, Request, Response, States
 from litecrawl.strategy.codec import dumps_meta, loads_meta
 from litecrawl.strategy.domain import domain_meta
 from litecrawl.urls import host_of
 
-__all__ = ["LoadedPage", "StateReader", "StrategyRunner"]
+__all__ = ["LoadedPage", "StateReader", "StrategyRunner", "close_strategy"]
 
 log = logging.getLogger("litecrawl.strategy")
 
@@ -182,6 +182,9 @@ class StrategyRunner:
         if error is not None:
             self._call("request_error", request, request, error)
             return self._collect(page.depth + 1)
+        charset = _charset(headers.get("content-type") or headers.get("Content-Type") or "")
+        if charset:
+            request.meta[b"encoding"] = charset.encode()
         self._call("page_crawled", request, Response(page.url, status, headers, body, request))
         if links:
             link_requests = [self.create_request(u) for u in links]
@@ -199,8 +202,10 @@ class StrategyRunner:
     def finished(self) -> bool:
         return bool(self._call("finished", None))
 
-    def close(self) -> None:
+    def close(self) -> StrategyWrites:
+        """``close()``; what it changed (domain metadata, states) is returned for writing."""
         self._call("close", None)
+        return self._collect(0)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -276,3 +281,18 @@ class StrategyRunner:
         self._seen.clear()
         self._scheduled.clear()
         return StrategyWrites(tuple(writes), self.domain_metadata.changed())
+
+
+async def close_strategy(runner: StrategyRunner, frontier: Frontier) -> None:
+    """End of a crawl (also on Ctrl+C): ``close()``, and its last writes."""
+    writes = runner.close()
+    if writes.links or writes.domains:
+        await frontier.write_strategy(writes)
+
+
+def _charset(content_type: str) -> str | None:
+    for part in content_type.split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset" and value:
+            return value.strip('"').lower()
+    return None
