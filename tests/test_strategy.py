@@ -227,6 +227,12 @@ def test_partition_claims_only_its_domains(tmp_path: Path, serve: Serve) -> None
         assert result.exit_code == 0, result.output
         hosts = {r.headers["Host"].split(":")[0] for r in site.requests[before:]}
         assert hosts == {keys[k].split("/")[2].split(":")[0]}
+        stats = runner.invoke(app, ["stats", "--db", str(db), "--partitions", "2", "--json"])
+        parts = json.loads(stats.output)["partitions"]
+        mine, other = parts[f"{k}/2"], parts[f"{1 - k}/2"]
+        assert mine["crawled"] == mine["pages"] >= 2 and mine["due_now"] == 0
+        if k == 0:  # the other worker's domain waits for it
+            assert other["crawled"] == 0 and other["due_now"] >= 1
 
 
 def test_seeds_add_goes_through_read_seeds(tmp_path: Path, serve: Serve) -> None:

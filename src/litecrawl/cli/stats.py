@@ -25,6 +25,9 @@ def stats(
     domains: Annotated[
         bool, typer.Option("--domains", help="Also the strategy's domain metadata.")
     ] = False,
+    partitions: Annotated[
+        int, typer.Option(min=0, help="Also pages per partition K of N (crawl --partition K/N).")
+    ] = 0,
 ) -> None:
     """Show the state of a crawl database (also while a crawl runs)."""
     cfg = load_or_exit(config, {"db": db})
@@ -33,11 +36,13 @@ def stats(
         raise typer.Exit(2)
     import json
 
-    summary, metadata = asyncio.run(_summary(cfg.db, domains))
+    summary, metadata, parts = asyncio.run(_summary(cfg.db, domains, partitions))
     if json_out:
         out = asdict(summary)
         if domains:
             out["domains"] = {k: json.loads(v) for k, v in metadata.items()}
+        if partitions:
+            out["partitions"] = {f"{k}/{partitions}": v for k, v in parts.items()}
         typer.echo(json.dumps(out, indent=2))
         return
     print_summary(
@@ -60,11 +65,18 @@ def stats(
             f"run {run['id']}: started {run['started_at']} "
             f"finished {run['finished_at']} {run['stats']}"
         )
+    for k, counts in parts.items():
+        typer.echo(f"partition {k}/{partitions}: {counts}")
     for domain, data in metadata.items():
         typer.echo(f"domain {domain}: {data}")
 
 
-async def _summary(location: str, domains: bool) -> tuple[FrontierSummary, dict[str, str]]:
+async def _summary(
+    location: str, domains: bool, partitions: int
+) -> tuple[FrontierSummary, dict[str, str], dict[int, dict[str, int]]]:
     async with open_frontier(location) as frontier:
-        summary = await frontier.summary(int(time.time()))
-        return summary, (await frontier.domain_metadata() if domains else {})
+        now = int(time.time())
+        summary = await frontier.summary(now)
+        metadata = await frontier.domain_metadata() if domains else {}
+        parts = await frontier.partitions(partitions, now) if partitions else {}
+        return summary, metadata, parts

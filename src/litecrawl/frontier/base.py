@@ -219,6 +219,10 @@ class Frontier(abc.ABC):
         """Synchronous: the stored domain metadata (JSON) of a registered domain."""
 
     @abc.abstractmethod
+    async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
+        """Pages, crawled and due now in each partition K of ``n``."""
+
+    @abc.abstractmethod
     async def domain_metadata(self) -> dict[str, str]:
         """All domain metadata (``litecrawl stats --domains``)."""
 

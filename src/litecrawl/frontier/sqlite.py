@@ -25,7 +25,7 @@ from litecrawl.frontier.base import (
     StrategyWrites,
 )
 from litecrawl.frontier.migrations import migrate
-from litecrawl.frontier.summary import read_summary
+from litecrawl.frontier.summary import read_partitions, read_summary
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.store import remove_documents, write_documents
 from litecrawl.schedule import Schedule
@@ -426,6 +426,9 @@ class SQLiteFrontier(Frontier):
         except sqlite3.Error as exc:
             raise FrontierError(f"{self.path}: {exc}") from exc
         return str(row[0]) if row else None
+
+    async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
+        return await self._run(lambda conn: read_partitions(conn, n, now))
 
     async def domain_metadata(self) -> dict[str, str]:
         def _all(conn: sqlite3.Connection) -> dict[str, str]:

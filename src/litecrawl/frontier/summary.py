@@ -7,7 +7,7 @@ import sqlite3
 
 from litecrawl.frontier.base import PARKED, FrontierSummary
 
-__all__ = ["STATE_NAMES", "read_summary"]
+__all__ = ["STATE_NAMES", "read_partitions", "read_summary"]
 
 STATE_NAMES = {0: "not_crawled", 1: "queued", 2: "crawled", 3: "error"}
 
@@ -55,3 +55,16 @@ def read_summary(conn: sqlite3.Connection, now: int) -> FrontierSummary:
         next_due=next_due,
         runs=runs,
     )
+
+
+def read_partitions(conn: sqlite3.Connection, n: int, now: int) -> dict[int, dict[str, int]]:
+    """Pages, crawled and due now per partition K of ``n`` (``crawl --partition K/N``)."""
+    rows = conn.execute(
+        "SELECT litecrawl_partition(norm_url, meta, :n) AS k, count(*), "
+        "sum(last_crawl_time IS NOT NULL), "
+        "sum(processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= :now)) "
+        "FROM pages GROUP BY k ORDER BY k",
+        {"n": n, "now": now},
+    )
+    found = {k: {"pages": p, "crawled": c, "due_now": d} for k, p, c, d in rows}
+    return {k: found.get(k, {"pages": 0, "crawled": 0, "due_now": 0}) for k in range(n)}
