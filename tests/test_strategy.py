@@ -317,3 +317,21 @@ def test_strategy_events_are_logged_at_debug(
     assert (site.url("/"), States.NOT_CRAWLED, States.QUEUED, 1.0) in events  # read_seeds
     assert (site.url("/"), States.QUEUED, States.CRAWLED, None) in events  # page_crawled
     assert (site.url("/a"), States.NOT_CRAWLED, States.QUEUED, 0.5) in events  # scheduled
+
+
+def test_sitemap_entries_under_a_strategy(tmp_path: Path, serve: Serve) -> None:
+    sitemap = (
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>{base}/a</loc></url></urlset>"
+    )
+    pages: dict[str, Any] = {"/a": html_page('<a href="/b">b</a>'), "/b": html_page("b")}
+    site = serve(site_app(pages))
+    pages["/sitemap.xml"] = (200, "application/xml", sitemap.format(base=site.base))
+    db = tmp_path / "c.db"
+    result = one_at_a_time(
+        db, "--sitemap", site.url("/sitemap.xml"), "--follow", "--strategy", f"{S}:Breadth"
+    )
+    assert result.exit_code == 0, result.output
+    assert {"/a", "/b"} <= set(fetched(site))
+    assert loads_meta(db_rows(db)[site.url("/b")]["meta"]) == {b"depth": 1}  # /a: depth 0
+    assert last_run_errors(db) == {}

@@ -212,6 +212,9 @@ class StrategyRunner:
     def _page_request(self, page: LoadedPage) -> Request:
         request = self.create_request(page.url, meta=loads_meta(page.meta))
         request.meta[b"state"] = page.state
+        # URLs queued without the strategy (sitemaps, feeds, plain seeds) have the frontier's
+        # depth, so a Frontera-style request.meta[b'depth'] + 1 works on them too
+        request.meta.setdefault(b"depth", page.depth)
         self._track(request, page.state, dumps_meta(request.meta), page.depth)
         return request
 
