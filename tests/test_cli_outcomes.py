@@ -279,8 +279,10 @@ def test_dom_remove_entries_beyond_the_always_removed_are_removed(
     assert "the story itself" in text and "mugs" not in text
 
 
-def test_an_option_that_would_do_nothing_is_refused(tmp_path: Path, serve: Serve) -> None:
+def test_a_strategy_that_cannot_be_loaded_is_refused_before_crawling(
+    tmp_path: Path, serve: Serve
+) -> None:
     site = serve(tree())
     result = crawl(tmp_path / "c.db", site.url("/"), "--strategy", "mypkg.strategies:Deep")
-    assert result.exit_code == 2 and "not available" in result.output
+    assert result.exit_code == 2 and "mypkg" in result.output
     assert site.requests == []

@@ -73,7 +73,8 @@ def test_defaults_are_003s_values() -> None:
     assert cfg.fetch.max_retries == 3
     assert cfg.fetch.max_bytes == 10 * 1024 * 1024
     assert cfg.fetch.render is False
-    assert (cfg.watch, cfg.strategy, cfg.verbose, cfg.quiet) == (False, None, False, False)
+    assert (cfg.watch, cfg.verbose, cfg.quiet) == (False, False, False)
+    assert (cfg.strategy.name, cfg.strategy.args, cfg.partition) == ("bfs", {}, None)
 
 
 def test_effective_user_agent() -> None:
@@ -223,7 +224,7 @@ def test_full_003_style_file(cwd: Path) -> None:
     assert cfg.filter.extra_remove == ["nav", "footer", ".ads"]
     assert cfg.extract.main_article is True
     assert cfg.fetch.timeout == 2.5
-    assert cfg.strategy == "mypkg.strategies:BreadthFirst"
+    assert cfg.strategy.name == "mypkg.strategies:BreadthFirst"
     assert cfg.discovery.include_regexes() == []
 
 
@@ -392,6 +393,9 @@ def test_later_table_replacing_a_scalar_is_attributed(cwd: Path) -> None:
         ("user_agent", ""),
         ("strategy", "not a strategy"),
         ("strategy", "module_only"),
+        ("partition", "3/3"),
+        ("partition", "1"),
+        ("partition", "0/0"),
         ("discovery.domains", ["https://example.com/"]),
     ],
 )
@@ -401,7 +405,23 @@ def test_bounds(key: str, value: Any) -> None:
 
 
 def test_strategy_shape_accepted() -> None:
-    assert load(strategy="a.b_c:D").strategy == "a.b_c:D"
+    assert load(strategy="a.b_c:D").strategy.name == "a.b_c:D"
+    assert load(strategy="dfs").strategy.name == "dfs"
+
+
+def test_strategy_table_with_args(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[strategy]\nname = "focused"\n[strategy.args]\nterms = ["apple", "pie"]\n')
+    cfg = load_config([path], {}, {})
+    assert cfg.strategy.name == "focused"
+    assert cfg.strategy.args == {"terms": ["apple", "pie"]}
+    assert load_config([path], {}, {"strategy.name": "dfs"}).strategy.args == {
+        "terms": ["apple", "pie"]
+    }
+
+
+def test_partition_parsed() -> None:
+    assert load_config([], {}, {"partition": "1/4"}).partition_k_n() == (1, 4)
 
 
 # --- deep_merge -----------------------------------------------------------------------------

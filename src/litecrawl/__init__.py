@@ -14,13 +14,16 @@ from litecrawl.version import VERSION as __version__
 
 if typing.TYPE_CHECKING:
     from litecrawl.api import alitecrawl, litecrawl
+    from litecrawl.strategy.base import BaseCrawlingStrategy, States
 
 __all__ = [
+    "BaseCrawlingStrategy",
     "BrowserUnavailable",
     "ConfigError",
     "FetchError",
     "FrontierError",
     "LitecrawlError",
+    "States",
     "__version__",
     "alitecrawl",
     "litecrawl",
@@ -28,6 +31,7 @@ __all__ = [
 ]
 
 _FROM_API = ("alitecrawl", "litecrawl")
+_FROM_STRATEGY = ("BaseCrawlingStrategy", "States")
 
 
 def __getattr__(name: str) -> object:
@@ -37,8 +41,12 @@ def __getattr__(name: str) -> object:
         from litecrawl import api
 
         return getattr(api, name)
+    if name in _FROM_STRATEGY:
+        from litecrawl.strategy import base
+
+        return getattr(base, name)
     raise AttributeError(f"module 'litecrawl' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_API})
+    return sorted({*globals(), *_FROM_API, *_FROM_STRATEGY})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -14,6 +15,9 @@ from litecrawl.frontier.sqlite import SQLiteFrontier
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
+from litecrawl.strategy.base import BaseCrawlingStrategy
+from litecrawl.strategy.loader import strategy_for
+from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import UrlRules
 from litecrawl.version import VERSION
 
@@ -55,11 +59,16 @@ def litecrawl(
     *,
     fetcher: FetcherName = "playwright",
     obey_robots: bool = True,
+    strategy: str | type[BaseCrawlingStrategy] | None = None,
+    strategy_args: dict[str, Any] | None = None,
 ) -> None:
     """Run one batch: bootstrap, recover stale claims, claim ``n_claims`` due pages, process them.
 
     Arguments are seed 000's; ``fetcher="http"`` swaps Playwright for plain aiohttp and
-    ``obey_robots=False`` skips robots.txt. Invalid arguments raise ``ValueError`` (a
+    ``obey_robots=False`` skips robots.txt. ``strategy`` (a name such as ``"dfs"``, a
+    ``"module:Class"`` or a :class:`~litecrawl.strategy.BaseCrawlingStrategy` subclass, with
+    ``strategy_args``) replaces the default ``adaptive`` re-crawl: it decides which links are
+    queued and claims follow its scores. Invalid arguments raise ``ValueError`` (a
     :class:`~litecrawl.errors.ConfigError`) naming the parameter, before any database or network
     work.
     """
@@ -71,6 +80,7 @@ def litecrawl(
 async def alitecrawl(**kwargs: Any) -> CrawlStats:
     """``litecrawl()`` for callers already inside an event loop; returns the batch's counts."""
     rules, schedule = _validate(kwargs)
+    factory = strategy_for(kwargs.get("strategy") or "adaptive")
     options = EngineOptions(
         rules=rules,
         schedule=schedule,
@@ -95,6 +105,12 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
                 delay_ms=0,
             )
             gate = await stack.enter_async_context(PoliteGate(frontier, settings))
+        if factory is not None:
+            runner = StrategyRunner(
+                factory, dict(kwargs.get("strategy_args") or {}), frontier, rules
+            )
+            stack.push_async_callback(close_strategy, runner, frontier)
+            options = dataclasses.replace(options, strategy=runner)
         engine = Engine(frontier, fetcher, options, gate=gate, lease=lease)
         await engine.bootstrap(kwargs["start_urls"])
         return await engine.run_batch(kwargs.get("n_claims", 100))
@@ -122,6 +138,10 @@ def _validate(kw: dict[str, Any]) -> tuple[UrlRules, Schedule]:
             raise ConfigError(f"{name} must be callable, got {kw[name]!r}")
     if kw.get("fetcher", "playwright") not in ("playwright", "http"):
         raise ConfigError(f"fetcher must be 'playwright' or 'http', got {kw['fetcher']!r}")
+    strategy_for(kw.get("strategy") or "adaptive")  # an unknown strategy: before any work
+    args = kw.get("strategy_args")
+    if args is not None and not isinstance(args, dict):
+        raise ConfigError(f"strategy_args must be a dict, got {args!r}")
     rules = UrlRules(
         kw.get("normalize_patterns"), kw.get("include_patterns"), kw.get("exclude_patterns")
     )

@@ -54,7 +54,7 @@ _ENV_TYPES: dict[str, type[int] | type[float]] = {
     "CRAWLER_RATE_LIMIT": float,
 }
 
-_STRATEGY_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_STRATEGY_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*|[a-z_]+")
 
 
 def _check_regex(pattern: str) -> str:
@@ -153,6 +153,30 @@ class FetchConfig(_Section):
     render: bool = False
 
 
+class StrategyConfig(_Section):
+    """``strategy = "dfs"`` or a ``[strategy]`` table with ``name`` and ``[strategy.args]``."""
+
+    name: str = "bfs"
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _shape(cls, value: str) -> str:
+        from litecrawl.strategy.loader import BUILTIN
+
+        if ":" not in value and value not in BUILTIN:
+            raise PydanticCustomError(
+                "unknown_strategy",
+                "unknown strategy {name!r}: use one of {known} or 'module.path:Class'",
+                {"name": value, "known": ", ".join(sorted(BUILTIN))},
+            )
+        if not _STRATEGY_RE.fullmatch(value):
+            raise PydanticCustomError(
+                "bad_strategy", "expected a strategy name (bfs, dfs ...) or 'module.path:Class'"
+            )
+        return value
+
+
 class CrawlConfig(_Section):
     """The whole validated configuration; field names are 003's TOML keys."""
 
@@ -176,16 +200,30 @@ class CrawlConfig(_Section):
     watch: bool = False
     # seconds without a heartbeat after which a worker's claims go to other workers
     lease_timeout: float = Field(default=30.0, ge=1, le=86_400, allow_inf_nan=False)
-    strategy: str | None = None
+    strategy: StrategyConfig = Field(default_factory=StrategyConfig)
+    partition: str | None = Field(default=None, pattern=r"^\d+/\d+$", description="K/N")
     verbose: bool = False
     quiet: bool = False
 
-    @field_validator("strategy")
+    @field_validator("partition")
     @classmethod
-    def _strategy_shape(cls, value: str | None) -> str | None:
-        if value is not None and not _STRATEGY_RE.fullmatch(value):
-            raise PydanticCustomError("bad_strategy", "expected 'module.path:ClassName'")
+    def _partition(cls, value: str | None) -> str | None:
+        if value is not None:
+            k, n = (int(x) for x in value.split("/"))
+            if n < 1 or k >= n:
+                raise PydanticCustomError("bad_partition", "expected K/N with 0 <= K < N")
         return value
+
+    def partition_k_n(self) -> tuple[int, int] | None:
+        if self.partition is None:
+            return None
+        k, n = self.partition.split("/")
+        return int(k), int(n)
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _strategy_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
 
     def effective_user_agent(self) -> str:
         """``user_agent`` if set, else ``litecrawl/<version> (+contact-url)``."""

@@ -33,6 +33,8 @@ from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
+from litecrawl.strategy.loader import strategy_for
+from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import DomainScope, UrlRules
 
 __all__ = ["CrawlReport", "crawl", "run_crawl"]
@@ -79,13 +81,18 @@ def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
     )
 
 
-def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -> EngineOptions:
+def _options(
+    config: CrawlConfig,
+    seeds: list[str],
+    analyzer: Analyzer | None,
+    runner: StrategyRunner | None = None,
+) -> EngineOptions:
     d = config.discovery
     # Same site as the seeds (and the sitemap given, in sitemap mode) plus any --domain.
     sites = [*seeds, *([config.sitemap.url] if config.sitemap.url else []), *d.domains]
     scope = DomainScope(sites) if config.same_domain_only else None
     return EngineOptions(
-        rules=UrlRules(None, d.include_patterns, d.exclude_patterns),
+        rules=_rules(config),
         schedule=Schedule(),
         n_concurrent=config.concurrency.global_,
         follow_links=d.follow_links,
@@ -101,7 +108,17 @@ def _options(config: CrawlConfig, seeds: list[str], analyzer: Analyzer | None) -
         ),
         analyzer=analyzer,
         retry_uncrawled=True,
+        strategy=runner,
+        partition=config.partition_k_n(),
+        # Under a strategy each page's write (and so its scheduled links) is seen by the next
+        # claim, so the crawl follows the scores exactly; bfs keeps the batched writes.
+        write_batch=1 if runner is not None else 256,
     )
+
+
+def _rules(config: CrawlConfig) -> UrlRules:
+    d = config.discovery
+    return UrlRules(None, d.include_patterns, d.exclude_patterns)
 
 
 def crawl(config: CrawlConfig) -> CrawlReport:
@@ -119,11 +136,16 @@ async def run_crawl(
     command: str = "crawl",
 ) -> CrawlReport:
     seeds = list(config.seeds)
+    factory = strategy_for(config.strategy.name)  # unknown: fails before network or DB work
     async with contextlib.AsyncExitStack() as stack:
         frontier = await stack.enter_async_context(open_frontier(config.db))
         lease = await stack.enter_async_context(
             Lease(frontier, LeaseRules(config.lease_timeout), command)
         )
+        runner = None
+        if factory is not None:
+            runner = StrategyRunner(factory, dict(config.strategy.args), frontier, _rules(config))
+            stack.push_async_callback(close_strategy, runner, frontier)
         settings = PolitenessSettings(
             user_agent=config.effective_user_agent(),
             obey_robots=config.obey_robots,
@@ -136,7 +158,7 @@ async def run_crawl(
         analyzer = None
         if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
             analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
-        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer), gate, lease)
+        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer, runner), gate, lease)
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()
         await _bootstrap(config, engine, gate, seeds)
@@ -175,7 +197,8 @@ async def _loop(
     concurrency = config.concurrency.global_
     semaphore = asyncio.Semaphore(concurrency)
     max_pages = config.limits.max_pages
-    ahead = _ClaimAhead(concurrency)
+    # a strategy's scores decide each next claim: no claims ahead of what can be fetched
+    ahead = _ClaimAhead(concurrency, ordered=engine.options.strategy is not None)
     in_flight: dict[asyncio.Task[None], str] = {}
     claimed_total = 0
     last_recovery = time.monotonic()
@@ -191,7 +214,7 @@ async def _loop(
             want = min(want, max_pages - claimed_total)
         if want <= 0:
             return 0
-        pages = await frontier.claim(want, int(time.time()))
+        pages = await engine.claim(want)
         for page in pages:
             in_flight[asyncio.create_task(guarded(page))] = page.norm_url
         claimed_total += len(pages)
@@ -203,7 +226,7 @@ async def _loop(
         if time.monotonic() - last_recovery >= lease.rules.beat_every:
             last_recovery = time.monotonic()
             await engine.recover()  # claims of workers that died meanwhile
-        may_claim = not (max_pages and claimed_total >= max_pages)
+        may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
         if may_claim and len(in_flight) <= ahead.refill_at:
             claimed = await refill()
             if not claimed and not in_flight:
@@ -248,10 +271,12 @@ class _ClaimAhead:
     """How many claims to hold: every fetcher busy plus about a quarter second of work waiting
     to start (at least half the concurrency), so the next claim, queued behind a batch write on
     the database thread, does not leave fetchers idle; yet a crash strands little beyond the
-    pages being fetched (and the lease gives those back at once)."""
+    pages being fetched (and the lease gives those back at once). ``ordered`` (a strategy's
+    scores pick each next page): nothing waits beyond the fetchers, a claim per free slot."""
 
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, ordered: bool = False) -> None:
         self.concurrency = concurrency
+        self.ordered = ordered
         self.rate = 0.0  # pages finished per second, over the last second or so
         self._since = time.monotonic()
         self._done = 0
@@ -264,6 +289,8 @@ class _ClaimAhead:
 
     @property
     def spare(self) -> int:
+        if self.ordered:
+            return 0
         return max(self.concurrency // 2, 2, int(self.rate / 4))
 
     @property
@@ -272,6 +299,8 @@ class _ClaimAhead:
 
     @property
     def refill_at(self) -> int:
+        if self.ordered:
+            return self.concurrency - 1
         return self.concurrency + self.spare // 2
 
 

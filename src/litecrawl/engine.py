@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from litecrawl.discover.listing import listing_links
 from litecrawl.errors import FetchError, error_for
@@ -34,6 +34,10 @@ from litecrawl.parse.links import PageLinks, extract_links, is_html
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules, host_of
+
+if TYPE_CHECKING:
+    from litecrawl.frontier.base import StrategyWrites
+    from litecrawl.strategy.runner import StrategyRunner
 
 __all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "content_hash"]
 
@@ -66,6 +70,10 @@ class EngineOptions:
     # ...or fewer, once the oldest has waited this long: a finished page stays claimed and
     # unwritten until its batch is written, and a kill -9 loses what was not.
     flush_after_sec: float = 1.0
+    # A crawling strategy decides which links are queued and with what score (None: the
+    # built-in bfs, today's fast path: every link in scope and depth is queued).
+    strategy: StrategyRunner | None = None
+    partition: tuple[int, int] | None = None  # (K, N): claim only partition K of N
 
 
 def content_hash(content: bytes) -> str:
@@ -95,6 +103,7 @@ class Engine:
         self._pending: list[PageUpdate] = []
         self._pending_since = 0.0
         self._write_lock = asyncio.Lock()
+        self.finished = False  # the strategy's finished() said so
 
     # -- batches ----------------------------------------------------------------------------
 
@@ -103,6 +112,11 @@ class Engine:
     ) -> int:
         """Section 1: insert valid normalized start URLs idempotently."""
         urls = self.options.rules.many(start_urls, None)
+        runner = self.options.strategy
+        if runner is not None and kind == "page":
+            writes = runner.read_seeds(urls)
+            self._count_strategy_errors()
+            return await self.frontier.write_strategy(writes)
         links = [NewLink(u, host_of(u), 0, source, 1.0, kind) for u in urls]
         return await self.frontier.add(links)
 
@@ -128,7 +142,7 @@ class Engine:
     async def run_batch(self, n_claims: int) -> CrawlStats:
         """Sections 2-9: recover, claim up to ``n_claims`` due pages, process them all, finalize."""
         await self.recover()
-        claimed = await self.frontier.claim(n_claims, int(time.time()))
+        claimed = await self.claim(n_claims)
         self.stats.claimed += len(claimed)
         semaphore = asyncio.Semaphore(self.options.n_concurrent)
 
@@ -139,6 +153,13 @@ class Engine:
         await asyncio.gather(*(guarded(page) for page in claimed))
         await self.flush()
         return self.stats
+
+    async def claim(self, limit: int) -> list[ClaimedPage]:
+        """Due pages: by score under a strategy, only this worker's partition if set."""
+        o = self.options
+        return await self.frontier.claim(
+            limit, int(time.time()), o.strategy is not None, o.partition
+        )
 
     # -- one page ---------------------------------------------------------------------------
 
@@ -347,10 +368,20 @@ class Engine:
         itself finds out which links are new (one database round trip less per page).
         """
         extra = extra or []
+        error = None if result.ok or result.status == 304 else f"http_{result.status}"
+        writes = None
+        if self.options.strategy is not None:
+            writes = self._strategy_event(page, url, result, links, error)
+            links = [w.url for w in writes.links if w.queue and w.url != url]
         candidates = links + [link.url for link in extra]
         digest = content_hash(content)
         fresh = digest != page.content_hash
-        decide_in_write = not fresh and bool(candidates) and self.options.downstream_hook is None
+        decide_in_write = (
+            not fresh
+            and bool(candidates)
+            and self.options.downstream_hook is None
+            and writes is None
+        )
         if not fresh and candidates and not decide_in_write:
             known = await self.frontier.known(candidates)
             fresh = any(u not in known and u != url for u in candidates)
@@ -367,7 +398,6 @@ class Engine:
                 await self._finish_stale(page, url, "hook", result, links)
                 return
         self.stats.fresh += fresh
-        error = None if result.ok or result.status == 304 else f"http_{result.status}"
         redirected = (
             result.final_url != url and self.options.rules.normalize(result.final_url) != url
         )
@@ -390,8 +420,9 @@ class Engine:
                 content_type=result.content_type or None,
                 etag=result.headers.get("etag"),
                 last_modified=result.headers.get("last-modified"),
-                links=self._new_links(links, page.depth) + tuple(extra),
+                links=(self._new_links(links, page.depth) if writes is None else ()) + tuple(extra),
                 document=document,
+                strategy=writes,
             )
         )
 
@@ -405,6 +436,10 @@ class Engine:
         recheck_lastmod: bool = False,
     ) -> None:
         """Finalize without new content: stale schedule, stored hash kept, claim cleared."""
+        writes = None
+        if self.options.strategy is not None:
+            writes = self._strategy_event(page, url, result, [], error) if error else None
+            links = None
         now = int(time.time())
         interval = self.options.schedule.next_interval(
             page.last_crawl_time, page.next_crawl_time, False
@@ -422,8 +457,38 @@ class Engine:
                 content_type=(result.content_type or None) if result else None,
                 links=self._new_links(links or [], page.depth),
                 recheck_lastmod=recheck_lastmod,
+                strategy=writes,
             )
         )
+
+    def _strategy_event(
+        self,
+        page: ClaimedPage,
+        url: str,
+        result: FetchResult | None,
+        links: list[str],
+        error: str | None,
+    ) -> StrategyWrites:
+        """The strategy's hooks for one processed page; what they changed rides in its write."""
+        from litecrawl.strategy.runner import LoadedPage
+
+        runner = self.options.strategy
+        assert runner is not None
+        loaded = LoadedPage(url, page.depth, 1, page.meta)  # claimed = QUEUED
+        if result is None:
+            writes = runner.page_done(loaded, 0, {}, b"", [], error)
+        else:
+            writes = runner.page_done(
+                loaded, result.status, dict(result.headers), result.body, links, error
+            )
+        self._count_strategy_errors()
+        return writes
+
+    def _count_strategy_errors(self) -> None:
+        runner = self.options.strategy
+        if runner is not None and runner.errors:
+            self.stats.errors["strategy"] += runner.errors
+            runner.errors = 0
 
     def _new_links(self, links: list[str], depth: int) -> tuple[NewLink, ...]:
         return tuple(NewLink(u, host_of(u), depth + 1, "link") for u in links)
@@ -457,3 +522,7 @@ class Engine:
                 result = await self.frontier.finalize(pending)
                 self.stats.new_links += result.new_links
                 self.stats.fresh += result.fresh_by_links
+                runner = self.options.strategy
+                if runner is not None and not self.finished:
+                    self.finished = runner.finished()
+                    self._count_strategy_errors()

@@ -71,7 +71,12 @@ def crawl(
     ignore_robots: Annotated[bool, Opt("--ignore-robots", help="Do not obey robots.txt.")] = False,
     no_cache: Annotated[bool, Opt("--no-cache", help="No disk cache, no conditional GET.")] = False,
     user_agent: Annotated[str | None, Opt(help="User-Agent header.")] = None,
-    strategy: Annotated[str | None, Opt(help="Crawling strategy 'module:Class'.")] = None,
+    strategy: Annotated[
+        str | None, Opt(help="Crawling strategy: bfs (default), dfs, focused or module:Class.")
+    ] = None,
+    partition: Annotated[
+        str | None, Opt(help="K/N: claim only URLs whose domain (or slot) hashes to K.")
+    ] = None,
     watch: Annotated[bool, Opt("--watch", help="Keep running; re-crawl as scheduled.")] = False,
     lease_timeout: Annotated[
         float | None,
@@ -119,7 +124,8 @@ def crawl(
         "obey_robots": False if ignore_robots else None,
         "cache.respect_conditional": False if no_cache else None,
         "user_agent": user_agent,
-        "strategy": strategy,
+        "strategy.name": strategy,
+        "partition": partition,
         "watch": watch or None,
         "lease_timeout": lease_timeout,
         "verbose": verbose or None,
@@ -128,9 +134,6 @@ def crawl(
     if mode == "sitemap" and follow is None:
         overrides["discovery.follow_links"] = False  # sitemap mode fetches what is listed
     cfg = load_or_exit(config, overrides)
-    if cfg.strategy:  # accepted by the config schema, but nothing runs it yet (seed 004)
-        console.print("[red]error:[/red] strategy: crawling strategies are not available yet")
-        raise typer.Exit(2)
     if not cfg.seeds and cfg.mode == "seed":
         console.print("[red]error:[/red] no seed URLs: give URLs or 'seeds' in a config file")
         raise typer.Exit(2)

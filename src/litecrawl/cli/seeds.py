@@ -11,8 +11,13 @@ from typing import Annotated
 import typer
 
 from litecrawl.cli.crawl import load_or_exit
+from litecrawl.config import CrawlConfig
+from litecrawl.errors import LitecrawlError
 from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import NewLink
+from litecrawl.strategy.base import BaseCrawlingStrategy
+from litecrawl.strategy.loader import strategy_for
+from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import UrlRules, host_of
 
 __all__ = ["seeds_app"]
@@ -31,9 +36,20 @@ def add(
             "--due-now", help="Known URLs become due at once (retry a crawl's --failed-out file)."
         ),
     ] = False,
+    strategy: Annotated[
+        str | None, typer.Option(help="Through this strategy's read_seeds (dfs, module:Class).")
+    ] = None,
 ) -> None:
-    """Add seed URLs (blank lines and '#' comments skipped); invalid ones are reported."""
-    cfg = load_or_exit(config, {"db": db})
+    """Add seed URLs (blank lines and '#' comments skipped); invalid ones are reported.
+
+    With a strategy other than bfs the URLs go through its ``read_seeds``, which decides what
+    is scheduled (004's add-seeds mode)."""
+    cfg = load_or_exit(config, {"db": db, "strategy.name": strategy})
+    try:
+        factory = strategy_for(cfg.strategy.name)
+    except LitecrawlError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
     try:
         text = sys.stdin.read() if file == "-" else Path(file).read_text("utf-8")
     except OSError as exc:
@@ -45,11 +61,37 @@ def add(
     valid = [u for u in (rules(s) for s in candidates) if u is not None]
     for bad in (s for s in candidates if rules(s) is None):
         typer.echo(f"skipped (not a valid URL here): {bad}", err=True)
+    if factory is not None:
+        scheduled, added = asyncio.run(_through_strategy(cfg, factory, rules, valid, due_now))
+        typer.echo(f"{scheduled} scheduled by {cfg.strategy.name}, {added} new")
+        return
     added, due = asyncio.run(_add(cfg.db, valid, due_now))
     message = f"{added} new seeds, {len(valid) - added} already known"
     if due_now:
         message += f" ({due} of them made due now)"
     typer.echo(f"{message}, {len(candidates) - len(valid)} skipped")
+
+
+async def _through_strategy(
+    cfg: CrawlConfig,
+    factory: type[BaseCrawlingStrategy],
+    rules: UrlRules,
+    urls: list[str],
+    due_now: bool,
+) -> tuple[int, int]:
+    async with open_frontier(cfg.db) as frontier:
+        runner = StrategyRunner(factory, dict(cfg.strategy.args), frontier, rules)
+        try:
+            writes = runner.read_seeds(urls)
+            added = await frontier.write_strategy(writes)
+        finally:
+            await close_strategy(runner, frontier)
+        if runner.errors:
+            raise typer.Exit(1)
+        queued = [w.url for w in writes.links if w.queue]
+        if due_now:  # what the strategy queued, due at once even when already known
+            await frontier.make_due(queued, int(time.time()))
+        return len(queued), added
 
 
 async def _add(location: str, urls: list[str], due_now: bool) -> tuple[int, int]:

@@ -34,6 +34,12 @@ def stats(
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
     hosts: Annotated[bool, typer.Option("--hosts", help="All hosts, not the top 10.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    domains: Annotated[
+        bool, typer.Option("--domains", help="Also the strategy's domain metadata.")
+    ] = False,
+    partitions: Annotated[
+        int, typer.Option(min=0, help="Also pages per partition K of N (crawl --partition K/N).")
+    ] = 0,
 ) -> None:
     """Show the state of a crawl database (also while a crawl runs)."""
     cfg = load_or_exit(config, {"db": db})
@@ -42,13 +48,24 @@ def stats(
         raise typer.Exit(2)
     now = time.time()
     try:
-        summary, robots = asyncio.run(
-            _summary(cfg.db, int(now), None if hosts else 10, cfg.effective_user_agent())
+        summary, robots, metadata, parts = asyncio.run(
+            _summary(
+                cfg.db,
+                int(now),
+                None if hosts else 10,
+                cfg.effective_user_agent(),
+                domains,
+                partitions,
+            )
         )
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     view = stats_view(cfg.db, summary, now, LeaseRules(cfg.lease_timeout), robots)
+    if domains:
+        view["domains"] = {k: json.loads(v) for k, v in metadata.items()}
+    if partitions:
+        view["partitions"] = {f"{k}/{partitions}": v for k, v in parts.items()}
     if json_out:
         typer.echo(json.dumps(view, indent=2))
         return
@@ -68,10 +85,12 @@ _Robots = dict[str, tuple[str, float | None, float]]
 
 
 async def _summary(
-    location: str, now: int, hosts: int | None, user_agent: str
-) -> tuple[FrontierSummary, _Robots]:
+    location: str, now: int, hosts: int | None, user_agent: str, domains: bool, partitions: int
+) -> tuple[FrontierSummary, _Robots, dict[str, str], dict[int, dict[str, int]]]:
     async with open_frontier(location) as frontier:
         summary = await frontier.summary(now, hosts)
+        metadata = await frontier.domain_metadata() if domains else {}
+        parts = await frontier.partitions(partitions, now) if partitions else {}
         robots: _Robots = {}
         for h in summary.top_hosts:
             for scheme in ("https", "http"):
@@ -84,7 +103,7 @@ async def _summary(
                     continue
                 robots[h.host] = (policy.mode, policy.crawl_delay(), found[1])
                 break
-        return summary, robots
+        return summary, robots, metadata, parts
 
 
 def stats_view(
@@ -254,8 +273,31 @@ def _print(v: dict[str, Any], console: Console) -> None:
         )
     show("workers", workers)
 
+    if "partitions" in v:
+        parts = table("partitions", "partition", "pages", "crawled", "due now")
+        for k, counts in v["partitions"].items():
+            parts.add_row(k, *(str(counts[c]) for c in ("pages", "crawled", "due_now")))
+        show("partitions", parts)
+    if "domains" in v:
+        domains = table("domain metadata (strategy)", "domain", "metadata")
+        for domain, data in v["domains"].items():
+            domains.add_row(domain, json.dumps(data, sort_keys=True))
+        show("domain metadata (strategy)", domains)
 
-_LEFT = {"host", "sample URL", "started", "outcome", "politeness", "command", "state", "status"}
+
+_LEFT = {
+    "partition",
+    "domain",
+    "metadata",
+    "host",
+    "sample URL",
+    "started",
+    "outcome",
+    "politeness",
+    "command",
+    "state",
+    "status",
+}
 
 
 def _local(iso: str | None) -> str:

@@ -25,12 +25,17 @@ __all__ = [
     "Frontier",
     "FrontierSummary",
     "HostSummary",
+    "LinkWrite",
     "NewLink",
     "PageUpdate",
     "RunSummary",
+    "StrategyWrites",
     "WorkerIdentity",
     "WorkerRecord",
 ]
+
+# next_crawl_time of a URL a strategy knows (state, score, meta) but did not queue.
+PARKED = 1 << 62
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,29 @@ class ClaimedPage:
     last_modified: str | None = None
     kind: str = "page"
     lastmod: int | None = None
+    score: float = 0.5
+    meta: str | None = None  # the strategy's meta (JSON, see litecrawl.strategy.codec)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkWrite:
+    """What a crawling strategy changed for one URL; None = leave the stored value."""
+
+    url: str
+    host: str
+    depth: int
+    state: int | None = None
+    meta: str | None = None
+    score: float | None = None
+    queue: bool = False  # schedule(): due now if not queued yet; False: known, not queued
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyWrites:
+    """A strategy's writes, batched with the page's own (domain metadata: JSON, None = gone)."""
+
+    links: tuple[LinkWrite, ...] = ()
+    domains: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +186,7 @@ class PageUpdate:
     # Freshness decided in the write (no hook needs it earlier): when any of ``links`` is new
     # to the frontier, the page is fresh and ``next_crawl_time_if_new_links`` applies.
     next_crawl_time_if_new_links: int | None = None
+    strategy: StrategyWrites | None = None  # written after the page itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +238,16 @@ class Frontier(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def claim(self, limit: int, now: int) -> list[ClaimedPage]:
-        """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due."""
+    async def claim(
+        self,
+        limit: int,
+        now: int,
+        by_score: bool = False,
+        partition: tuple[int, int] | None = None,
+    ) -> list[ClaimedPage]:
+        """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due;
+        ``by_score``: highest score first (crawling strategies); ``partition`` (K, N): only URLs
+        whose partition key (litecrawl.strategy.domain) hashes to K."""
 
     @abc.abstractmethod
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
@@ -274,6 +311,28 @@ class Frontier(abc.ABC):
         """Delete the rows of workers ``is_dead`` condemns and recover their claims (and claims
         naming no registered worker), in one transaction, as :meth:`recover_stale` does. Returns
         the number of claims recovered."""
+
+    # -- crawling strategies (litecrawl.strategy) ----------------------------------------------
+
+    @abc.abstractmethod
+    async def write_strategy(self, writes: StrategyWrites) -> int:
+        """Write a strategy's changes outside a page (seeds); returns how many URLs were new."""
+
+    @abc.abstractmethod
+    def read_states(self, urls: list[str]) -> dict[str, tuple[int, float, str | None]]:
+        """Synchronous (a hook's ``refresh_states``): state, score, meta of the known URLs."""
+
+    @abc.abstractmethod
+    def read_domain(self, domain: str) -> str | None:
+        """Synchronous: the stored domain metadata (JSON) of a registered domain."""
+
+    @abc.abstractmethod
+    async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
+        """Pages, crawled and due now in each partition K of ``n``."""
+
+    @abc.abstractmethod
+    async def domain_metadata(self) -> dict[str, str]:
+        """All domain metadata (``litecrawl stats --domains``)."""
 
     # -- per-host state shared by every worker -----------------------------------------------
 

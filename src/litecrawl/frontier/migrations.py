@@ -164,6 +164,15 @@ _DOCUMENT_CANONICAL = """
 ALTER TABLE documents ADD COLUMN canonical TEXT NULL;
 """
 
+# 004: a crawling strategy's meta per URL (JSON) and its per-domain metadata.
+_STRATEGY = """
+ALTER TABLE pages ADD COLUMN meta TEXT;
+CREATE TABLE domain_metadata (
+  domain TEXT PRIMARY KEY,
+  data TEXT NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -172,6 +181,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("fts_tuning", _FTS_TUNING),
     ("workers", _WORKERS),
     ("document_canonical", _DOCUMENT_CANONICAL),
+    ("strategy", _STRATEGY),
 ]
 
 

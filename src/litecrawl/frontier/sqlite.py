@@ -16,17 +16,19 @@ from typing import TypeVar
 from litecrawl.errors import FrontierError
 from litecrawl.frontier import sqlite_leases as leases
 from litecrawl.frontier.base import (
+    PARKED,
     ClaimedPage,
     FinalizeResult,
     Frontier,
     FrontierSummary,
     NewLink,
     PageUpdate,
+    StrategyWrites,
     WorkerIdentity,
     WorkerRecord,
 )
 from litecrawl.frontier.migrations import migrate
-from litecrawl.frontier.summary import read_summary
+from litecrawl.frontier.summary import read_partitions, read_summary
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.store import remove_documents, write_documents
 from litecrawl.schedule import Schedule
@@ -37,8 +39,23 @@ T = TypeVar("T")
 
 _CLAIM_COLUMNS = (
     "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
-    " kind, lastmod"
+    " kind, lastmod, score, meta"
 )
+# A strategy's change to one URL: inserted if unknown (due now when queued, else parked), then
+# only the values it changed are set; a parked URL that gets queued becomes due.
+_INSERT_STRATEGY_LINK = """
+INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, state, meta,
+                             next_crawl_time)
+VALUES (:url, :host, :depth, 'link', coalesce(:score, 0.5), 'page', coalesce(:state, 0), :meta,
+        CASE WHEN :queue THEN NULL ELSE :parked END)
+"""
+_UPDATE_STRATEGY_LINK = """
+UPDATE pages SET score = coalesce(:score, score), state = coalesce(:state, state),
+  meta = coalesce(:meta, meta),
+  next_crawl_time = CASE WHEN :queue AND next_crawl_time = :parked THEN NULL
+                    ELSE next_crawl_time END
+WHERE norm_url = :url
+"""
 _INSERT_LINK = """
 INSERT INTO pages (norm_url, host, depth, source, score, kind) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
@@ -79,6 +96,7 @@ def connect(path: str | Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA busy_timeout = 30000")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.create_function("litecrawl_partition", 3, _partition, deterministic=True)
     except sqlite3.Error as exc:
         raise FrontierError(f"cannot open SQLite database {path}: {exc}") from exc
     return conn
@@ -88,6 +106,7 @@ class SQLiteFrontier(Frontier):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._conn: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None  # for a strategy's synchronous reads
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litecrawl-sqlite")
         self._worker: tuple[WorkerIdentity, float] | None = None  # identity, started_at
         self._beat_conn: sqlite3.Connection | None = None  # the heartbeat thread's own
@@ -147,6 +166,9 @@ class SQLiteFrontier(Frontier):
 
     async def close(self) -> None:
         def _close(_: object) -> None:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -189,7 +211,20 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_recover)
 
-    async def claim(self, limit: int, now: int) -> list[ClaimedPage]:
+    async def claim(
+        self,
+        limit: int,
+        now: int,
+        by_score: bool = False,
+        partition: tuple[int, int] | None = None,
+    ) -> list[ClaimedPage]:
+        k, n = partition or (0, 0)
+        order = (
+            "score DESC, next_crawl_time, depth"
+            if by_score
+            else ("next_crawl_time, depth, score DESC")
+        )
+
         def _claim(conn: sqlite3.Connection) -> list[ClaimedPage]:
             def work() -> list[ClaimedPage]:
                 rows = conn.execute(
@@ -198,10 +233,11 @@ class SQLiteFrontier(Frontier):
                       SELECT rowid FROM pages
                       WHERE processing_time IS NULL
                         AND (next_crawl_time IS NULL OR next_crawl_time <= :now)
-                      ORDER BY next_crawl_time, depth, score DESC
+                        AND (:n = 0 OR litecrawl_partition(norm_url, meta, :n) = :k)
+                      ORDER BY {order}
                       LIMIT :limit)
                     RETURNING {_CLAIM_COLUMNS}""",
-                    {"now": now, "limit": limit, "worker": self.worker_id},
+                    {"now": now, "limit": limit, "worker": self.worker_id, "k": k, "n": n},
                 ).fetchall()
                 return [ClaimedPage(*row) for row in rows]
 
@@ -289,6 +325,10 @@ class SQLiteFrontier(Frontier):
                 if listed:
                     new_links += _insert_listed(conn, listed, now)
                 conn.executemany(_UPSERT_PAGE, pages)
+                for update in updates:
+                    if update.strategy is not None:
+                        new = _write_strategy(conn, update.strategy)
+                        new_links += new
                 if documents:
                     write_documents(conn, documents)
                 if gone:
@@ -396,6 +436,57 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_recover)
 
+    # -- crawling strategies --------------------------------------------------------------------
+
+    async def write_strategy(self, writes: StrategyWrites) -> int:
+        def _write(conn: sqlite3.Connection) -> int:
+            return self._transaction(conn, lambda: _write_strategy(conn, writes))
+
+        return await self._run(_write)
+
+    def _read_conn(self) -> sqlite3.Connection:
+        if self._reader is None:
+            self._reader = connect(self.path)
+        return self._reader
+
+    def read_states(self, urls: list[str]) -> dict[str, tuple[int, float, str | None]]:
+        found: dict[str, tuple[int, float, str | None]] = {}
+        unique = list(dict.fromkeys(urls))
+        try:
+            conn = self._read_conn()
+            for i in range(0, len(unique), 500):  # stay under SQLite's variable limit
+                chunk = unique[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for url, state, score, meta in conn.execute(
+                    f"SELECT norm_url, state, score, meta FROM pages WHERE norm_url IN ({marks})",
+                    chunk,
+                ):
+                    found[url] = (state, score, meta)
+        except sqlite3.Error as exc:
+            raise FrontierError(f"{self.path}: {exc}") from exc
+        return found
+
+    def read_domain(self, domain: str) -> str | None:
+        try:
+            row = (
+                self._read_conn()
+                .execute("SELECT data FROM domain_metadata WHERE domain = ?", (domain,))
+                .fetchone()
+            )
+        except sqlite3.Error as exc:
+            raise FrontierError(f"{self.path}: {exc}") from exc
+        return str(row[0]) if row else None
+
+    async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
+        return await self._run(lambda conn: read_partitions(conn, n, now))
+
+    async def domain_metadata(self) -> dict[str, str]:
+        def _all(conn: sqlite3.Connection) -> dict[str, str]:
+            rows = conn.execute("SELECT domain, data FROM domain_metadata ORDER BY domain")
+            return {domain: data for domain, data in rows}
+
+        return await self._run(_all)
+
     # -- per-host state -----------------------------------------------------------------------
 
     async def get_robots(self, origin: str) -> tuple[str, float] | None:
@@ -480,6 +571,44 @@ def _insert_listed(conn: sqlite3.Connection, links: Sequence[NewLink], now: int)
         "WHERE norm_url = :url AND :lastmod IS NOT NULL AND lastmod IS NOT :lastmod",
         [{"url": link.url, "lastmod": link.lastmod, "now": now} for link in links],
     )
+    return new
+
+
+def _partition(url: str, meta: str | None, n: int) -> int:
+    from litecrawl.strategy.codec import loads_meta
+    from litecrawl.strategy.domain import partition_key, partition_of
+
+    return partition_of(partition_key(url, loads_meta(meta) if meta else None), n)
+
+
+def _write_strategy(conn: sqlite3.Connection, writes: StrategyWrites) -> int:
+    """A strategy's link writes and domain metadata; returns how many URLs were new."""
+    rows = [
+        {
+            "url": w.url,
+            "host": w.host,
+            "depth": w.depth,
+            "state": w.state,
+            "meta": w.meta,
+            "score": w.score,
+            "queue": w.queue,
+            "parked": PARKED,
+        }
+        for w in writes.links
+    ]
+    before = conn.total_changes
+    conn.executemany(_INSERT_STRATEGY_LINK, rows)
+    new = conn.total_changes - before
+    conn.executemany(_UPDATE_STRATEGY_LINK, rows)
+    for domain, data in writes.domains:
+        if data is None:
+            conn.execute("DELETE FROM domain_metadata WHERE domain = ?", (domain,))
+        else:
+            conn.execute(
+                "INSERT INTO domain_metadata (domain, data) VALUES (?, ?) "
+                "ON CONFLICT (domain) DO UPDATE SET data = excluded.data",
+                (domain, data),
+            )
     return new
 
 

@@ -7,10 +7,16 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from litecrawl.frontier.base import ErrorSummary, FrontierSummary, HostSummary, RunSummary
+from litecrawl.frontier.base import (
+    PARKED,
+    ErrorSummary,
+    FrontierSummary,
+    HostSummary,
+    RunSummary,
+)
 from litecrawl.frontier.sqlite_leases import read_workers
 
-__all__ = ["STATE_NAMES", "read_summary"]
+__all__ = ["STATE_NAMES", "read_partitions", "read_summary"]
 
 STATE_NAMES = {0: "not_crawled", 1: "queued", 2: "crawled", 3: "error"}
 _RUNS = 10
@@ -41,7 +47,9 @@ def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> 
         now
         if due
         else conn.execute(
-            "SELECT min(next_crawl_time) FROM pages WHERE processing_time IS NULL"
+            "SELECT min(next_crawl_time) FROM pages WHERE processing_time IS NULL "
+            "AND next_crawl_time < ?",  # a strategy's known-but-not-queued URLs are never due
+            (PARKED,),
         ).fetchone()[0]
     )
     return FrontierSummary(
@@ -113,3 +121,16 @@ def _runs(conn: sqlite3.Connection) -> list[RunSummary]:
             )
         )
     return runs
+
+
+def read_partitions(conn: sqlite3.Connection, n: int, now: int) -> dict[int, dict[str, int]]:
+    """Pages, crawled and due now per partition K of ``n`` (``crawl --partition K/N``)."""
+    rows = conn.execute(
+        "SELECT litecrawl_partition(norm_url, meta, :n) AS k, count(*), "
+        "sum(last_crawl_time IS NOT NULL), "
+        "sum(processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= :now)) "
+        "FROM pages GROUP BY k ORDER BY k",
+        {"n": n, "now": now},
+    )
+    found = {k: {"pages": p, "crawled": c, "due_now": d} for k, p, c, d in rows}
+    return {k: found.get(k, {"pages": 0, "crawled": 0, "due_now": 0}) for k in range(n)}

@@ -1,0 +1,15 @@
+"""Crawling strategies (seed 004, Frontera's API): what is crawled and in what order."""
+
+from litecrawl.strategy.base import BaseCrawlingStrategy, Request, Response, States
+from litecrawl.strategy.domain import partition_of, registered_domain
+from litecrawl.strategy.loader import load_strategy
+
+__all__ = [
+    "BaseCrawlingStrategy",
+    "Request",
+    "Response",
+    "States",
+    "load_strategy",
+    "partition_of",
+    "registered_domain",
+]

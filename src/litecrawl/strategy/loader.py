@@ -1,0 +1,55 @@
+"""Find a strategy class by short name (``bfs``, ``dfs`` ...) or ``module.path:ClassName``."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from litecrawl.errors import ConfigError
+from litecrawl.strategy.base import BaseCrawlingStrategy
+
+__all__ = ["BUILTIN", "FAST_PATH", "load_strategy", "strategy_for"]
+
+BUILTIN = {
+    "adaptive": "litecrawl.strategy.builtin:BreadthFirst",
+    "bfs": "litecrawl.strategy.builtin:BreadthFirst",
+    "dfs": "litecrawl.strategy.builtin:DepthFirst",
+    "focused": "litecrawl.strategy.builtin:Focused",
+}
+# Run by the engine itself (every link that passes scope, depth and the URL rules is queued;
+# claims in seed 000's order): ``bfs`` is the crawl command's default, ``adaptive`` litecrawl()'s.
+# Their fresh/stale re-crawl schedule applies under every strategy.
+FAST_PATH = frozenset({"adaptive", "bfs"})
+
+
+def strategy_for(name: str | type[BaseCrawlingStrategy]) -> type[BaseCrawlingStrategy] | None:
+    """The class to run for ``name``; None for the engine's own path (``bfs``, ``adaptive``)."""
+    if isinstance(name, type):
+        if not issubclass(name, BaseCrawlingStrategy):
+            raise ConfigError(f"strategy {name!r} is not a BaseCrawlingStrategy subclass")
+        return name
+    return None if name in FAST_PATH else load_strategy(name)
+
+
+_SPEC = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def load_strategy(name: str) -> type[BaseCrawlingStrategy]:
+    """The class behind ``name``; ConfigError (exit 2) naming it when there is none."""
+    spec = BUILTIN.get(name, name)
+    if not _SPEC.fullmatch(spec):
+        known = ", ".join(sorted(BUILTIN))
+        raise ConfigError(f"unknown strategy {name!r}: use one of {known} or 'module:Class'")
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"strategy {name!r}: cannot import {module_name}: {exc}") from exc
+    target: object = module
+    for part in attr.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise ConfigError(f"strategy {name!r}: {module_name} has no {attr}")
+    if not (isinstance(target, type) and issubclass(target, BaseCrawlingStrategy)):
+        raise ConfigError(f"strategy {name!r}: {attr} is not a BaseCrawlingStrategy subclass")
+    return target

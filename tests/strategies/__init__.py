@@ -1,0 +1,1 @@
+"""Crawling strategies written the way Frontera's users write them (only imports changed)."""
