@@ -8,6 +8,7 @@ import re
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -335,10 +336,17 @@ def test_links_are_made_absolute_for_markdown() -> None:
 
 def test_without_markdown_only_the_markdown_source_is_skipped() -> None:
     raw = article_page().encode()
-    for kwargs in ({}, {"extra_remove": ["nav", ".ads"]}, {"main_article": True}):
+    runs: list[dict[str, Any]] = [
+        {},
+        {"extra_remove": ["nav", ".ads"]},
+        {"main_article": True, "engine": "trafilatura"},
+        {"main_article": True, "engine": "resiliparse"},
+    ]
+    for kwargs in runs:
         full = extract_page(raw, URL, "text/html", **kwargs)
         lean = extract_page(raw, URL, "text/html", want_markdown=False, **kwargs)
-        assert lean == dataclasses.replace(full, html_for_markdown="")
+        assert lean == dataclasses.replace(full, html_for_markdown="", article_markdown="")
+        assert bool(full.article_markdown) == bool(kwargs.get("main_article"))
     links = html('<a href="/about">About</a><p>text</p>')
     assert extract_page(links, URL, "text/html").html_for_markdown
     assert extract_page(links, URL, "text/html", want_markdown=False).html_for_markdown == ""

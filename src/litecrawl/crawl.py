@@ -60,8 +60,10 @@ def _fetcher(config: CrawlConfig) -> Fetcher:
 
 def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
     return AnalyzerSettings(
-        extra_remove=tuple(config.filter.extra_remove),
+        # dom_remove and extra_remove alike (script, style, svg... are dropped anyway)
+        extra_remove=tuple(dict.fromkeys([*config.filter.dom_remove, *config.filter.extra_remove])),
         main_article=config.extract.main_article,
+        article_engine=config.extract.engine,
         output_dir=Path(config.output.dir) if config.output.dir else None,
         cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
     )
