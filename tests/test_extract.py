@@ -8,6 +8,7 @@ import re
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -537,3 +538,48 @@ def test_property_arbitrary_markup_never_raises(markup: str, main_article: bool)
     )
     assert len(page.preview) <= 500
     assert page.extraction_mode in ("article", "fullpage")
+
+
+# --- main-article engines on real-shaped pages (tests/data/html) --------------------------------
+
+PAGES = Path(__file__).parent / "data" / "html"
+NEWS_URL = "https://courier.example.com/news/2024/lighthouse"
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_each_engine_extracts_the_article_and_markup_metadata(engine: str) -> None:
+    raw = (PAGES / "news_article.html").read_bytes()
+    page = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+    assert page.extraction_mode == "article"
+    assert "restoring its nineteenth-century lighthouse" in page.text
+    assert "keeper's cottage at its foot" in page.text
+    for boilerplate in ("Privacy policy", "Storm damage on the north pier", "Weather"):
+        assert boilerplate not in page.text
+    assert page.author == "Maren Holt" and page.date == "2024-03-18"  # JSON-LD, kept in <script>
+    assert page.title == "Harbour town restores its lighthouse | Coastal Courier"
+    assert "lighthouse" in page.keywords
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_both_engines_give_text_on_the_docs_page(engine: str) -> None:
+    raw = (PAGES / "docs_page.html").read_bytes()
+    page = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+    assert page.extraction_mode == "article"
+    assert "The frontier decides which URL is fetched next." in page.text
+    assert "Crawlkit Cloud" not in page.text
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_a_page_that_defeats_the_engine_falls_back_to_the_full_page(engine: str) -> None:
+    raw = (PAGES / "link_hub.html").read_bytes()
+    full = extract_page(raw, NEWS_URL, "text/html")
+    page = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+    assert page.extraction_mode == "fullpage" and page.article_text == ""
+    assert page.text == full.text and "Every author who wrote for us" in page.text
+    assert page.html_for_markdown == full.html_for_markdown
+    # markup lxml cannot represent: the regex stripper's text, still the full page
+    deep = b"<html><body>" + b"<div>" * 3000 + b"<p>Deep words only.</p>" + b"</div>" * 3000
+    nested = extract_page(
+        deep + b"</body></html>", NEWS_URL, "text/html", main_article=True, engine=engine
+    )  # type: ignore[arg-type]
+    assert nested.extraction_mode == "fullpage" and nested.text == "Deep words only."

@@ -71,7 +71,7 @@ def _trafilatura(source: Any, url: str, want_markdown: bool) -> tuple[str, str]:
     return _nfc(xmltotxt(body, False)), _nfc(rendered)
 
 
-def _resiliparse(html: str, want_markdown: bool) -> tuple[str, str]:
+def _resiliparse(html: str, url: str, want_markdown: bool) -> tuple[str, str]:
     """(text, Markdown or "") from resiliparse's main-content heuristics; the Markdown is its
     minimal HTML (headings, paragraphs, lists, ``<pre>``, links) through the page converter."""
     from resiliparse.extract.html2text import extract_plain_text
@@ -87,7 +87,7 @@ def _resiliparse(html: str, want_markdown: bool) -> tuple[str, str]:
         minimal = extract_plain_text(
             tree, preserve_formatting="minimal_html", links=True, **options
         )
-        markdown = convert_html(minimal)
+        markdown = convert_html(minimal, base_url=url or None)
     return _nfc(text), _nfc(markdown)
 
 
@@ -115,11 +115,12 @@ def extract_article(
 ) -> Article:
     """The main article of a page. ``root`` is the page's lxml tree with scripts still in it
     (JSON-LD), or None when lxml could not parse the page (then trafilatura parses ``html``
-    itself and no metadata is read). Never raises."""
+    itself and no metadata is read); its links should already be absolute (trafilatura resolves
+    relative links against the host alone). Never raises."""
     text = markdown = ""
     try:
         if engine == "resiliparse":
-            text, markdown = _resiliparse(html, want_markdown)
+            text, markdown = _resiliparse(html, url, want_markdown)
         else:
             text, markdown = _trafilatura(root if root is not None else html, url, want_markdown)
     except Exception:

@@ -225,6 +225,11 @@ class LxmlDoc:
             etree.strip_elements(self.root, *ALWAYS_REMOVE, with_tail=False)
             self._raw = False
 
+    def absolutize_links(self, url: str) -> None:
+        """Resolve relative ``a[href]`` / ``img[src]`` against ``<base href>`` or ``url``."""
+        body = self.root.find("body")
+        _absolutize(self.root, body if body is not None else self.root, url)
+
     def title_candidates(self) -> tuple[str, str, str]:
         """(``<title>``, first non-empty ``<h1>``, ``og:title``), each "" when absent."""
         root = self.root

@@ -71,12 +71,12 @@ def _has_title_heading(markdown: str, title: str) -> bool:
     return " ".join(match.group(1).split()).casefold() == " ".join(title.split()).casefold()
 
 
-def _options() -> Any:
+def _options(base_url: str | None = None) -> Any:
     global _OPTIONS
-    if _OPTIONS is None:
+    if _OPTIONS is None or base_url is not None:
         from html_to_markdown import ConversionOptions
 
-        _OPTIONS = ConversionOptions(
+        options = ConversionOptions(
             heading_style="atx",
             bullets="-",
             code_block_style="backticks",
@@ -84,20 +84,25 @@ def _options() -> Any:
             autolinks=False,  # a link whose text is its URL stays [url](url)
             extract_metadata=False,  # title and metadata come from our own parse
             hidden_content="drop",
+            base_url=base_url,
         )
+        if base_url is not None:
+            return options
+        _OPTIONS = options
     return _OPTIONS
 
 
-def convert_html(html: str) -> str:
+def convert_html(html: str, base_url: str | None = None) -> str:
     """HTML -> Markdown with html-to-markdown (Rust): ATX headings, ``-`` bullets with nested
     lists indented, GFM tables, fenced code blocks with the language of ``<code
-    class="language-x">``, links and images as they are in the HTML (the caller resolves them).
+    class="language-x">``, links and images as they are in the HTML (resolved against
+    ``base_url`` when given).
     Raises :class:`ValueError` when the converter fails or had to skip markup nested deeper than
     its depth limit (1024): the caller then uses the plain text, which loses nothing."""
     from html_to_markdown import WarningKind, convert  # Rust: only Markdown output pays it
 
     try:
-        result = convert(html, _options())
+        result = convert(html, _options(base_url))
     except Exception as exc:  # ConversionError, PanicError, InputTooLargeError...
         raise ValueError(f"html-to-markdown: {exc}") from exc
     for warning in result.warnings:

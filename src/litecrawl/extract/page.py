@@ -152,7 +152,11 @@ def _extract(
     lxml_doc = parse_html(data, url if want_links else None, keep_raw=main_article)
     article = Article()
     if main_article:  # on the tree as parsed: JSON-LD metadata lives in <script>
-        root = lxml_doc.root if lxml_doc is not None else None
+        root = None
+        if lxml_doc is not None:
+            root = lxml_doc.root
+            if want_markdown and url:
+                lxml_doc.absolutize_links(url)
         article = extract_article(root, html, url, engine, want_markdown=want_markdown)
         if lxml_doc is not None:
             lxml_doc.strip_raw()
