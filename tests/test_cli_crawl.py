@@ -224,6 +224,10 @@ def test_bad_config_exits_2_naming_file_key_value(tmp_path: Path) -> None:
     assert "0" in result.output
     result = runner.invoke(app, ["crawl", "http://127.0.0.1:1/", "--include", "(bad"])
     assert result.exit_code == 2 and "include_patterns" in result.output
+    cfg.write_text('[extract]\nengine = "readability"\n')  # not an article engine
+    result = runner.invoke(app, ["crawl", "http://127.0.0.1:1/", "--config", str(cfg)])
+    assert result.exit_code == 2 and "extract.engine" in result.output
+    assert "readability" in result.output
     result = runner.invoke(app, ["crawl"])
     assert result.exit_code == 2
 
@@ -441,12 +445,3 @@ def test_main_article_engine_from_config(tmp_path: Path, serve: Serve, engine: s
     assert "keeper's cottage" in md and "Privacy policy" not in md
     meta = json.loads(next(out.rglob("a.meta.json")).read_text("utf-8"))
     assert meta["extraction_mode"] == "article" and meta["author"] == "Maren Holt"
-
-
-def test_unknown_article_engine_exits_2(tmp_path: Path) -> None:
-    cfg = tmp_path / "engine.toml"
-    cfg.write_text('[extract]\nengine = "readability"\n')
-    result = runner.invoke(app, ["crawl", "http://127.0.0.1:1/", "--config", str(cfg)])
-    assert result.exit_code == 2
-    assert "engine.toml" in result.output and "extract.engine" in result.output
-    assert "readability" in result.output

@@ -546,10 +546,14 @@ PAGES = Path(__file__).parent / "data" / "html"
 NEWS_URL = "https://courier.example.com/news/2024/lighthouse"
 
 
+def engine_page(name: str, engine: str) -> Extracted:
+    raw = (PAGES / name).read_bytes()
+    return extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
-def test_each_engine_extracts_the_article_and_markup_metadata(engine: str) -> None:
-    raw = (PAGES / "news_article.html").read_bytes()
-    page = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+def test_both_engines_give_the_article_of_the_same_pages(engine: str) -> None:
+    page = engine_page("news_article.html", engine)
     assert page.extraction_mode == "article"
     assert "restoring its nineteenth-century lighthouse" in page.text
     assert "keeper's cottage at its foot" in page.text
@@ -558,15 +562,10 @@ def test_each_engine_extracts_the_article_and_markup_metadata(engine: str) -> No
     assert page.author == "Maren Holt" and page.date == "2024-03-18"  # JSON-LD, kept in <script>
     assert page.title == "Harbour town restores its lighthouse | Coastal Courier"
     assert "lighthouse" in page.keywords
-
-
-@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
-def test_both_engines_give_text_on_the_docs_page(engine: str) -> None:
-    raw = (PAGES / "docs_page.html").read_bytes()
-    page = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
-    assert page.extraction_mode == "article"
-    assert "The frontier decides which URL is fetched next." in page.text
-    assert "Crawlkit Cloud" not in page.text
+    docs = engine_page("docs_page.html", engine)
+    assert docs.extraction_mode == "article"
+    assert "The frontier decides which URL is fetched next." in docs.text
+    assert "Crawlkit Cloud" not in docs.text
 
 
 @pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
