@@ -155,7 +155,9 @@ def cmd_crawl(args: argparse.Namespace) -> None:
 
 def cmd_peers(args: argparse.Namespace) -> None:
     """The shared kit measures litecrawl beside Scrapy and the baselines in one invocation."""
-    kit = ROOT.parent / "shared" / "bench" / "run_peers.py"
+    # the kit sits in shared/ beside the checkout (or beside the worktrees' folder)
+    kits = [d / "shared" / "bench" / "run_peers.py" for d in (ROOT.parent, ROOT.parent.parent)]
+    kit = next((k for k in kits if k.exists()), kits[0])
     exe = LITECRAWL[0]
     flags = " ".join(CRAWL_FLAGS)
     command = (
