@@ -272,6 +272,8 @@ class LxmlDoc:
         serialization.
         """
         root = self.root
+        # "script", "style"... (dom_remove's defaults) are gone already: no tree walk for them
+        extra_remove = [s for s in extra_remove if s.strip().lower() not in ALWAYS_REMOVE]
         if extra_remove:
             for el in select_all(root, extra_remove):
                 if el.getparent() is not None and isinstance(el, lxml.html.HtmlElement):
