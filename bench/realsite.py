@@ -38,6 +38,9 @@ MODES: dict[str, list[str]] = {
         "--output", "{work}/out", "--main-article", "--config", "{work}/resiliparse.toml",
     ],
 }  # fmt: skip
+# the default engine, without a config file: also runs on code from before [extract] engine
+OTHER_MODES = {"--main-article": ["--main-article"]}
+ALL_MODES = {**MODES, **OTHER_MODES}
 
 
 def _crawl(work: Path, flags: list[str]) -> dict[str, float]:
@@ -77,7 +80,7 @@ def main() -> None:
                 (work / f"{engine}.toml").write_text(f'[extract]\nengine = "{engine}"\n')
             for run in range(args.runs):
                 for mode in modes:
-                    m = _crawl(work, MODES[mode])
+                    m = _crawl(work, ALL_MODES[mode])
                     rows[mode].append(m)
                     print(
                         f"run {run + 1} {mode}: " + ", ".join(f"{k}={v:.2f}" for k, v in m.items()),
