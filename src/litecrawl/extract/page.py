@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 ExtractionMode = Literal["article", "fullpage"]
 
-# An "article" from trafilatura shorter than this, or made mostly of link texts (a menu, a list
+# An "article" from the engine shorter than this, or made mostly of link texts (a menu, a list
 # of teasers), is not taken: the full filtered page is used instead.
 MIN_ARTICLE_CHARS = 100
 _MAX_LINK_SHARE = 0.5
