@@ -57,7 +57,7 @@ def _trafilatura(source: Any, url: str, want_markdown: bool) -> tuple[str, str]:
         url=url or None,
         include_comments=False,
         include_links=True,
-        include_formatting=want_markdown,
+        include_formatting=True,  # so the text is the same with or without Markdown wanted
         with_metadata=False,
         output_format="python",
         fast=True,
@@ -65,10 +65,8 @@ def _trafilatura(source: Any, url: str, want_markdown: bool) -> tuple[str, str]:
     body = getattr(doc, "body", None)
     if doc is None or body is None:
         return "", ""
-    rendered = str(getattr(doc, "text", "") or "")  # Markdown when include_formatting is on
-    if not want_markdown:
-        return _nfc(rendered), ""
-    return _nfc(xmltotxt(body, False)), _nfc(rendered)
+    markdown = str(getattr(doc, "text", "") or "") if want_markdown else ""  # formatting on
+    return _nfc(xmltotxt(body, False)), _nfc(markdown)
 
 
 def _resiliparse(html: str, url: str, want_markdown: bool) -> tuple[str, str]:

@@ -155,7 +155,7 @@ def _extract(
         root = None
         if lxml_doc is not None:
             root = lxml_doc.root
-            if want_markdown and url:
+            if url:  # trafilatura resolves against the host alone; the same tree either way
                 lxml_doc.absolutize_links(url)
         article = extract_article(root, html, url, engine, want_markdown=want_markdown)
         if lxml_doc is not None:
