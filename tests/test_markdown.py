@@ -255,3 +255,29 @@ def test_article_markdown_from_each_engine(engine: str) -> None:
     assert "SELECT url FROM frontier ORDER BY depth LIMIT 10;" in md
     assert "(https://docs.example.org/docs/2.4/tutorial/first-crawl.html)" in md
     assert "Crawlkit Cloud" not in md and "Built with Sphinx" not in md
+
+
+@pytest.mark.parametrize(
+    ("markup", "fence"),
+    [
+        ('<pre><code class="language-rust">fn main() {}</code></pre>', "```rust"),
+        ('<pre><code class="hljs lang-js">let x = 1;</code></pre>', "```js"),
+        (
+            '<div class="highlight-python notranslate"><div><pre>x = 1</pre></div></div>',
+            "```python",
+        ),
+        ('<div class="highlight highlight-source-go"><pre>x := 1</pre></div>', "```go"),
+        ('<pre data-lang="sql">SELECT 1;</pre>', "```sql"),
+        ('<pre class="brush: bash; gutter: false">ls -l</pre>', "```bash"),
+        ('<pre class="sourceCode haskell"><code>main = pure ()</code></pre>', "```haskell"),
+        ('<div class="highlight-default"><pre>plain block</pre></div>', "```\n"),
+        ('<pre class="programlisting">no language named</pre>', "```\n"),
+    ],
+)
+def test_code_block_language_from_the_markup(markup: str, fence: str) -> None:
+    page = extract_page(
+        f"<html><body><p>Intro.</p>{markup}</body></html>".encode(), "https://e.org/", "text/html"
+    )
+    md = to_markdown(page)
+    assert fence in md, md
+    assert md.count("```") == 2  # one fenced block, the code's text inside it
