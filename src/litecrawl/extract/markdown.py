@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -46,7 +47,6 @@ _MAX_QUERY_SLUG = 40
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TRAILING_SPACES = re.compile(r"[ \t]+\n")
 _HOST_UNSAFE = re.compile(r"[^a-z0-9.\-]+")
-_OPTIONS: Any = None  # html-to-markdown's options, built once per process
 _HEADING = re.compile(r"#{1,6}\s+(.*?)\s*#*\s*")
 
 
@@ -71,26 +71,25 @@ def _has_title_heading(markdown: str, title: str) -> bool:
     return " ".join(match.group(1).split()).casefold() == " ".join(title.split()).casefold()
 
 
-def _options(base_url: str | None = None) -> Any:
-    global _OPTIONS
-    if _OPTIONS is None or base_url is not None:
-        from html_to_markdown import ConversionOptions
+def _build_options(base_url: str | None) -> Any:
+    from html_to_markdown import ConversionOptions
 
-        options = ConversionOptions(
-            heading_style="atx",
-            bullets="-",
-            code_block_style="backticks",
-            escape_asterisks=True,  # a literal "*" in the text stays a "*", not emphasis
-            compact_tables=True,  # no padding to column width: fewer tokens, same table
-            autolinks=False,  # a link whose text is its URL stays [url](url)
-            extract_metadata=False,  # title and metadata come from our own parse
-            hidden_content="drop",
-            base_url=base_url,
-        )
-        if base_url is not None:
-            return options
-        _OPTIONS = options
-    return _OPTIONS
+    return ConversionOptions(
+        heading_style="atx",
+        bullets="-",
+        code_block_style="backticks",
+        escape_asterisks=True,  # a literal "*" in the text stays a "*", not emphasis
+        compact_tables=True,  # no padding to column width: fewer tokens, same table
+        autolinks=False,  # a link whose text is its URL stays [url](url)
+        extract_metadata=False,  # title and metadata come from our own parse
+        hidden_content="drop",
+        base_url=base_url,
+    )
+
+
+@lru_cache(maxsize=1)
+def _default_options() -> Any:
+    return _build_options(None)
 
 
 def convert_html(html: str, base_url: str | None = None) -> str:
@@ -103,7 +102,8 @@ def convert_html(html: str, base_url: str | None = None) -> str:
     from html_to_markdown import WarningKind, convert  # Rust: only Markdown output pays it
 
     try:
-        result = convert(html, _options(base_url))
+        options = _default_options() if base_url is None else _build_options(base_url)
+        result = convert(html, options)
     except Exception as exc:  # ConversionError, PanicError, InputTooLargeError...
         raise ValueError(f"html-to-markdown: {exc}") from exc
     for warning in result.warnings:
