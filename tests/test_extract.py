@@ -16,7 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from litecrawl.extract import Extracted, decode_html, detect_language, dom, extract_page, keywords
+from litecrawl.extract import (
+    Extracted,
+    decode_html,
+    detect_language,
+    dom,
+    extract_page,
+    keywords,
+    to_markdown,
+)
 from litecrawl.extract.stopwords import stopwords_for
 from litecrawl.extract.text import normalize_lines
 from litecrawl.extract.vocabulary import Vocabulary
@@ -566,6 +574,24 @@ def test_both_engines_give_the_article_of_the_same_pages(engine: str) -> None:
     assert docs.extraction_mode == "article"
     assert "The frontier decides which URL is fetched next." in docs.text
     assert "Crawlkit Cloud" not in docs.text
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_extra_remove_holds_for_the_article_too(engine: str) -> None:
+    raw = (PAGES / "news_article.html").read_bytes()
+    kept = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+    assert "Support local journalism" in kept.text  # inside <article>: the engines keep it
+    page = extract_page(
+        raw,
+        NEWS_URL,
+        "text/html",
+        main_article=True,
+        engine=engine,
+        extra_remove=[".promo"],  # type: ignore[arg-type]
+    )
+    assert page.extraction_mode == "article" and "keeper's cottage" in page.text
+    assert "Support local journalism" not in page.text
+    assert "Support local journalism" not in to_markdown(page)
 
 
 @pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])

@@ -216,6 +216,7 @@ class LxmlDoc:
         # links first: an <a> inside <noscript> is still a link
         self.links: PageLinks | None = links_in(root, page_url) if page_url is not None else None
         self._raw = True
+        self._filtered = False
         if not keep_raw:
             self.strip_raw()
 
@@ -224,6 +225,10 @@ class LxmlDoc:
         if self._raw:
             etree.strip_elements(self.root, *ALWAYS_REMOVE, with_tail=False)
             self._raw = False
+
+    def serialize(self) -> str:
+        """The document as HTML, as it is now (for an engine that parses HTML itself)."""
+        return etree.tostring(self.root, encoding="unicode", method="html")
 
     def absolutize_links(self, url: str) -> None:
         """Resolve relative ``a[href]`` / ``img[src]`` against ``<base href>`` or ``url``."""
@@ -265,6 +270,19 @@ class LxmlDoc:
         texts = (_text_of(a) for a in self.root.iter("a"))
         return frozenset(t for t in texts if t)
 
+    def remove_selected(self, selectors: Sequence[str]) -> bool:
+        """Drop the elements ``selectors`` (CSS) match; True if any selector needed a walk.
+        Once per document: later calls do nothing."""
+        if self._filtered:
+            return False
+        self._filtered = True
+        # "script", "style"... (dom_remove's defaults) are gone anyway: no tree walk for them
+        selectors = [s for s in selectors if s.strip().lower() not in ALWAYS_REMOVE]
+        for el in select_all(self.root, selectors) if selectors else ():
+            if el.getparent() is not None and isinstance(el, lxml.html.HtmlElement):
+                el.drop_tree()
+        return bool(selectors)
+
     def render(self, url: str, extra_remove: Sequence[str], want_html: bool) -> tuple[str, str]:
         """Apply ``extra_remove``, then return (plain text, filtered ``<body>`` HTML or "").
 
@@ -272,12 +290,7 @@ class LxmlDoc:
         serialization.
         """
         root = self.root
-        # "script", "style"... (dom_remove's defaults) are gone already: no tree walk for them
-        extra_remove = [s for s in extra_remove if s.strip().lower() not in ALWAYS_REMOVE]
-        if extra_remove:
-            for el in select_all(root, extra_remove):
-                if el.getparent() is not None and isinstance(el, lxml.html.HtmlElement):
-                    el.drop_tree()
+        self.remove_selected(extra_remove)
         body = root.find("body")
         if body is None:
             body = root

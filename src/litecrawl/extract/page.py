@@ -152,12 +152,14 @@ def _extract(
     lxml_doc = parse_html(data, url if want_links else None, keep_raw=main_article)
     article = Article()
     if main_article:  # on the tree as parsed: JSON-LD metadata lives in <script>
-        root = None
+        root, source = None, html
         if lxml_doc is not None:
             root = lxml_doc.root
+            if lxml_doc.remove_selected(extra_remove):  # the filters hold for the article too
+                source = lxml_doc.serialize()
             if url:  # trafilatura resolves against the host alone; the same tree either way
                 lxml_doc.absolutize_links(url)
-        article = extract_article(root, html, url, engine, want_markdown=want_markdown)
+        article = extract_article(root, source, url, engine, want_markdown=want_markdown)
         if lxml_doc is not None:
             lxml_doc.strip_raw()
     doc: _Doc = lxml_doc or RegexDoc(html)
