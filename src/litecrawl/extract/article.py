@@ -3,9 +3,9 @@
 Both engines work on what :mod:`litecrawl.extract.page` already has: trafilatura takes the page's
 one lxml tree (it copies it, ~0.1 ms, instead of parsing the page again), resiliparse its own fast
 parse of the decoded string. The author, date and title come from the markup of the same lxml
-tree whichever engine runs (meta tags, JSON-LD, the byline, ``<time>``, the URL; never dates
-guessed from the free text), through trafilatura's metadata functions minus the fields litecrawl
-does not keep (site name, categories, tags, licence).
+tree whichever engine runs (meta tags, JSON-LD, the byline, ``<time>``, the URL; of the free
+text only an ISO date, as a last resort), through trafilatura's metadata functions minus the
+fields litecrawl does not keep (site name, categories, tags, licence).
 
 Quality and speed of the two engines on trafilatura's labelled evaluation pages are in
 bench/README.md (``bench/article_eval.py``). An engine that fails or finds nothing yields "": the
@@ -69,7 +69,7 @@ def _trafilatura(source: Any, url: str, want_markdown: bool) -> tuple[str, str]:
     # (include_formatting would change what is extracted, and costs ~10%): headings, lists,
     # tables, code and links are in the body either way; bold and italic are not.
     text = str(getattr(doc, "text", "") or "")
-    return _nfc(text), _nfc(xmltotxt(body, True)) if want_markdown else ""
+    return _nfc(text), (_nfc(xmltotxt(body, True)) if want_markdown else "")
 
 
 def _resiliparse(html: str, url: str, want_markdown: bool) -> tuple[str, str]:
@@ -106,7 +106,7 @@ def _metadata(root: Any, url: str) -> tuple[str | None, str | None, str | None]:
     except Exception:  # malformed JSON-LD
         log.debug("JSON-LD metadata failed on %s", url, exc_info=True)
     author = found.author or meta.extract_author(root)
-    # markup only: htmldate's "extensive" scan of the free text guesses from any date-like string
+    # not htmldate's "extensive" scan, which guesses from any date-like string in the free text
     date = find_date(root, extensive_search=False, original_date=True, url=url or None)
     return _clean(author), _clean(date), _clean(found.title)
 
