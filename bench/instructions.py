@@ -2,10 +2,14 @@
 
     uv run python bench/instructions.py worker --site /tmp/benchsite-10000
     uv run python bench/instructions.py links --site /tmp/benchsite-10000
+    uv run python bench/instructions.py worker --site /usr/share/doc/postgresql-doc-15/html \
+        --mode output            # or plain, trafilatura, resiliparse: real pages, each path
 
 ``worker``: :func:`litecrawl.index.work.analyze` (the analysis worker's whole job: parse, links,
-text, keywords, language, hashes, simhash) over kit pages. ``links``: resolving each page's links
-with :class:`litecrawl.urls.UrlRules` (what the event loop does per page). Each runs twice under
+text, keywords, language, hashes, simhash) over kit pages, or any folder of HTML pages;
+``--mode`` adds Markdown + sidecar output (``output``) or a main-article engine. ``links``:
+resolving each page's links with :class:`litecrawl.urls.UrlRules` (what the event loop does per
+page). Each runs twice under
 ``valgrind --tool=callgrind``, over a few pages and over many; the difference divided by the
 difference in pages is the cost of one page, with start-up and imports cancelled out. Pages/s on
 a shared 2-core VM swing by 30% between runs; these counts repeat to the instruction.
@@ -24,20 +28,27 @@ FEW, MANY = 5, 45
 
 
 def _pages(site: Path, n: int) -> list[tuple[str, bytes]]:
-    files = sorted(site.glob("s*/*.html"))[::25][:n]
+    files = sorted(site.glob("s*/*.html") if (site / "s000").is_dir() else site.glob("*.html"))
+    files = files[::25][:n]
     return [(f"http://127.0.0.1:8080/{f.relative_to(site)}", f.read_bytes()) for f in files]
 
 
-def run_worker(site: Path, n: int) -> None:
+def run_worker(site: Path, n: int, mode: str) -> None:
     from litecrawl.index.analyze import AnalyzerSettings
     from litecrawl.index.work import analyze
 
-    settings = AnalyzerSettings()
-    for url, body in _pages(site, FEW + n):
-        analyze(url, body, {"content-type": "text/html"}, 200, 1, "seed", settings, 0.0)
+    with tempfile.TemporaryDirectory() as out:
+        settings = AnalyzerSettings(
+            output_dir=Path(out) if mode == "output" else None,
+            main_article=mode in ("trafilatura", "resiliparse"),
+            article_engine="resiliparse" if mode == "resiliparse" else "trafilatura",
+        )
+        for url, body in _pages(site, FEW + n):
+            analyze(url, body, {"content-type": "text/html"}, 200, 1, "seed", settings, 0.0)
 
 
-def run_links(site: Path, n: int) -> None:
+def run_links(site: Path, n: int, mode: str) -> None:
+    del mode
     from litecrawl.parse.links import extract_links
     from litecrawl.urls import UrlRules
 
@@ -48,7 +59,7 @@ def run_links(site: Path, n: int) -> None:
         rules.many(page.links, page.base)
 
 
-def _instructions(what: str, site: Path, n: int) -> int:
+def _instructions(what: str, site: Path, n: int, mode: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         subprocess.run(
@@ -63,6 +74,8 @@ def _instructions(what: str, site: Path, n: int) -> int:
                 str(site),
                 "--run",
                 str(n),
+                "--mode",
+                mode,
             ],
             check=True,
             capture_output=True,
@@ -78,13 +91,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", choices=["worker", "links"])
     parser.add_argument("--site", type=Path, default=Path("/tmp/benchsite-10000"))
+    parser.add_argument(
+        "--mode", choices=["plain", "output", "trafilatura", "resiliparse"], default="plain"
+    )
     parser.add_argument("--run", type=int, help=argparse.SUPPRESS)  # inside valgrind
     args = parser.parse_args()
     if args.run is not None:
-        (run_worker if args.what == "worker" else run_links)(args.site, args.run)
+        (run_worker if args.what == "worker" else run_links)(args.site, args.run, args.mode)
         return
-    few, many = _instructions(args.what, args.site, 0), _instructions(args.what, args.site, MANY)
-    print(f"{args.what}: {(many - few) / MANY / 1e6:.2f} M instructions per page")
+    few = _instructions(args.what, args.site, 0, args.mode)
+    many = _instructions(args.what, args.site, MANY, args.mode)
+    print(f"{args.what} ({args.mode}): {(many - few) / MANY / 1e6:.2f} M instructions per page")
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ http {{
   uwsgi_temp_path tmp/uwsgi; scgi_temp_path tmp/scgi;
   log_format bench '$status $request_method "$request_uri"';
   access_log logs/access.log bench buffer=256k flush=1s;
-  server {{ listen 127.0.0.1:8181; root {root}; index index.html; etag on; }}
+  server {{ listen 127.0.0.1:{port}; root {root}; index index.html; etag on; }}
 }}
 """
 
@@ -66,11 +66,11 @@ def site_dir(n: int) -> Path:
 
 
 class Nginx:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, port: int = 8181) -> None:
         self.prefix = Path(tempfile.mkdtemp(prefix="lcbench-nginx-"))
         (self.prefix / "logs").mkdir()
         (self.prefix / "tmp").mkdir()
-        (self.prefix / "nginx.conf").write_text(NGINX_CONF.format(root=root))
+        (self.prefix / "nginx.conf").write_text(NGINX_CONF.format(root=root, port=port))
         self.proc = subprocess.Popen(
             ["nginx", "-p", f"{self.prefix}/", "-c", str(self.prefix / "nginx.conf")]
         )
@@ -155,7 +155,9 @@ def cmd_crawl(args: argparse.Namespace) -> None:
 
 def cmd_peers(args: argparse.Namespace) -> None:
     """The shared kit measures litecrawl beside Scrapy and the baselines in one invocation."""
-    kit = ROOT.parent / "shared" / "bench" / "run_peers.py"
+    # the kit sits in shared/ beside the checkout (or beside the worktrees' folder)
+    kits = [d / "shared" / "bench" / "run_peers.py" for d in (ROOT.parent, ROOT.parent.parent)]
+    kit = next((k for k in kits if k.exists()), kits[0])
     exe = LITECRAWL[0]
     flags = " ".join(CRAWL_FLAGS)
     command = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import signal
 import sqlite3
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_rows, html_page
+from conftest import LocalServer, db_rows, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -227,6 +228,10 @@ def test_bad_config_exits_2_naming_file_key_value(tmp_path: Path) -> None:
     assert "0" in result.output
     result = runner.invoke(app, ["crawl", "http://127.0.0.1:1/", "--include", "(bad"])
     assert result.exit_code == 2 and "include_patterns" in result.output
+    cfg.write_text('[extract]\nengine = "readability"\n')  # not an article engine
+    result = runner.invoke(app, ["crawl", "http://127.0.0.1:1/", "--config", str(cfg)])
+    assert result.exit_code == 2 and "extract.engine" in result.output
+    assert "readability" in result.output
     result = runner.invoke(app, ["crawl"])
     assert result.exit_code == 2
 
@@ -371,3 +376,52 @@ def test_watch_keeps_running_until_interrupted(tmp_path: Path, serve: Serve) -> 
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0
     assert len(fetched(site)) == 3
+
+
+DATA = Path(__file__).parent / "data" / "html"
+
+
+def docs_site() -> web.Application:
+    docs = (DATA / "docs_page.html").read_text("utf-8")
+    news = (DATA / "news_article.html").read_text("utf-8")
+    index = html_page(
+        '<a href="/docs/2.4/guide/frontier.html">guide</a> <a href="/news/a">news</a>'
+    )
+    return site_app({"/": index, "/docs/2.4/guide/frontier.html": docs, "/news/a": news})
+
+
+def test_output_markdown_honours_dom_remove_and_extra_remove(tmp_path: Path, serve: Serve) -> None:
+    site = serve(docs_site())
+    cfg = tmp_path / "filter.toml"
+    cfg.write_text(
+        '[filter]\ndom_remove = ["script", "style", "iframe"]\nextra_remove = [".ads"]\n'
+    )
+    out = tmp_path / "out"
+    args = ("--max-depth", "0", "--delay-ms", "0", "--output", str(out), "--config", str(cfg))
+    result = crawl(tmp_path / "c.db", site.url("/"), *args)
+    assert result.exit_code == 0, result.output
+    md = next(out.rglob("frontier*.md")).read_text("utf-8")
+    assert "```python\nfrom crawlkit import Frontier" in md and "| max_depth |" in md
+    assert site.url("/docs/2.4/tutorial/first-crawl.html") in md
+    assert "video.example.net" not in md and "Crawlkit Cloud" not in md  # dom_remove, extra_remove
+    assert "Built with Sphinx" in md  # not asked to be removed
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_main_article_engine_from_config(tmp_path: Path, serve: Serve, engine: str) -> None:
+    site = serve(docs_site())
+    cfg = tmp_path / "engine.toml"
+    cfg.write_text(f'[extract]\nengine = "{engine}"\n')
+    db, out = tmp_path / "c.db", tmp_path / "out"
+    args = ("--max-depth", "0", "--delay-ms", "0", "--main-article", "--output", str(out))
+    result = crawl(db, site.url("/"), *args, "--config", str(cfg))
+    assert result.exit_code == 0, result.output
+    conn = sqlite3.connect(db)
+    modes = dict(conn.execute("SELECT url, extraction_mode FROM documents").fetchall())
+    conn.close()
+    assert modes[site.url("/news/a")] == "article"
+    assert modes[site.url("/")] == "fullpage"  # two links: nothing to extract, the full page
+    md = next(out.rglob("a.md")).read_text("utf-8")
+    assert "keeper's cottage" in md and "Privacy policy" not in md
+    meta = json.loads(next(out.rglob("a.meta.json")).read_text("utf-8"))
+    assert meta["extraction_mode"] == "article" and meta["author"] == "Maren Holt"

@@ -8,13 +8,23 @@ import re
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from litecrawl.extract import Extracted, decode_html, detect_language, dom, extract_page, keywords
+from litecrawl.extract import (
+    Extracted,
+    decode_html,
+    detect_language,
+    dom,
+    extract_page,
+    keywords,
+    to_markdown,
+)
 from litecrawl.extract.stopwords import stopwords_for
 from litecrawl.extract.text import normalize_lines
 from litecrawl.extract.vocabulary import Vocabulary
@@ -335,10 +345,17 @@ def test_links_are_made_absolute_for_markdown() -> None:
 
 def test_without_markdown_only_the_markdown_source_is_skipped() -> None:
     raw = article_page().encode()
-    for kwargs in ({}, {"extra_remove": ["nav", ".ads"]}, {"main_article": True}):
+    runs: list[dict[str, Any]] = [
+        {},
+        {"extra_remove": ["nav", ".ads"]},
+        {"main_article": True, "engine": "trafilatura"},
+        {"main_article": True, "engine": "resiliparse"},
+    ]
+    for kwargs in runs:
         full = extract_page(raw, URL, "text/html", **kwargs)
         lean = extract_page(raw, URL, "text/html", want_markdown=False, **kwargs)
-        assert lean == dataclasses.replace(full, html_for_markdown="")
+        assert lean == dataclasses.replace(full, html_for_markdown="", article_markdown="")
+        assert bool(full.article_markdown) == bool(kwargs.get("main_article"))
     links = html('<a href="/about">About</a><p>text</p>')
     assert extract_page(links, URL, "text/html").html_for_markdown
     assert extract_page(links, URL, "text/html", want_markdown=False).html_for_markdown == ""
@@ -529,3 +546,65 @@ def test_property_arbitrary_markup_never_raises(markup: str, main_article: bool)
     )
     assert len(page.preview) <= 500
     assert page.extraction_mode in ("article", "fullpage")
+
+
+# --- main-article engines on real-shaped pages (tests/data/html) --------------------------------
+
+PAGES = Path(__file__).parent / "data" / "html"
+NEWS_URL = "https://courier.example.com/news/2024/lighthouse"
+
+
+def engine_page(name: str, engine: str) -> Extracted:
+    raw = (PAGES / name).read_bytes()
+    return extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_both_engines_give_the_article_of_the_same_pages(engine: str) -> None:
+    page = engine_page("news_article.html", engine)
+    assert page.extraction_mode == "article"
+    assert "restoring its nineteenth-century lighthouse" in page.text
+    assert "keeper's cottage at its foot" in page.text
+    for boilerplate in ("Privacy policy", "Storm damage on the north pier", "Weather"):
+        assert boilerplate not in page.text
+    assert page.author == "Maren Holt" and page.date == "2024-03-18"  # JSON-LD, kept in <script>
+    assert page.title == "Harbour town restores its lighthouse | Coastal Courier"
+    assert "lighthouse" in page.keywords
+    docs = engine_page("docs_page.html", engine)
+    assert docs.extraction_mode == "article"
+    assert "The frontier decides which URL is fetched next." in docs.text
+    assert "Crawlkit Cloud" not in docs.text
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_extra_remove_holds_for_the_article_too(engine: str) -> None:
+    raw = (PAGES / "news_article.html").read_bytes()
+    kept = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+    assert "Support local journalism" in kept.text  # inside <article>: the engines keep it
+    page = extract_page(
+        raw,
+        NEWS_URL,
+        "text/html",
+        main_article=True,
+        engine=engine,
+        extra_remove=[".promo"],  # type: ignore[arg-type]
+    )
+    assert page.extraction_mode == "article" and "keeper's cottage" in page.text
+    assert "Support local journalism" not in page.text
+    assert "Support local journalism" not in to_markdown(page)
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_a_page_that_defeats_the_engine_falls_back_to_the_full_page(engine: str) -> None:
+    raw = (PAGES / "link_hub.html").read_bytes()
+    full = extract_page(raw, NEWS_URL, "text/html")
+    page = extract_page(raw, NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+    assert page.extraction_mode == "fullpage" and page.article_text == ""
+    assert page.text == full.text and "Every author who wrote for us" in page.text
+    assert page.html_for_markdown == full.html_for_markdown
+    # markup lxml cannot represent: the regex stripper's text, still the full page
+    deep = b"<html><body>" + b"<div>" * 3000 + b"<p>Deep words only.</p>" + b"</div>" * 3000
+    nested = extract_page(
+        deep + b"</body></html>", NEWS_URL, "text/html", main_article=True, engine=engine
+    )  # type: ignore[arg-type]
+    assert nested.extraction_mode == "fullpage" and nested.text == "Deep words only."

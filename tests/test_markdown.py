@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,87 @@ def test_recrawl_of_unchanged_page_writes_nothing(tmp_path: Path) -> None:
         assert write_atomic(sidecar_path(md_path), json.dumps({"url": url}) + "\n") is expected
     assert md_path == tmp_path / "example.com" / "guide" / "index.md"
     assert sidecar_path(md_path).exists()
+
+
+# --- fidelity on real-shaped pages (tests/data/html) --------------------------------------------
+
+DATA = Path(__file__).parent / "data" / "html"
+DOCS_URL = "https://docs.example.org/docs/2.4/guide/frontier.html"
+
+
+def docs_markdown(**kwargs: object) -> str:
+    raw = (DATA / "docs_page.html").read_bytes()
+    return to_markdown(extract_page(raw, DOCS_URL, "text/html", **kwargs))  # type: ignore[arg-type]
+
+
+def test_docs_page_markdown_keeps_structure() -> None:
+    md = docs_markdown(extra_remove=[".ads", ".related", ".footer", "iframe"])
+    lines = md.splitlines()
+    assert "## Queue order" in lines and "## Settings" in lines and "### Example" in lines
+    # nested list: the inner items indented under their parent item
+    outer = lines.index("- breadth first, the default")
+    inner = next(line for line in lines[outer:] if "by depth, then by discovery time" in line)
+    assert inner.startswith("  - ")
+    assert "1. Pick an order." in lines and "2. Set `frontier.order`." in lines
+    # a GFM table: header, delimiter row, body rows
+    header = next(i for i, line in enumerate(lines) if line.startswith("| Setting"))
+    assert re.fullmatch(r"\| -+ \| -+ \| -+ \|", lines[header + 1])
+    assert re.match(r"\| max_depth +\| 2 +\| links followed from the seeds +\|", lines[header + 3])
+    # fenced code in the language the page names (Sphinx: div.highlight-python; code.language-sql)
+    assert '```python\nfrom crawlkit import Frontier\nfrontier = Frontier(order="bfs")\n```' in md
+    assert "```sql\nSELECT url FROM frontier ORDER BY depth LIMIT 10;\n```" in md
+    # relative links and images made absolute against the page URL
+    assert "(https://docs.example.org/docs/2.4/tutorial/first-crawl.html)" in md
+    assert "(https://docs.example.org/docs/2.4/reference/settings.html#frontier)" in md
+    image = "https://docs.example.org/docs/2.4/_images/frontier-diagram.png"
+    assert f"![Frontier diagram]({image})" in md
+    # extra_remove and the always-removed elements are gone
+    for gone in ("Crawlkit Cloud", "Built with Sphinx", "genindex", "video.example.net"):
+        assert gone not in md
+    assert "DOCUMENTATION_OPTIONS" not in md and ".sidebar" not in md
+
+
+def test_docs_page_markdown_without_filters_keeps_everything() -> None:
+    md = docs_markdown()
+    for kept in (
+        "Crawlkit Cloud",
+        "Built with Sphinx",
+        "(https://docs.example.org/docs/2.4/genindex.html)",
+    ):
+        assert kept in md
+    assert "DOCUMENTATION_OPTIONS" not in md  # scripts never reach the Markdown
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_article_markdown_from_each_engine(engine: str) -> None:
+    md = docs_markdown(main_article=True, engine=engine)
+    assert "## Queue order" in md.splitlines()
+    assert "SELECT url FROM frontier ORDER BY depth LIMIT 10;" in md
+    assert "(https://docs.example.org/docs/2.4/tutorial/first-crawl.html)" in md
+    assert "Crawlkit Cloud" not in md and "Built with Sphinx" not in md
+
+
+@pytest.mark.parametrize(
+    ("markup", "fence"),
+    [
+        ('<pre><code class="language-rust">fn main() {}</code></pre>', "```rust"),
+        ('<pre><code class="hljs lang-js">let x = 1;</code></pre>', "```js"),
+        (
+            '<div class="highlight-python notranslate"><div><pre>x = 1</pre></div></div>',
+            "```python",
+        ),
+        ('<div class="highlight highlight-source-go"><pre>x := 1</pre></div>', "```go"),
+        ('<pre data-lang="sql">SELECT 1;</pre>', "```sql"),
+        ('<pre class="brush: bash; gutter: false">ls -l</pre>', "```bash"),
+        ('<pre class="sourceCode haskell"><code>main = pure ()</code></pre>', "```haskell"),
+        ('<div class="highlight-default"><pre>plain block</pre></div>', "```\n"),
+        ('<pre class="programlisting">no language named</pre>', "```\n"),
+    ],
+)
+def test_code_block_language_from_the_markup(markup: str, fence: str) -> None:
+    page = extract_page(
+        f"<html><body><p>Intro.</p>{markup}</body></html>".encode(), "https://e.org/", "text/html"
+    )
+    md = to_markdown(page)
+    assert fence in md, md
+    assert md.count("```") == 2  # one fenced block, the code's text inside it

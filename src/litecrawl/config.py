@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from litecrawl.article_engines import DEFAULT_ENGINE, ArticleEngine
 from litecrawl.errors import ConfigError
 from litecrawl.version import VERSION
 
@@ -144,6 +145,7 @@ class FilterConfig(_Section):
 
 class ExtractConfig(_Section):
     main_article: bool = False
+    engine: ArticleEngine = DEFAULT_ENGINE
 
 
 class FetchConfig(_Section):

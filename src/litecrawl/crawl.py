@@ -23,7 +23,6 @@ from urllib.parse import urlsplit
 from litecrawl.cache import DiskCache
 from litecrawl.config import CrawlConfig
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
-from litecrawl.extract.dom import ALWAYS_REMOVE
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
@@ -66,16 +65,10 @@ def _fetcher(config: CrawlConfig) -> Fetcher:
 
 def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
     return AnalyzerSettings(
-        # 003: script, style and svg always go (ALWAYS_REMOVE); dom_remove may name more
-        extra_remove=tuple(
-            dict.fromkeys(
-                [
-                    *(e for e in config.filter.dom_remove if e not in ALWAYS_REMOVE),
-                    *config.filter.extra_remove,
-                ]
-            )
-        ),
+        # dom_remove and extra_remove alike (script, style, svg... are dropped anyway)
+        extra_remove=tuple(dict.fromkeys([*config.filter.dom_remove, *config.filter.extra_remove])),
         main_article=config.extract.main_article,
+        article_engine=config.extract.engine,
         output_dir=Path(config.output.dir) if config.output.dir else None,
         cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
     )

@@ -7,6 +7,7 @@ faithful tree (empty document, depth limit hit), and the regex stripper takes ov
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from typing import cast
@@ -36,6 +37,9 @@ _CONTENT_LANGUAGE = etree.XPath(
     "//meta[translate(@http-equiv, 'CONTENT-LANGUAGE', 'content-language')"
     " = 'content-language']/@content"
 )
+_LANGUAGE_PREFIXES = ("language-", "lang-", "highlight-source-", "highlight-")
+_NOT_LANGUAGES = frozenset({"default", "none", "text", "plain", "plaintext", "nohighlight"})
+_LANGUAGE_WORD = re.compile(r"[a-z0-9][a-z0-9+#._-]{0,30}")
 _FATAL = 3  # libxml2 error level FATAL: the tree is incomplete (e.g. "Excessive depth")
 
 # The plain text of a subtree in one libxslt pass: a line break after the start tag and after the
@@ -80,11 +84,15 @@ def _text_transform() -> etree.XSLT:
     return cast("etree.XSLT", transform)
 
 
-def parse_html(html: str | bytes, page_url: str | None = None) -> LxmlDoc | None:
+def parse_html(
+    html: str | bytes, page_url: str | None = None, *, keep_raw: bool = False
+) -> LxmlDoc | None:
     """Parse with lxml; None if the document is empty or libxml2 had to give up part of it.
 
     ``html`` is the decoded page, or already its UTF-8 bytes (saves one encode). With
-    ``page_url``, the document's links are read from the same parse (``LxmlDoc.links``).
+    ``page_url``, the document's links are read from the same parse (``LxmlDoc.links``). With
+    ``keep_raw``, scripts and the rest of ``ALWAYS_REMOVE`` stay until :meth:`LxmlDoc.strip_raw`
+    (a main-article extractor reads JSON-LD from the same tree first).
     """
     parser = _parser()
     data = html.encode("utf-8", errors="replace") if isinstance(html, str) else html
@@ -94,7 +102,7 @@ def parse_html(html: str | bytes, page_url: str | None = None) -> LxmlDoc | None
         return None
     if root is None or any(err.level >= _FATAL for err in parser.error_log):
         return None
-    return LxmlDoc(root, page_url)
+    return LxmlDoc(root, page_url, keep_raw=keep_raw)
 
 
 _ABSOLUTE = ("http://", "https://", "mailto:", "tel:", "data:", "javascript:", "#", "//")
@@ -127,6 +135,55 @@ def _absolutize(root: etree._Element, body: etree._Element, url: str) -> None:
             continue
 
 
+def _language_hint(el: etree._Element) -> str | None:
+    """The code language an element's markup names: ``class="language-x"`` / ``lang-x`` (Prism,
+    highlight.js), ``highlight-x`` (Sphinx), ``brush: x`` (SyntaxHighlighter), ``sourceCode x``
+    (pandoc), or ``data-lang`` / ``data-language``."""
+    lang = el.get("data-lang") or el.get("data-language")
+    if lang:
+        return lang.strip().lower() or None
+    words = (el.get("class") or "").split()
+    for i, word in enumerate(words):
+        for prefix in _LANGUAGE_PREFIXES:
+            if word.startswith(prefix) and len(word) > len(prefix):
+                return word[len(prefix) :].lower()
+        if word == "brush:" and i + 1 < len(words):
+            return words[i + 1].rstrip(";").lower()
+        if word == "sourceCode" and i + 1 < len(words):
+            return words[i + 1].lower()
+    return None
+
+
+def _code_language(pre: etree._Element, code: etree._Element | None) -> str | None:
+    lang = _language_hint(code) if code is not None else None
+    el: etree._Element | None = pre
+    for _ in range(3):  # the <pre>, then up to two ancestors (Sphinx: div.highlight-x > div > pre)
+        if lang is not None or el is None:
+            break
+        lang = _language_hint(el)
+        el = el.getparent()
+    if not lang or lang in _NOT_LANGUAGES or not _LANGUAGE_WORD.fullmatch(lang):
+        return None
+    return lang
+
+
+def mark_code_languages(body: etree._Element) -> None:
+    """Give every ``<pre>`` whose markup names a language a ``<code class="language-x">``: the
+    one spelling the Markdown converter turns into a fenced block's info string."""
+    for pre in body.iter("pre"):
+        only_code = len(pre) == 1 and pre[0].tag == "code" and not (pre.text or "").strip()
+        code = pre[0] if only_code else None
+        lang = _code_language(pre, code)
+        if lang is None:
+            continue
+        if code is None:
+            code = etree.SubElement(pre, "code")
+            code.text, pre.text = pre.text, None
+            for child in list(pre)[:-1]:
+                code.append(child)
+        code.set("class", f"language-{lang}")
+
+
 def _text_of(el: etree._Element) -> str:
     return collapse_whitespace("".join(cast("list[str]", el.itertext())))
 
@@ -152,11 +209,31 @@ def _plain_text(body: etree._Element) -> str:
 class LxmlDoc:
     """A parsed page. ``render`` may mutate the tree, so call it last."""
 
-    def __init__(self, root: lxml.html.HtmlElement, page_url: str | None = None) -> None:
+    def __init__(
+        self, root: lxml.html.HtmlElement, page_url: str | None = None, *, keep_raw: bool = False
+    ) -> None:
         self.root = root
         # links first: an <a> inside <noscript> is still a link
         self.links: PageLinks | None = links_in(root, page_url) if page_url is not None else None
-        etree.strip_elements(root, *ALWAYS_REMOVE, with_tail=False)
+        self._raw = True
+        self._filtered = False
+        if not keep_raw:
+            self.strip_raw()
+
+    def strip_raw(self) -> None:
+        """Drop script, style, svg, noscript and template (once; before any text is read)."""
+        if self._raw:
+            etree.strip_elements(self.root, *ALWAYS_REMOVE, with_tail=False)
+            self._raw = False
+
+    def serialize(self) -> str:
+        """The document as HTML, as it is now (for an engine that parses HTML itself)."""
+        return etree.tostring(self.root, encoding="unicode", method="html")
+
+    def absolutize_links(self, url: str) -> None:
+        """Resolve relative ``a[href]`` / ``img[src]`` against ``<base href>`` or ``url``."""
+        body = self.root.find("body")
+        _absolutize(self.root, body if body is not None else self.root, url)
 
     def title_candidates(self) -> tuple[str, str, str]:
         """(``<title>``, first non-empty ``<h1>``, ``og:title``), each "" when absent."""
@@ -193,6 +270,19 @@ class LxmlDoc:
         texts = (_text_of(a) for a in self.root.iter("a"))
         return frozenset(t for t in texts if t)
 
+    def remove_selected(self, selectors: Sequence[str]) -> bool:
+        """Drop the elements ``selectors`` (CSS) match; True if any selector needed a walk.
+        Once per document: later calls do nothing."""
+        if self._filtered:
+            return False
+        self._filtered = True
+        # "script", "style"... (dom_remove's defaults) are gone anyway: no tree walk for them
+        selectors = [s for s in selectors if s.strip().lower() not in ALWAYS_REMOVE]
+        for el in select_all(self.root, selectors) if selectors else ():
+            if el.getparent() is not None and isinstance(el, lxml.html.HtmlElement):
+                el.drop_tree()
+        return bool(selectors)
+
     def render(self, url: str, extra_remove: Sequence[str], want_html: bool) -> tuple[str, str]:
         """Apply ``extra_remove``, then return (plain text, filtered ``<body>`` HTML or "").
 
@@ -200,10 +290,7 @@ class LxmlDoc:
         serialization.
         """
         root = self.root
-        if extra_remove:
-            for el in select_all(root, extra_remove):
-                if el.getparent() is not None and isinstance(el, lxml.html.HtmlElement):
-                    el.drop_tree()
+        self.remove_selected(extra_remove)
         body = root.find("body")
         if body is None:
             body = root
@@ -211,5 +298,6 @@ class LxmlDoc:
         if want_html:
             if url:
                 _absolutize(root, body, url)
+            mark_code_languages(body)
             html = etree.tostring(body, encoding="unicode", method="html")
         return normalize_lines(_plain_text(body)), html

@@ -23,14 +23,23 @@ import hashlib
 import os
 import re
 import tempfile
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from slugify import slugify
 
 from litecrawl.extract.page import Extracted
 
-__all__ = ["markdown_path", "sidecar_path", "to_markdown", "url_domain", "write_atomic"]
+__all__ = [
+    "convert_html",
+    "markdown_path",
+    "sidecar_path",
+    "to_markdown",
+    "url_domain",
+    "write_atomic",
+]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_SEGMENT = 80  # characters of slug per path segment; longer ones are cut and hashed
@@ -62,21 +71,61 @@ def _has_title_heading(markdown: str, title: str) -> bool:
     return " ".join(match.group(1).split()).casefold() == " ".join(title.split()).casefold()
 
 
+def _build_options(base_url: str | None) -> Any:
+    from html_to_markdown import ConversionOptions
+
+    return ConversionOptions(
+        heading_style="atx",
+        bullets="-",
+        code_block_style="backticks",
+        escape_asterisks=True,  # a literal "*" in the text stays a "*", not emphasis
+        compact_tables=True,  # no padding to column width: fewer tokens, same table
+        autolinks=False,  # a link whose text is its URL stays [url](url)
+        extract_metadata=False,  # title and metadata come from our own parse
+        hidden_content="drop",
+        base_url=base_url,
+    )
+
+
+@lru_cache(maxsize=1)
+def _default_options() -> Any:
+    return _build_options(None)
+
+
+def convert_html(html: str, base_url: str | None = None) -> str:
+    """HTML -> Markdown with html-to-markdown (Rust): ATX headings, ``-`` bullets with nested
+    lists indented, GFM tables, fenced code blocks with the language of ``<code
+    class="language-x">``, links and images as they are in the HTML (resolved against
+    ``base_url`` when given).
+    Raises :class:`ValueError` when the converter fails or had to skip markup nested deeper than
+    its depth limit (1024): the caller then uses the plain text, which loses nothing."""
+    from html_to_markdown import WarningKind, convert  # Rust: only Markdown output pays it
+
+    try:
+        options = _default_options() if base_url is None else _build_options(base_url)
+        result = convert(html, options)
+    except Exception as exc:  # ConversionError, PanicError, InputTooLargeError...
+        raise ValueError(f"html-to-markdown: {exc}") from exc
+    for warning in result.warnings:
+        if warning.kind == WarningKind.DEPTH_LIMIT_EXCEEDED:
+            raise ValueError(f"html-to-markdown: {warning.message}")
+    return result.content or ""
+
+
 def to_markdown(extracted: Extracted) -> str:
     """The page as Markdown, starting with ``# title`` (unless the body already starts with it).
 
-    Article mode: trafilatura's paragraphs separated by blank lines. Full-page mode: markdownify
-    of the filtered HTML with ATX headings; if the markup is too deeply nested for markdownify,
-    the plain text's lines become paragraphs. Ends with exactly one newline ("" for an empty page).
+    Article mode: the engine's article as Markdown (its paragraphs when it gave none). Full-page
+    mode: the filtered ``<body>`` through :func:`convert_html`; if the converter gives up (absurd
+    nesting), the plain text's lines become paragraphs. Ends with exactly one newline ("" for an
+    empty page).
     """
     if extracted.extraction_mode == "article" and extracted.article_text:
-        body = _paragraphs(extracted.article_text)
+        body = extracted.article_markdown or _paragraphs(extracted.article_text)
     elif extracted.html_for_markdown:
         try:
-            from markdownify import markdownify  # with bs4: only Markdown output pays it
-
-            body = markdownify(extracted.html_for_markdown, heading_style="ATX", bullets="-")
-        except RecursionError:
+            body = convert_html(extracted.html_for_markdown)
+        except (ValueError, RecursionError):
             body = _paragraphs(extracted.text)
     else:
         body = _paragraphs(extracted.text)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
+from litecrawl.extract.article import DEFAULT_ENGINE, Article, ArticleEngine, extract_article
 from litecrawl.extract.decode import decode_html
 from litecrawl.extract.dom import parse_html
 from litecrawl.extract.fallback import RegexDoc
@@ -27,11 +27,10 @@ log = logging.getLogger(__name__)
 
 ExtractionMode = Literal["article", "fullpage"]
 
-# An "article" from trafilatura shorter than this, or made mostly of link texts (a menu, a list
+# An "article" from the engine shorter than this, or made mostly of link texts (a menu, a list
 # of teasers), is not taken: the full filtered page is used instead.
 MIN_ARTICLE_CHARS = 100
 _MAX_LINK_SHARE = 0.5
-_DATES = {"extensive_search": False, "original_date": True}  # htmldate: markup only
 
 _BINARY_TYPES = ("image/", "audio/", "video/", "font/", "model/")
 _BINARY_EXACT = frozenset(
@@ -63,11 +62,12 @@ class Extracted:
     keywords: tuple[str, ...] = ()  # top 10 non-stop-words, most frequent first
     preview: str = ""  # first 500 characters of text, whitespace collapsed
     language: str | None = None  # ISO 639-1 primary subtag, e.g. "en"
-    author: str | None = None  # trafilatura metadata (main-article mode only)
-    date: str | None = None  # trafilatura metadata, ISO date (main-article mode only)
+    author: str | None = None  # from the markup (main-article mode only)
+    date: str | None = None  # from the markup, ISO date (main-article mode only)
     extraction_mode: ExtractionMode = "fullpage"
-    html_for_markdown: str = ""  # filtered <body> HTML (fullpage mode), for markdownify
-    article_text: str = ""  # trafilatura's text, one paragraph per line (article mode)
+    html_for_markdown: str = ""  # filtered <body> HTML (fullpage mode), for the converter
+    article_text: str = ""  # the engine's text, one paragraph per line (article mode)
+    article_markdown: str = ""  # the engine's article as Markdown (article mode, want_markdown)
     links: PageLinks | None = None  # from the same parse, when asked for (want_links)
 
 
@@ -107,52 +107,6 @@ def _valid_chars(html: str) -> tuple[str, bytes]:
     return html, html.encode("utf-8")
 
 
-def _clean_meta(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = " ".join(str(value).split())
-    return text or None
-
-
-def _trafilatura(html: str, url: str) -> tuple[str, Any]:
-    """(article text or "", trafilatura metadata Document or None).
-
-    ``bare_extraction(with_metadata=True)`` yields the same text as ``trafilatura.extract(...,
-    output_format="txt")`` plus ``extract_metadata``'s fields, from one parse instead of two;
-    ``extract_metadata`` alone is called only when no text came out.
-
-    Dates come from the markup (meta tags, ``<time>``, JSON-LD, the URL), not from htmldate's
-    "extensive" scan of the free text: that scan cost ~15 ms per page (half of all the work) and
-    guesses from any date-like string in the body. ``fast`` skips trafilatura's second-opinion
-    extractors (readability, jusText) when its own pass found the text: ~4 ms more per page.
-    """
-    import trafilatura  # half a second to import: only main-article mode pays it
-
-    doc: Any = None
-    try:
-        doc = trafilatura.bare_extraction(
-            html,
-            url=url or None,
-            include_comments=False,
-            include_links=True,
-            with_metadata=True,
-            output_format="python",
-            fast=True,
-            date_extraction_params=_DATES,
-        )
-    except Exception:
-        log.debug("trafilatura failed on %s", url, exc_info=True)
-    text = str(getattr(doc, "text", "") or "") if doc is not None else ""
-    if doc is None:
-        try:
-            doc = trafilatura.extract_metadata(html, default_url=url or None, extensive=False)
-        except Exception:
-            log.debug("trafilatura metadata failed on %s", url, exc_info=True)
-            doc = None
-    # trafilatura.extract(output_format="txt") NFC-normalises its text; do the same
-    return unicodedata.normalize("NFC", text).strip(), doc
-
-
 def _is_article(text: str, anchors: frozenset[str]) -> bool:
     """Long enough, and not mostly made of the page's link texts."""
     lines = [" ".join(line.split()) for line in text.splitlines()]
@@ -171,6 +125,7 @@ def _extract(
     main_article: bool,
     want_markdown: bool,
     want_links: bool = False,
+    engine: ArticleEngine = DEFAULT_ENGINE,
 ) -> Extracted:
     media_type = _media_type(content_type)
     if _is_binary(media_type):
@@ -194,39 +149,48 @@ def _extract(
     if not html or html.isspace():
         return Extracted(url=url)
 
-    lxml_doc = parse_html(data, url if want_links else None)
+    lxml_doc = parse_html(data, url if want_links else None, keep_raw=main_article)
+    article = Article()
+    if main_article:  # on the tree as parsed: JSON-LD metadata lives in <script>
+        root, source = None, html
+        if lxml_doc is not None:
+            root = lxml_doc.root
+            if lxml_doc.remove_selected(extra_remove):  # the filters hold for the article too
+                source = lxml_doc.serialize()
+            if url:  # trafilatura resolves against the host alone; the same tree either way
+                lxml_doc.absolutize_links(url)
+        article = extract_article(root, source, url, engine, want_markdown=want_markdown)
+        if lxml_doc is not None:
+            lxml_doc.strip_raw()
     doc: _Doc = lxml_doc or RegexDoc(html)
     title, h1, og_title = doc.title_candidates()
     html_lang = doc.language()
 
-    article, meta = ("", None)
-    if main_article:
-        article, meta = _trafilatura(html, url)
-        if article and not _is_article(article, doc.anchor_texts()):
-            article = ""
+    article_text = article.text
+    if article_text and not _is_article(article_text, doc.anchor_texts()):
+        article_text = ""  # a menu or a stub: the full page instead (seed 003)
 
-    if article:
+    if article_text:
         mode: ExtractionMode = "article"
-        text, html_for_markdown = normalize_lines(article), ""
+        text, html_for_markdown = normalize_lines(article_text), ""
     else:
         mode = "fullpage"
         text, html_for_markdown = doc.render(url, extra_remove, want_markdown)
-        article = ""
 
-    meta_title = _clean_meta(getattr(meta, "title", None)) if meta is not None else None
     language = html_lang or detect_language(text)
     return Extracted(
         url=url,
-        title=title or h1 or og_title or meta_title or "",
+        title=title or h1 or og_title or article.title or "",
         text=text,
         keywords=keywords(text, language),
         preview=preview(text),
         language=language,
-        author=_clean_meta(getattr(meta, "author", None)) if meta is not None else None,
-        date=_clean_meta(getattr(meta, "date", None)) if meta is not None else None,
+        author=article.author,
+        date=article.date,
         extraction_mode=mode,
         html_for_markdown=html_for_markdown,
-        article_text=article,
+        article_text=article_text,
+        article_markdown=article.markdown if article_text else "",
         links=lxml_doc.links if lxml_doc is not None else None,
     )
 
@@ -244,18 +208,20 @@ def extract_page(
     main_article: bool = False,
     want_markdown: bool = True,
     want_links: bool = False,
+    engine: ArticleEngine = DEFAULT_ENGINE,
 ) -> Extracted:
     """Extract title, text, keywords, preview, language and Markdown source from one response.
 
     ``body`` is the raw HTTP body, ``content_type`` the ``Content-Type`` header (its charset is
     honoured). ``extra_remove`` holds CSS selectors of elements to drop (``"nav"``, ``".ads"``);
-    script, style, svg, noscript and template are always dropped. With ``main_article``,
-    trafilatura picks the main text (``extraction_mode="article"``) and provides author/date; if it
-    finds no real article the full filtered page is used (``"fullpage"``). With
-    ``want_markdown=False`` the work only Markdown needs (link resolving, serializing the filtered
-    body) is skipped and ``html_for_markdown`` stays "": the indexer's hot path. With
-    ``want_links``, ``links`` holds the page's links read from the same parse (None when lxml could
-    not parse the page). Never raises.
+    script, style, svg, noscript and template are always dropped. With ``main_article``, the
+    ``engine`` (trafilatura or resiliparse) picks the main text (``extraction_mode="article"``)
+    and the markup gives author/date; if it finds no real article (nothing, under
+    ``MIN_ARTICLE_CHARS``, or mostly link texts) the full filtered page is used (``"fullpage"``).
+    With ``want_markdown=False`` the work only Markdown needs (link resolving, serializing the
+    filtered body) is skipped and ``html_for_markdown`` stays "": the indexer's hot path. With
+    ``want_links``, ``links`` holds the page's links read from the same parse (None when lxml
+    could not parse the page). Never raises.
     """
     try:
         if isinstance(body, str):  # tolerate a caller that already decoded
@@ -268,6 +234,7 @@ def extract_page(
             bool(main_article),
             bool(want_markdown),
             bool(want_links),
+            engine,
         )
     except Exception:
         log.warning("extraction failed for %s", url, exc_info=True)

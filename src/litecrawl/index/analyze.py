@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from litecrawl.article_engines import DEFAULT_ENGINE, ArticleEngine
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import FetchResult
 from litecrawl.index.document import IndexDocument, PageAnalysis
@@ -47,14 +48,15 @@ class AnalyzerSettings:
     """What the analysis of every page needs (plain data: it travels to the worker processes).
 
     ``extra_remove``: CSS selectors dropped before extraction (003 ``filter.extra_remove``).
-    ``main_article``: trafilatura's main text instead of the full page (003
-    ``extract.main_article``). ``output_dir``: where Markdown + ``.meta.json`` go (None: no
-    files). ``cache_dir``: the disk cache directory, for the sidecar's ``cache_path`` (None: the
-    sidecar says null).
+    ``main_article``: the main article's text instead of the full page (003
+    ``extract.main_article``), by ``article_engine`` (``extract.engine``). ``output_dir``: where
+    Markdown + ``.meta.json`` go (None: no files). ``cache_dir``: the disk cache directory, for
+    the sidecar's ``cache_path`` (None: the sidecar says null).
     """
 
     extra_remove: tuple[str, ...] = ()
     main_article: bool = False
+    article_engine: ArticleEngine = DEFAULT_ENGINE
     output_dir: Path | None = None
     cache_dir: Path | None = None
 

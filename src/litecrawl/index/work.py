@@ -81,6 +81,7 @@ def analyze(
             content_type,
             extra_remove=settings.extra_remove,
             main_article=settings.main_article,
+            engine=settings.article_engine,
             want_markdown=settings.output_dir is not None,
             want_links=True,
         )
