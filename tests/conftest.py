@@ -226,3 +226,15 @@ def refused_base() -> str:
     port = sock.getsockname()[1]
     sock.close()  # bound then closed without listen: the port stays closed for this test
     return f"http://127.0.0.1:{port}"
+
+
+def have_chromium() -> bool:
+    """A Chromium to drive is installed (Debian's /usr/bin/chromium, $LITECRAWL_CHROMIUM, ...)."""
+    from litecrawl.errors import BrowserUnavailable
+    from litecrawl.fetch.browser import find_chromium
+
+    try:
+        find_chromium()
+    except BrowserUnavailable:
+        return False
+    return True

@@ -26,7 +26,7 @@ from litecrawl.frontier.base import FrontierSummary, HostSummary, RunSummary, Wo
 from litecrawl.lease import LeaseRules, current_identity
 from litecrawl.politeness.robots import RobotsPolicy
 
-__all__ = ["stats", "stats_view"]
+__all__ = ["robots_origins", "robots_state", "stats", "stats_view"]
 
 
 def stats(
@@ -91,19 +91,36 @@ async def _summary(
         summary = await frontier.summary(now, hosts)
         metadata = await frontier.domain_metadata() if domains else {}
         parts = await frontier.partitions(partitions, now) if partitions else {}
-        robots: _Robots = {}
-        for h in summary.top_hosts:
-            for scheme in ("https", "http"):
-                found = await frontier.get_robots(f"{scheme}://{h.host}")
-                if found is None:
-                    continue
-                try:
-                    policy = RobotsPolicy.from_record(json.loads(found[0]), user_agent)
-                except ValueError:
-                    continue
-                robots[h.host] = (policy.mode, policy.crawl_delay(), found[1])
-                break
-        return summary, robots, metadata, parts
+        records: dict[str, tuple[str, float]] = {}
+        for origin in robots_origins(summary.top_hosts):
+            if (found := await frontier.get_robots(origin)) is not None:
+                records[origin] = found
+        return summary, robots_state(summary.top_hosts, records, user_agent), metadata, parts
+
+
+def robots_origins(hosts: list[HostSummary]) -> list[str]:
+    """The robots.txt origins to look up for ``hosts`` (https first)."""
+    return [f"{scheme}://{h.host}" for h in hosts for scheme in ("https", "http")]
+
+
+def robots_state(
+    hosts: list[HostSummary], records: dict[str, tuple[str, float]], user_agent: str
+) -> _Robots:
+    """Each host's robots.txt mode, Crawl-delay and expiry from its cached records
+    (origin -> (record, expires_at)); https is preferred, unreadable records skipped."""
+    robots: _Robots = {}
+    for h in hosts:
+        for scheme in ("https", "http"):
+            found = records.get(f"{scheme}://{h.host}")
+            if found is None:
+                continue
+            try:
+                policy = RobotsPolicy.from_record(json.loads(found[0]), user_agent)
+            except ValueError:
+                continue
+            robots[h.host] = (policy.mode, policy.crawl_delay(), found[1])
+            break
+    return robots
 
 
 def stats_view(

@@ -1,0 +1,7 @@
+"""``litecrawl serve``: a local web dashboard on a crawl database (pages + a JSON API)."""
+
+from litecrawl.serve.app import ServeSettings, make_app
+from litecrawl.serve.queries import DashboardQueries
+from litecrawl.serve.queries_sqlite import SQLiteDashboardQueries
+
+__all__ = ["DashboardQueries", "SQLiteDashboardQueries", "ServeSettings", "make_app"]

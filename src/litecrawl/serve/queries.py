@@ -1,0 +1,111 @@
+"""What the dashboard reads from a crawl database, behind one small interface.
+
+The dashboard never writes through this interface (writes go through the frontier), and an
+implementation must read without blocking a crawl that writes the same database.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from litecrawl.frontier.base import FrontierSummary
+
+__all__ = [
+    "STATES",
+    "ActivityBucket",
+    "DashboardQueries",
+    "PageDetail",
+    "PageFilter",
+    "PageList",
+    "PageRow",
+]
+
+# Frontera's link states, as `litecrawl stats` names them
+STATES = {"not_crawled": 0, "queued": 1, "crawled": 2, "error": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityBucket:
+    """Pages whose last fetch fell in [start, start + width): by error category (None = ok)."""
+
+    start: int
+    by_error: dict[str | None, int]
+
+    @property
+    def fetched(self) -> int:
+        return sum(self.by_error.values())
+
+    @property
+    def errors(self) -> int:
+        return sum(n for category, n in self.by_error.items() if category is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class PageFilter:
+    host: str = ""
+    state: str = ""  # a key of STATES, or "" for any
+    error: str = ""  # an error category, "any" for every error, "" for no filter
+    content_type: str = ""  # prefix, e.g. "text/html"
+    text: str = ""  # substring of the URL or the title
+
+
+@dataclass(frozen=True, slots=True)
+class PageRow:
+    url: str
+    host: str
+    state: str
+    status: int | None
+    error: str | None
+    content_type: str | None
+    last_crawl_time: int | None
+    next_crawl_time: int | None
+    depth: int
+    title: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PageList:
+    total: int
+    rows: list[PageRow]
+
+
+@dataclass(frozen=True, slots=True)
+class PageDetail:
+    record: dict[str, Any]  # the frontier row, every column
+    document: dict[str, Any] | None  # the index row, when the page was indexed
+    language: str | None  # of the stored resource
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (url, title) same resource
+
+
+class DashboardQueries(ABC):
+    """Reads for the dashboard; every method is synchronous (the app runs them in threads)."""
+
+    @abstractmethod
+    def summary(self, now: int, hosts: int | None) -> FrontierSummary:
+        """What ``litecrawl stats`` reads (``hosts`` top hosts, None for all)."""
+
+    @abstractmethod
+    def robots_records(self, origins: list[str]) -> dict[str, tuple[str, float]]:
+        """Cached robots.txt records: origin -> (record JSON, expires_at)."""
+
+    @abstractmethod
+    def activity(self, since: int, width: int) -> list[ActivityBucket]:
+        """Fetches since ``since`` in buckets of ``width`` seconds (buckets with none left out)."""
+
+    @abstractmethod
+    def pages(self, where: PageFilter, limit: int, offset: int) -> PageList:
+        """Frontier pages matching ``where``, most recently fetched first."""
+
+    @abstractmethod
+    def facets(self) -> dict[str, list[str]]:
+        """Values to filter pages by: hosts, error categories, content types (main types)."""
+
+    @abstractmethod
+    def page(self, url: str) -> PageDetail | None:
+        """One page's frontier record and document, or None when the URL is unknown."""
+
+    @abstractmethod
+    def states(self, urls: list[str]) -> dict[str, str]:
+        """The state name of each of ``urls`` the frontier knows."""

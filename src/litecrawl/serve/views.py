@@ -1,0 +1,133 @@
+"""Each dashboard page as plain data: the JSON API returns it, the HTML templates render it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from litecrawl.cache import DiskCache
+from litecrawl.cli.stats import robots_origins, robots_state, stats_view
+from litecrawl.index.search import search
+from litecrawl.lease import LeaseRules
+from litecrawl.serve.chart import BarChart, activity_chart
+from litecrawl.serve.links import links_out
+from litecrawl.serve.queries import DashboardQueries, PageFilter
+from litecrawl.urls import UrlRules
+
+__all__ = ["HOST_SORTS", "PAGE_LIMIT", "Dashboard", "iso"]
+
+PAGE_LIMIT = 50
+HOST_SORTS = ("host", "pages", "crawled", "errors", "due", "claimed", "robots", "crawl_delay")
+_BUCKET_SEC = 60
+_BUCKETS = 60  # the last hour, per minute
+
+
+def iso(epoch: float | None) -> str | None:
+    """Local time, ISO 8601 (as ``litecrawl stats --json`` writes times)."""
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Dashboard:
+    """The reads behind every page, on one database."""
+
+    db: str
+    queries: DashboardQueries
+    user_agent: str
+    lease_timeout: float
+    cache: DiskCache
+    rules: UrlRules
+
+    def stats(self, now: float, hosts: int | None) -> dict[str, Any]:
+        """Exactly what ``litecrawl stats --json`` shows (``--hosts`` when ``hosts`` is None)."""
+        summary = self.queries.summary(int(now), hosts)
+        records = self.queries.robots_records(robots_origins(summary.top_hosts))
+        robots = robots_state(summary.top_hosts, records, self.user_agent)
+        return stats_view(self.db, summary, now, LeaseRules(self.lease_timeout), robots)
+
+    def overview(self) -> tuple[dict[str, Any], BarChart]:
+        now = time.time()
+        view = self.stats(now, 10)
+        since = (int(now) // _BUCKET_SEC + 1) * _BUCKET_SEC - _BUCKETS * _BUCKET_SEC
+        buckets = self.queries.activity(since, _BUCKET_SEC)
+        by_category: dict[str, int] = {}
+        for b in buckets:
+            for category, n in b.by_error.items():
+                if category is not None:
+                    by_category[category] = by_category.get(category, 0) + n
+        view["last_hour"] = {
+            "since": iso(since),
+            "bucket_sec": _BUCKET_SEC,
+            "fetched": sum(b.fetched for b in buckets),
+            "errors": dict(sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "buckets": [
+                {
+                    "start": iso(b.start),
+                    "fetched": b.fetched,
+                    "errors": {k: n for k, n in b.by_error.items() if k is not None},
+                }
+                for b in buckets
+            ],
+        }
+        labels = [
+            datetime.fromtimestamp(since + i * _BUCKET_SEC).strftime("%H:%M")
+            for i in range(_BUCKETS)
+        ]
+        return view, activity_chart(buckets, since, _BUCKET_SEC, _BUCKETS, labels)
+
+    def hosts(self, sort: str, descending: bool) -> dict[str, Any]:
+        view = self.stats(time.time(), None)
+        shown: list[dict[str, Any]] = view["hosts"]["shown"]
+        # None (no robots.txt yet, no delay) sorts last either way
+        present = [h for h in shown if h[sort] is not None]
+        present.sort(key=lambda h: (h[sort], h["host"]), reverse=descending)
+        return {
+            "total": view["hosts"]["total"],
+            "sort": sort,
+            "order": "desc" if descending else "asc",
+            "hosts": present + [h for h in shown if h[sort] is None],
+        }
+
+    def pages(self, where: PageFilter, offset: int, limit: int = PAGE_LIMIT) -> dict[str, Any]:
+        found = self.queries.pages(where, limit, offset)
+        return {
+            "filter": asdict(where),
+            "total": found.total,
+            "offset": offset,
+            "limit": limit,
+            "pages": [_times(asdict(r)) for r in found.rows],
+        }
+
+    def page(self, url: str) -> dict[str, Any] | None:
+        detail = self.queries.page(url)
+        if detail is None:
+            return None
+        out = links_out(self.cache, url, self.rules)
+        known = self.queries.states(out) if out else {}
+        last, next_ = detail.record.get("last_crawl_time"), detail.record.get("next_crawl_time")
+        return {
+            "url": url,
+            "frontier": _times(detail.record),
+            # the adaptive schedule: how long after its last fetch the page is due again
+            "interval_sec": next_ - last if last is not None and next_ is not None else None,
+            "document": detail.document,
+            "language": detail.language,
+            "duplicates": [{"url": u, "title": t} for u, t in detail.duplicates],
+            # None: not in the disk cache, so not known (the frontier keeps no link graph)
+            "links_out": None if out is None else [{"url": u, "state": known.get(u)} for u in out],
+        }
+
+    def search(self, query: str, limit: int, offset: int, marks: tuple[str, str]) -> list[Any]:
+        hits = search(
+            self.db, query, limit=limit, offset=offset, open_mark=marks[0], close_mark=marks[1]
+        )
+        return [asdict(h) for h in hits]
+
+
+def _times(row: dict[str, Any]) -> dict[str, Any]:
+    """Epoch-second columns (``*_time``) as ISO 8601, like the rest of the API."""
+    return {k: iso(v) if k.endswith("_time") and v is not None else v for k, v in row.items()}

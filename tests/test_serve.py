@@ -1,0 +1,290 @@
+"""``litecrawl serve``: the real command on a database filled by a real crawl, seen in Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from aiohttp import web
+from conftest import LocalServer, have_chromium, html_page, site_app
+from playwright.sync_api import Page, sync_playwright
+from typer.testing import CliRunner
+
+from litecrawl.cli import app
+from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
+
+Serve = Callable[[web.Application], LocalServer]
+runner = CliRunner()
+TOKEN = "test-token-0123456789"
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">Hostile'
+ARTIFACTS = Path(__file__).parent / "artifacts" / "serve"
+
+
+def _site() -> web.Application:
+    body = (
+        '<a href="/zebra">zebra</a> <a href="/about">about</a> <a href="/hostile">h</a> '
+        '<a href="/gone">gone</a>'
+    )
+    zebra = "Zebrafish tanks, zebrafish food and zebrafish breeding for the home aquarium."
+    return site_app(
+        {
+            "/": html_page(body, "Home of the fish shop"),
+            "/zebra": html_page(f"<p>{zebra}</p>", "Zebrafish care"),
+            "/about": html_page("<p>We sell guppies, tetras and one zebrafish.</p>", "About"),
+            "/hostile": html_page('<p>evil page <a href="/zebra">z</a></p>', HOSTILE),
+        }
+    )
+
+
+@pytest.fixture
+def crawled(tmp_path: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A database (and disk cache under tmp_path) from a real crawl of the local fish site."""
+    site = serve(_site())
+    monkeypatch.chdir(tmp_path)  # the crawl's disk cache: tmp_path/.cache/litecrawl
+    db = tmp_path / "fish.db"
+    result = runner.invoke(app, ["crawl", site.url("/"), "--db", str(db), "--delay-ms", "0", "-q"])
+    assert result.exit_code == 0, result.output
+    return db, site.base
+
+
+@pytest.fixture
+def start() -> Iterator[Callable[..., str]]:
+    """Start ``litecrawl serve`` on a free port; returns its base URL."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def run(db: Path, *args: str) -> str:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "litecrawl", "serve", "--db", str(db), "--port", "0", *args],
+            cwd=db.parent,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        procs.append(proc)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("litecrawl serve: http://127.0.0.1:"), line + proc.stderr.read()
+        return line.split()[2].rstrip("/")
+
+    yield run
+    for proc in procs:
+        proc.terminate()
+        assert proc.wait(10) == 0
+
+
+def _stats(db: Path) -> dict[str, Any]:
+    result = runner.invoke(app, ["stats", "--db", str(db), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.output)
+    return data
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url) as response:
+        return json.loads(response.read())
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _seeds(db: Path) -> set[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return {r[0] for r in conn.execute("SELECT norm_url FROM pages WHERE source = 'seed'")}
+    finally:
+        conn.close()
+
+
+def _shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.skipif(
+    not have_chromium() and not os.environ.get("CI"), reason="no Chromium on this machine"
+)
+def test_dashboard_in_chromium(crawled: tuple[Path, str], start: Callable[..., str]) -> None:
+    db, site = crawled
+    base = start(db, "--token", TOKEN)
+    stats = _stats(db)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=find_chromium(), args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        problems: list[str] = []  # CSP violations, script errors, requests gone wrong
+        page.on("console", lambda m: problems.append(m.text) if "Policy" in m.text else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.on("response", lambda r: problems.append(r.url) if r.status >= 400 else None)
+
+        # overview: the counts of `litecrawl stats`, a drawn chart
+        page.goto(base + "/")
+        assert page.text_content("#total") == str(stats["pages"]["total"]) == "5"
+        for state, n in stats["pages"]["by_state"].items():
+            assert page.text_content(f"#state-{state}") == str(n)
+        assert page.text_content("#due-now") == str(stats["due_now"])
+        assert page.locator("#fetch-chart rect.ok").count() >= 1
+        assert page.locator("#fetch-chart rect.err").count() >= 1  # the 404
+        assert "http_404" in (page.text_content("#errors") or "")
+        assert page.locator("#runs tbody tr").count() == len(stats["runs"]) == 1
+        _shot(page, "overview")
+
+        page.goto(base + "/hosts?sort=errors&order=desc")
+        assert page.locator("#hosts tbody tr").count() == 1
+        _shot(page, "hosts")
+
+        page.goto(base + "/pages?state=error")
+        assert page.locator("#pages tbody tr").count() == 1
+        assert f"{site}/gone" in (page.text_content("#pages") or "")
+        page.goto(base + "/pages")
+        _shot(page, "pages")
+
+        # search: the page about zebrafish first, the matches marked
+        page.goto(base + "/search?q=zebrafish")
+        assert page.locator("#hits .title").first.text_content() == "Zebrafish care"
+        assert page.locator("#hits li").first.locator("mark").first.text_content() == "Zebrafish"
+        _shot(page, "search")
+
+        # a page's detail: its links out (from the cache), each linking to its own detail
+        page.goto(base + "/page?url=" + quote(site + "/", safe=""))
+        links = page.locator("#links-out li").all_text_contents()
+        assert [t.split()[0] for t in links] == [
+            f"{site}/zebra",
+            f"{site}/about",
+            f"{site}/hostile",
+            f"{site}/gone",
+        ]
+        assert "error" in links[3]
+        _shot(page, "page")
+
+        # the hostile title is text, and nothing of it ran
+        page.goto(base + "/page?url=" + quote(site + "/hostile", safe=""))
+        assert page.text_content("#doc-title") == HOSTILE
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        page.goto(base + "/search?q=evil")
+        assert page.locator("#hits .title").first.text_content() == HOSTILE
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        _shot(page, "hostile")
+
+        # a write without the token is refused; with it the URL is stored
+        page.goto(base + "/seeds")
+        page.fill("textarea[name=urls]", f"{site}/new-seed")
+        with page.expect_response(lambda r: r.request.method == "POST") as refused:
+            page.click("button[type=submit]")
+        assert refused.value.status == 403
+        assert problems == [base + "/seeds"]
+        problems.clear()
+        assert f"{site}/new-seed" not in _seeds(db)
+        page.goto(base + "/seeds")
+        page.fill("textarea[name=urls]", f"{site}/new-seed\nnot a url")
+        page.fill("input[name=token]", TOKEN)
+        page.click("button[type=submit]")
+        assert "1 new seeds, 0 already known, 1 skipped" in (page.text_content("#outcome") or "")
+        assert f"{site}/new-seed" in _seeds(db)
+        _shot(page, "seeds")
+        browser.close()
+    assert not problems, problems
+
+
+def test_api_answers_what_stats_says(crawled: tuple[Path, str], start: Callable[..., str]) -> None:
+    db, site = crawled
+    base = start(db)
+    overview = _get(base + "/api/overview")
+    stats = _stats(db)
+    for key in ("db", "pages", "due_now", "claimed", "next_due", "hosts", "errors", "runs"):
+        assert overview[key] == stats[key], key
+    assert overview["last_hour"]["fetched"] == 5
+    assert overview["last_hour"]["errors"] == {"http_404": 1}
+
+    hosts = _get(base + "/api/hosts?sort=host&order=asc")
+    assert [h["host"] for h in hosts["hosts"]] == [h["host"] for h in stats["hosts"]["shown"]]
+
+    pages = _get(base + "/api/pages?error=http_404")
+    assert pages["total"] == 1
+    assert pages["pages"][0]["url"] == f"{site}/gone"
+    assert pages["pages"][0]["status"] == 404
+    html = _get(base + "/api/pages?content_type=text/html&text=zebra")
+    assert [p["url"] for p in html["pages"]] == [f"{site}/zebra"]
+
+    detail = _get(base + "/api/page?url=" + quote(site + "/zebra", safe=""))
+    assert detail["frontier"]["state"] == "crawled"
+    assert detail["document"]["title"] == "Zebrafish care"
+    assert detail["links_out"] == []
+
+    hits = _get(base + "/api/search?q=zebrafish")
+    cli = runner.invoke(app, ["search", "zebrafish", "--db", str(db), "--json"])
+    assert hits == json.loads(cli.output)
+    assert hits[0]["url"] == f"{site}/zebra"
+
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(base + "/api/page?url=" + quote(site + "/nowhere", safe=""))
+    assert missing.value.code == 404
+    with pytest.raises(urllib.error.HTTPError) as bad:
+        urllib.request.urlopen(base + "/api/pages?state=sleeping")
+    assert bad.value.code == 400
+
+
+def test_writes_need_token_and_csrf(crawled: tuple[Path, str], start: Callable[..., str]) -> None:
+    db, site = crawled
+    base = start(db, "--token", TOKEN)
+    body = json.dumps({"urls": [f"{site}/api-seed"]}).encode()
+    json_type = {"Content-Type": "application/json"}
+    assert _post(base + "/api/seeds", body, json_type)[0] == 403
+    assert _post(base + "/api/seeds", body, {**json_type, "X-Litecrawl-Token": "wrong"})[0] == 403
+    assert f"{site}/api-seed" not in _seeds(db)
+    status, answer = _post(base + "/api/seeds", body, {**json_type, "X-Litecrawl-Token": TOKEN})
+    assert status == 200
+    assert json.loads(answer)["added"] == 1
+    assert f"{site}/api-seed" in _seeds(db)
+
+    # the form: the right token but no matching CSRF cookie is refused
+    form = f"urls={quote(site + '/form-seed')}&token={TOKEN}&csrf={'x' * 43}".encode()
+    form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert _post(base + "/seeds", form, form_type)[0] == 403
+    cookie = {**form_type, "Cookie": f"litecrawl_csrf={'y' * 43}"}
+    assert _post(base + "/seeds", form, cookie)[0] == 403
+    assert f"{site}/form-seed" not in _seeds(db)
+    matching = {**form_type, "Cookie": f"litecrawl_csrf={'x' * 43}"}
+    assert _post(base + "/seeds", form, matching)[0] == 200
+    assert f"{site}/form-seed" in _seeds(db)
+
+    # another Host (DNS rebinding) gets nothing
+    request = urllib.request.Request(base + "/api/overview", headers={"Host": "evil.example"})
+    with pytest.raises(urllib.error.HTTPError) as rebound:
+        urllib.request.urlopen(request)
+    assert rebound.value.code == 421
+
+
+def test_read_only_refuses_every_write(
+    crawled: tuple[Path, str], start: Callable[..., str]
+) -> None:
+    db, site = crawled
+    base = start(db, "--read-only", "--token", TOKEN)
+    body = json.dumps({"urls": [f"{site}/ro-seed"]}).encode()
+    headers = {"Content-Type": "application/json", "X-Litecrawl-Token": TOKEN}
+    status, answer = _post(base + "/api/seeds", body, headers)
+    assert status == 403
+    assert "read-only" in json.loads(answer)["error"]
+    assert f"{site}/ro-seed" not in _seeds(db)
+    with urllib.request.urlopen(base + "/seeds") as response:
+        assert '<form method="post"' not in response.read().decode()
+
+
+def test_serve_refuses_a_missing_database(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 2
+    assert "no database at" in result.output
