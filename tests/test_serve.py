@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -22,6 +24,8 @@ from typer.testing import CliRunner
 
 from litecrawl.cli import app
 from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
+from litecrawl.frontier.sqlite import SQLiteFrontier
+from litecrawl.lease import current_identity
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()
@@ -288,3 +292,35 @@ def test_serve_refuses_a_missing_database(tmp_path: Path) -> None:
     result = runner.invoke(app, ["serve", "--db", str(tmp_path / "none.db")])
     assert result.exit_code == 2
     assert "no database at" in result.output
+
+
+def test_reads_while_a_crawl_holds_the_write_lock(
+    crawled: tuple[Path, str], start: Callable[..., str]
+) -> None:
+    """WAL: the dashboard reads while a writer holds the lock, and shows the live worker."""
+    db, site = crawled
+    base = start(db)
+    frontier = SQLiteFrontier(db)
+
+    async def register() -> None:
+        await frontier.open()
+        await frontier.register_worker(current_identity(), time.time())
+
+    asyncio.run(register())
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute(
+            "INSERT INTO pages (norm_url, host) VALUES (?, ?)", (f"{site}/uncommitted", "x")
+        )
+        overview = _get(base + "/api/overview")  # does not wait for the writer
+        assert overview["pages"]["total"] == 5  # nor sees what it has not committed
+        assert [w["status"] for w in overview["workers"]] == ["alive"]
+        assert overview["workers"][0]["pid"] == os.getpid()
+        pages = _get(base + "/api/pages?text=uncommitted")
+        assert pages["total"] == 0
+        writer.execute("COMMIT")
+    finally:
+        writer.close()
+        asyncio.run(frontier.close())
+    assert _get(base + "/api/overview")["pages"]["total"] == 6

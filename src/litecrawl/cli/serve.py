@@ -80,6 +80,11 @@ async def _run(app: web.Application, host: str, port: int, settings: ServeSettin
         bound = runner.addresses[0][1] if runner.addresses else port  # the real one for 0
         shown = f"[{host}]" if ":" in host else host
         typer.echo(f"litecrawl serve: http://{shown}:{bound}/  (database {settings.dashboard.db})")
+        if not settings.loopback_only:
+            typer.echo(
+                f"warning: listening on {host}: whoever reaches this address reads the database",
+                err=True,
+            )
         if settings.read_only:
             typer.echo("read-only: writes are refused")
         else:

@@ -21,6 +21,7 @@ def make_environment() -> jinja2.Environment:
     )
     env.filters["when"] = when
     env.filters["at"] = at
+    env.filters["duration"] = duration
     env.filters["marked"] = marked
     env.filters["detail"] = detail_href
     env.filters["href"] = safe_href
@@ -38,6 +39,17 @@ def when(value: str | None) -> str:
 def at(epoch: float | None) -> str:
     """Epoch seconds as local 'YYYY-MM-DD HH:MM:SS'; '-' for none."""
     return "-" if epoch is None else datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds as '2d 3h', '5h 10m', '4m 2s' or '12s'; '-' for none."""
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    for unit, size, sub, sub_size in (("d", 86400, "h", 3600), ("h", 3600, "m", 60)):
+        if s >= size:
+            return f"{s // size}{unit} {s % size // sub_size}{sub}"
+    return f"{s // 60}m {s % 60}s" if s >= 60 else f"{s}s"
 
 
 def marked(snippet: str) -> Markup:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -114,7 +115,7 @@ class Dashboard:
             "frontier": _times(detail.record),
             # the adaptive schedule: how long after its last fetch the page is due again
             "interval_sec": next_ - last if last is not None and next_ is not None else None,
-            "document": detail.document,
+            "document": None if detail.document is None else _document(detail.document),
             "language": detail.language,
             "duplicates": [{"url": u, "title": t} for u, t in detail.duplicates],
             # None: not in the disk cache, so not known (the frontier keeps no link graph)
@@ -126,6 +127,15 @@ class Dashboard:
             self.db, query, limit=limit, offset=offset, open_mark=marks[0], close_mark=marks[1]
         )
         return [asdict(h) for h in hits]
+
+
+def _document(row: dict[str, Any]) -> dict[str, Any]:
+    """The index row with its keywords as a list (stored as JSON text)."""
+    try:
+        words = json.loads(row["keywords"])
+    except (TypeError, ValueError):
+        words = []
+    return {**row, "keywords": words if isinstance(words, list) else []}
 
 
 def _times(row: dict[str, Any]) -> dict[str, Any]:
