@@ -192,8 +192,9 @@ def test_dashboard_in_chromium(crawled: tuple[Path, str], start: Callable[..., s
         assert refused.value.status == 403
         assert problems == [base + "/seeds"]
         problems.clear()
+        assert "wrong token" in (page.text_content("#refused") or "")
         assert f"{site}/new-seed" not in _seeds(db)
-        page.goto(base + "/seeds")
+        assert page.input_value("textarea[name=urls]") == f"{site}/new-seed"
         page.fill("textarea[name=urls]", f"{site}/new-seed\nnot a url")
         page.fill("input[name=token]", TOKEN)
         page.click("button[type=submit]")
@@ -288,10 +289,17 @@ def test_read_only_refuses_every_write(
         assert '<form method="post"' not in response.read().decode()
 
 
-def test_serve_refuses_a_missing_database(tmp_path: Path) -> None:
+def test_serve_refuses_bad_usage(tmp_path: Path) -> None:
     result = runner.invoke(app, ["serve", "--db", str(tmp_path / "none.db")])
     assert result.exit_code == 2
     assert "no database at" in result.output
+    (tmp_path / "other.db").write_bytes(b"")
+    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "other.db")])
+    assert result.exit_code == 2
+    assert "no such table: pages" in result.output
+    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "other.db"), "--token", "short"])
+    assert result.exit_code == 2
+    assert "--token must be at least 8 characters" in result.output
 
 
 def test_reads_while_a_crawl_holds_the_write_lock(

@@ -185,10 +185,14 @@ async def _seeds_form(request: web.Request) -> web.Response:
     return _seeds_page(request, None, 200)
 
 
-def _seeds_page(request: web.Request, outcome: Any, status: int) -> web.Response:
+def _seeds_page(
+    request: web.Request, outcome: Any, status: int, refused: str = "", typed: str = ""
+) -> web.Response:
     csrf, new = security.csrf_token(request)
     response = web.Response(
-        text=_render(request, "seeds.html", csrf=csrf, outcome=outcome),
+        text=_render(
+            request, "seeds.html", csrf=csrf, outcome=outcome, refused=refused, typed=typed
+        ),
         content_type="text/html",
         status=status,
     )
@@ -203,8 +207,8 @@ async def _seeds_post(request: web.Request) -> web.Response:
         raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
     form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
     refused = security.check_form(request, form, settings.token)
-    if refused:
-        raise _fail(request, 403, refused)
+    if refused:  # the form again, with why and what was typed, to try again
+        return _seeds_page(request, None, 403, refused, form.get("urls", ""))
     lines = form.get("urls", "").splitlines()
     outcome = await _add(request, lines, form.get("due_now") == "on")
     return _seeds_page(request, outcome, 200)
