@@ -45,7 +45,11 @@ def _site() -> web.Application:
             "/": html_page(body, "Home of the fish shop"),
             "/zebra": html_page(f"<p>{zebra}</p>", "Zebrafish care"),
             "/about": html_page("<p>We sell guppies, tetras and one zebrafish.</p>", "About"),
-            "/hostile": html_page('<p>evil page <a href="/zebra">z</a></p>', HOSTILE),
+            "/hostile": html_page(
+                "<p>evil page &lt;script&gt;window.__pwned = 3&lt;/script&gt; "
+                '<a href="/zebra">z</a> <a href="javascript:window.__pwned = 4">js</a></p>',
+                HOSTILE,
+            ),
         }
     )
 
@@ -178,9 +182,14 @@ def test_dashboard_in_chromium(crawled: tuple[Path, str], start: Callable[..., s
         # the hostile title is text, and nothing of it ran
         page.goto(base + "/page?url=" + quote(site + "/hostile", safe=""))
         assert page.text_content("#doc-title") == HOSTILE
+        hostile_links = page.locator("#links-out li").all_text_contents()
+        assert [t.split()[0] for t in hostile_links] == [f"{site}/zebra"]  # no javascript:
         assert page.evaluate("typeof window.__pwned") == "undefined"
         page.goto(base + "/search?q=evil")
         assert page.locator("#hits .title").first.text_content() == HOSTILE
+        snippet = page.locator("#hits .snippet").first
+        assert "<script>window.__pwned = 3</script>" in (snippet.text_content() or "")
+        assert snippet.locator("mark").all_text_contents() == ["evil"]
         assert page.evaluate("typeof window.__pwned") == "undefined"
         _shot(page, "hostile")
 
