@@ -222,3 +222,43 @@ def test_a_page_whose_claim_is_lost_twice_in_a_row_is_parked(tmp_path: Path) -> 
     row = db_rows(db)[url]
     assert (row["state"], row["error"]) == (3, "claim_timeout")
     assert row["next_crawl_time"] > now and row["processing_time"] is None
+
+
+def test_watch_takes_over_the_claims_of_a_worker_that_dies_while_it_waits(
+    tmp_path: Path, serve: Serve
+) -> None:
+    """A ``--watch`` crawl with nothing due sleeps until the next due page (a day away), but a
+    worker elsewhere that stops beating meanwhile has its claims crawled within its lease."""
+    site = serve(wide_site(0.0))
+    db = tmp_path / "w.db"
+    watcher = spawn_crawl(db, site.url("/p0"), "--watch", "--no-follow", "--lease-timeout", "3")
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "/p0" not in site.paths():
+            time.sleep(0.05)
+        assert "/p0" in site.paths()
+        time.sleep(1.0)  # let it finish the page and go to sleep
+        elsewhere = WorkerIdentity("other-machine", 4242, "boot/ns", "123", "litecrawl crawl")
+        urls = [site.url(f"/p{i}") for i in range(1, 4)]
+
+        async def claim_and_die() -> None:  # closing is not a clean exit: rows stay
+            async with SQLiteFrontier(db) as doomed:
+                now = time.time()
+                await doomed.register_worker(elsewhere, now)
+                await doomed.add(NewLink(u, site.base.removeprefix("http://")) for u in urls)
+                assert len(await doomed.claim(3, int(now))) == 3
+
+        asyncio.run(claim_and_die())
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not {f"/p{i}" for i in range(1, 4)} <= set(
+            site.paths()
+        ):
+            time.sleep(0.1)
+        assert {f"/p{i}" for i in range(1, 4)} <= set(site.paths())
+        assert watcher.poll() is None  # still watching
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        assert watcher.wait(30) == 0
+    rows = db_rows(db)
+    assert all(rows[u]["last_crawl_time"] is not None for u in urls)
+    assert query(db, "SELECT count(*) FROM workers") == [(0,)]

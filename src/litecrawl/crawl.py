@@ -231,7 +231,7 @@ async def _loop(
                     continue
                 if not config.watch:
                     break
-                await _sleep_until_due(frontier, stop)
+                await _sleep_until_due(frontier, stop, lease.rules.lease_timeout)
                 await engine.recover()
                 continue
         if not in_flight:
@@ -321,11 +321,13 @@ async def _await_overdue(lease: Lease, stop: asyncio.Event) -> bool:
     return True
 
 
-async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event) -> None:
+async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event, lease_timeout: float) -> None:
+    """Until the next page is due, but never longer than a lease: a worker that dies meanwhile
+    (another process, another machine) leaves claims that only a recovery makes due again."""
     summary = await frontier.summary(int(time.time()), hosts=0)
     wait = 60.0 if summary.next_due is None else max(1.0, summary.next_due - time.time())
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=min(wait, 300.0))
+        await asyncio.wait_for(stop.wait(), timeout=min(wait, 300.0, lease_timeout))
 
 
 def summary_dict(stats: CrawlStats) -> dict[str, object]:
