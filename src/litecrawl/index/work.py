@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,10 +21,13 @@ from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_mark
 from litecrawl.extract.page import Extracted
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument
+from litecrawl.index.embed import embed_text
 from litecrawl.index.simhash import simhash
 from litecrawl.parse.links import PageLinks, extract_links
 
 __all__ = ["analyze", "sidecar"]
+
+log = logging.getLogger("litecrawl.index")
 
 
 def sidecar(
@@ -111,10 +115,20 @@ def analyze(
             source=source,
             extraction_mode=extracted.extraction_mode,
             markdown_path=str(md_path) if md_path is not None else None,
+            embedding=_embedding(url, text) if settings.embed else None,
         )
     except Exception as exc:  # never let one page take the worker (or the crawl) down
         return f"{type(exc).__name__}: {exc}", links
     return document, links
+
+
+def _embedding(url: str, text: str) -> bytes | None:
+    """The text's vector; a model that cannot embed costs the vector, not the page."""
+    try:
+        return embed_text(text)
+    except Exception as exc:
+        log.warning("no embedding for %s: %s: %s", url, type(exc).__name__, exc)
+        return None
 
 
 def _links_or_none(body: bytes, url: str, content_type: str) -> PageLinks | None:
