@@ -15,7 +15,7 @@ from pathlib import Path
 from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.frontier.migrations import migrate
 from litecrawl.frontier.sqlite import connect
-from litecrawl.index.embed import embedder, to_blob
+from litecrawl.index.embed import embedder, page_text, to_blob
 from litecrawl.index.vectors_sqlite import SQLiteVectors
 
 __all__ = ["embed_missing"]
@@ -49,7 +49,7 @@ def embed_missing(
             after = passages[-1].resource_id
             vectors = []
             for passage in passages:
-                vector = model.vector(passage.text)
+                vector = model.vector(page_text(passage.title, passage.text))
                 if vector is not None:
                     vectors.append((passage, to_blob(vector)))
             conn.execute("BEGIN IMMEDIATE")

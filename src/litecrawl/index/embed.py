@@ -9,15 +9,15 @@ for the tokenizer in ``cache_dir/tokenizers``, which is where the wheel ships it
 WordLlama is a bag of token embeddings averaged, so a text's vector is the mean of its words'
 token vectors. The tokenizer costs most of the time (0.4 ms for a 250-word page), and pages
 repeat words, so each distinct whitespace-separated word is tokenized once per process and its
-summed token vector kept (:data:`_WORD_CACHE` words at most): the same vector within float
-error (cosine > 0.999 against ``WordLlama.embed`` on PostgreSQL's documentation pages), at a
-fraction of the cost. Vectors are L2-normalised float32, little-endian, as bytes.
+summed token vector kept (:data:`_WORD_CACHE` words at most): the same vector as
+``WordLlama.embed`` of the same words within float error (cosine > 0.9999 on PostgreSQL's
+documentation pages), at a fraction of the cost. A page is embedded by its title and its first
+:data:`MAX_WORDS` words. Vectors are L2-normalised float32, little-endian, as bytes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,24 @@ import numpy.typing as npt
 from litecrawl.errors import ConfigError
 from litecrawl.index.vectors import DIMENSIONS, MODEL
 
-__all__ = ["DIMENSIONS", "MODEL", "Embedder", "embed_text", "embedder", "from_blob", "to_blob"]
+__all__ = [
+    "DIMENSIONS",
+    "MAX_WORDS",
+    "MODEL",
+    "Embedder",
+    "embed_text",
+    "embedder",
+    "from_blob",
+    "page_text",
+    "to_blob",
+]
 
 log = logging.getLogger("litecrawl.index")
 
 _WORD_CACHE = 200_000
-_MAX_WORDS = 20_000  # a page longer than this is embedded by its first words (bounded work)
+# A page is embedded by its first words: the top of a page says what it is about, and the cost
+# stays bounded (kit pages have 2,000 words: all of them cost a third of the crawl's CPU per page).
+MAX_WORDS = 400
 _DTYPE = np.dtype("<f4")
 
 Vector = npt.NDArray[np.float32]
@@ -62,18 +74,19 @@ class Embedder:
 
     def vector(self, text: str) -> Vector | None:
         """The unit vector of ``text`` (None when it has no words)."""
-        counts = Counter(text.split()[:_MAX_WORDS])
-        if not counts:
+        words = text.split(maxsplit=MAX_WORDS)[:MAX_WORDS]
+        if not words:
             return None
-        if len(self._rows) + len(counts) > _WORD_CACHE:
+        if len(self._rows) + len(words) > _WORD_CACHE:
             self._rows.clear()  # the rare words of a huge crawl: start afresh, bounded memory
-        rows = [self._row(word) for word in counts]
-        weights = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-        total = weights @ self._sums[rows]
-        norm = float(np.linalg.norm(total))
+        rows = [self._row(word) for word in words]
+        # a sum of rows, no matrix product: BLAS would start its threads in every worker
+        # process and spin them against the crawl (measured: twice the crawl's CPU)
+        total: Vector = self._sums[rows].sum(axis=0, dtype=np.float32)
+        norm = float(np.sqrt(np.square(total).sum()))
         if norm == 0.0:
             return None
-        return (total / norm).astype(np.float32)
+        return total / np.float32(norm)
 
     def _row(self, word: str) -> int:
         row = self._rows.get(word)
@@ -100,10 +113,16 @@ def embedder() -> Embedder:
     return _loaded
 
 
-def embed_text(text: str) -> bytes | None:
-    """``text``'s vector as float32 bytes, or None when it has no words."""
-    vector = embedder().vector(text)
+def embed_text(text: str, title: str = "") -> bytes | None:
+    """The vector of a page's ``title`` and ``text`` (its first :data:`MAX_WORDS` words) as
+    float32 bytes, or None when it has no words."""
+    vector = embedder().vector(page_text(title, text))
     return None if vector is None else to_blob(vector)
+
+
+def page_text(title: str, text: str) -> str:
+    """What is embedded for a page: its title, then its text."""
+    return f"{title}\n{text}" if title else text
 
 
 def to_blob(vector: Vector) -> bytes:

@@ -35,6 +35,7 @@ class Passage:
 
     resource_id: int
     text_hash: str  # the vector is stored only if the text is still this one
+    title: str
     text: str
 
 

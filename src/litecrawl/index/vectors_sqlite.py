@@ -80,9 +80,9 @@ class SQLiteVectors(VectorStore):
         return int(self.conn.execute(sql, (MODEL,)).fetchone()[0])
 
     def missing(self, after: int, limit: int) -> list[Passage]:
-        sql = f"SELECT r.id, r.text_hash, r.text {_MISSING_WHERE} ORDER BY r.id LIMIT ?"
+        sql = f"SELECT r.id, r.text_hash, r.title, r.text {_MISSING_WHERE} ORDER BY r.id LIMIT ?"
         rows = self.conn.execute(sql, (after, MODEL, limit))
-        return [Passage(rid, text_hash, text) for rid, text_hash, text in rows]
+        return [Passage(rid, text_hash, title or "", text) for rid, text_hash, title, text in rows]
 
     def count_missing(self) -> int:
         sql = f"SELECT count(*) {_MISSING_WHERE}"

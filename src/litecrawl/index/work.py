@@ -115,17 +115,19 @@ def analyze(
             source=source,
             extraction_mode=extracted.extraction_mode,
             markdown_path=str(md_path) if md_path is not None else None,
-            embedding=_embedding(url, text) if settings.embed else None,
+            embedding=_embedding(url, extracted.title, text) if settings.embed else None,
         )
     except Exception as exc:  # never let one page take the worker (or the crawl) down
         return f"{type(exc).__name__}: {exc}", links
     return document, links
 
 
-def _embedding(url: str, text: str) -> bytes | None:
-    """The text's vector; a model that cannot embed costs the vector, not the page."""
+def _embedding(url: str, title: str, text: str) -> bytes | None:
+    """The page's vector; a model that cannot embed costs the vector, not the page."""
+    if not text.strip():
+        return None  # no resource to hold it (the store keeps no empty text)
     try:
-        return embed_text(text)
+        return embed_text(text, title)
     except Exception as exc:
         log.warning("no embedding for %s: %s: %s", url, type(exc).__name__, exc)
         return None
