@@ -1,22 +1,26 @@
 """Text embeddings: one 256-dimension vector per text, by WordLlama (weights in its wheel).
 
-The model (``wordllama``'s ``l2_supercat`` at 256 dimensions, MIT, 16 MB of weights + its
-tokenizer, all inside the wheel) is loaded once per process, on first use: in the analysis
-workers when they embed their first page, in the CLI when a query needs it. It is never
-downloaded: ``disable_download=True`` and the wheel's own folder as its cache (``load()`` looks
-for the tokenizer in ``cache_dir/tokenizers``, which is where the wheel ships it).
+The model is ``wordllama``'s ``l2_supercat`` at 256 dimensions (MIT): a table of 32,000 token
+vectors (16 MB, float16) and Llama 2's tokenizer, both files inside the wheel. It is read from
+there once per process, on first use (in the analysis workers when they embed their first page,
+in the CLI when a query needs it), never downloaded. The files are read directly (the tokenizer
+with ``tokenizers``, the table from its safetensors file) rather than through
+``WordLlama.load``: that one imports pydantic, toml and requests and then, with a wrong cache
+folder, tries to download; reading the two files costs a worker 0.2 s instead of 0.8 s of CPU.
+``tests/test_embed.py`` checks the result against ``WordLlama.embed`` itself.
 
-WordLlama is a bag of token embeddings averaged, so a text's vector is the mean of its words'
-token vectors. The tokenizer costs most of the time (0.4 ms for a 250-word page), and pages
-repeat words, so each distinct whitespace-separated word is tokenized once per process and its
-summed token vector kept (:data:`_WORD_CACHE` words at most): the same vector as
-``WordLlama.embed`` of the same words within float error (cosine > 0.9999 on PostgreSQL's
-documentation pages), at a fraction of the cost. A page is embedded by its title and its first
+WordLlama's vector is the normalised mean of the text's token vectors. The tokenizer costs most
+of the time (0.4 ms for a 250-word page), and pages repeat words, so each distinct
+whitespace-separated word is tokenized once per process and its summed token vector kept
+(:data:`_WORD_CACHE` words at most): the same vector as ``WordLlama.embed`` of the same words
+within float error, at a fraction of the cost. A page is embedded by its title and its first
 :data:`MAX_WORDS` words. Vectors are L2-normalised float32, little-endian, as bytes.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -54,19 +58,14 @@ class Embedder:
     """The loaded model and its per-word cache (one per process: see :func:`embedder`)."""
 
     def __init__(self) -> None:
+        folder = _package_folder()
         try:
-            import wordllama
-            from wordllama import WordLlama
-        except ImportError as exc:  # pragma: no cover - a dependency of the package
-            raise ConfigError("embeddings need the 'wordllama' package") from exc
-        model: Any = WordLlama.load(
-            config="l2_supercat",
-            dim=DIMENSIONS,
-            cache_dir=Path(wordllama.__file__).parent,
-            disable_download=True,
-        )
-        self._tokenizer: Any = model.tokenizer
-        self._table: Vector = np.asarray(model.embedding, dtype=np.float32)
+            from tokenizers import Tokenizer
+
+            self._tokenizer: Any = Tokenizer.from_file(str(folder / _TOKENIZER))
+            self._table = _read_table(folder / _WEIGHTS)
+        except Exception as exc:  # a broken install: say which folder, not a traceback
+            raise ConfigError(f"cannot load the embedding model from {folder}: {exc}") from exc
         # word -> row of _sums, the sum of the word's token vectors (the mean's direction is
         # the sum's: the token count is not needed for a unit vector)
         self._rows: dict[str, int] = {}
@@ -97,9 +96,36 @@ class Embedder:
                 grown[:row] = self._sums
                 self._sums = grown
             ids = np.asarray(self._tokenizer.encode(word, add_special_tokens=False).ids)
-            self._sums[row] = self._table[np.clip(ids, 0, len(self._table) - 1)].sum(axis=0)
+            known = np.clip(ids, 0, len(self._table) - 1)
+            self._sums[row] = self._table[known].sum(axis=0, dtype=np.float32)
             self._rows[word] = row
         return row
+
+
+_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+_WEIGHTS = "weights/l2_supercat_256.safetensors"
+
+
+def _package_folder() -> Path:
+    """The installed ``wordllama`` package's folder (found, not imported)."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("embeddings need the 'wordllama' package (its weights and tokenizer)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _read_table(path: Path) -> npt.NDArray[np.float16]:
+    """The token table of a one-tensor safetensors file: an 8-byte little-endian header
+    length, a JSON header, then the raw tensor."""
+    data = path.read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    tensor = header["embedding.weight"]
+    if tensor["dtype"] != "F16" or tensor["shape"][1] != DIMENSIONS:
+        raise ValueError(f"unexpected tensor {tensor['dtype']} {tensor['shape']}")
+    begin, end = tensor["data_offsets"]
+    table = np.frombuffer(data, dtype="<f2", count=(end - begin) // 2, offset=8 + size + begin)
+    return table.reshape(tensor["shape"])
 
 
 _loaded: Embedder | None = None
