@@ -128,7 +128,7 @@ def first_share(queries: npt.NDArray[np.float32], targets: npt.NDArray[np.float3
 def measure(name: str, vectors: Vectors) -> None:
     english = vectors(SENTENCES["en"])
     page = " ".join(SENTENCES["en"] * 2)  # ~250 words
-    page = " ".join((page + " ") .split()[:250])
+    page = " ".join((page + " ").split()[:250])
     vectors([page])
     t0 = time.perf_counter()
     for _ in range(20):

@@ -40,7 +40,10 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
     "find rows that contain certain words in natural language text": ("textsearch-intro.html",),
     "split a big table into pieces by date range": ("ddl-partitioning.html",),
     "move to a newer major release without dumping": ("pgupgrade.html",),
-    "run code automatically when a row is inserted": ("sql-createtrigger.html", "plpgsql-trigger.html"),
+    "run code automatically when a row is inserted": (
+        "sql-createtrigger.html",
+        "plpgsql-trigger.html",
+    ),
     "stop two sessions from seeing each other's uncommitted changes": ("transaction-iso.html",),
     "who is allowed to connect from which address": ("auth-pg-hba-conf.html",),
     "make a new empty database from the shell": ("app-createdb.html",),
@@ -53,7 +56,9 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
     "match text against a pattern": ("functions-matching.html",),
     "sort order of letters in different languages": ("collation.html",),
     "keep a copy of the database on another machine that can take over": (
-        "warm-standby.html", "high-availability.html", "hot-standby.html",
+        "warm-standby.html",
+        "high-availability.html",
+        "hot-standby.html",
     ),
     "insert a row or update it if it already exists": ("sql-insert.html",),
     "wait for a lock on a whole table": ("sql-lock.html", "explicit-locking.html"),

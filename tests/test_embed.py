@@ -17,7 +17,7 @@ from litecrawl.index.embed import (
 )
 
 TEXTS = [
-    "Solar panels turn sunlight into electricity; a panel on the roof covers much of a house's use.",
+    "Solar panels turn sunlight into electricity; a roof panel covers much of a house's use.",
     "Die Katze schläft auf dem Sofa, und im Winter trinken wir heißen Tee.",
     "東京の天気は晴れです。桜の花が咲いています。",
     "C++ templates, foo-bar identifiers and 3.14159 numbers: punctuation, digits and CamelCase.",
