@@ -251,6 +251,8 @@ def test_no_embed_then_index_embed_fills_the_database(tmp_path: Path, serve: Ser
     assert len(notes) == 1 and "keyword" in notes[0] and "index --embed" in notes[0]
     assert site.url("/cook2") in result.stdout
     assert find(db, "bread").mode == "keyword"
+    no_vectors = runner.invoke(app, ["similar", site.url("/dogs1"), "--db", str(db)])
+    assert no_vectors.exit_code == 2 and "index --embed" in no_vectors.output
     nothing = runner.invoke(app, ["index", "--db", str(db)])
     assert nothing.exit_code == 2
 

@@ -128,14 +128,20 @@ def _read_table(path: Path) -> npt.NDArray[np.float16]:
     return table.reshape(tensor["shape"])
 
 
-_loaded: Embedder | None = None
+_loaded: Embedder | ConfigError | None = None
 
 
 def embedder() -> Embedder:
-    """This process's :class:`Embedder`, loaded on first call (about half a second)."""
+    """This process's :class:`Embedder`, loaded on first call (0.1 s). A model that cannot be
+    loaded raises :class:`ConfigError`, the same one on every later call (no reload per page)."""
     global _loaded
     if _loaded is None:
-        _loaded = Embedder()
+        try:
+            _loaded = Embedder()
+        except ConfigError as exc:
+            _loaded = exc
+    if isinstance(_loaded, ConfigError):
+        raise _loaded
     return _loaded
 
 

@@ -82,6 +82,8 @@ def similar(db: str | Path, url: str, *, limit: int = 10) -> list[SearchHit]:
     path = _existing(db)
     with _open(path) as conn:
         store = SQLiteVectors(conn)
+        if store.count() == 0:
+            raise ConfigError(f"no vectors in {db}: run 'litecrawl index --embed' first")
         rid = resource_of_url(conn, url)
         if rid is None:
             raise ConfigError(f"{url} is not in the index of {db} (or has no text)")
