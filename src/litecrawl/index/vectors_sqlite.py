@@ -34,13 +34,14 @@ __all__ = [
 ]
 
 # The vector goes to the resource that holds the document's own text (a new or rewritten
-# resource); a near-duplicate document keeps its resource's vector. An unchanged vector is not
-# rewritten.
+# resource); a near-duplicate document keeps its resource's vector. A resource's vector stays
+# until its text changes (the trigger drops it then), like its title: exact duplicates under
+# other titles do not rewrite it on every crawl. Another model's vector is replaced.
 _PUT_BY_HASH = """
 INSERT INTO resource_vectors (resource_id, model, vector)
 SELECT id, :model, :vector FROM resources WHERE text_hash = :text_hash
 ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
-WHERE resource_vectors.model IS NOT excluded.model OR resource_vectors.vector IS NOT excluded.vector
+WHERE resource_vectors.model IS NOT excluded.model
 """
 _PUT = """
 INSERT INTO resource_vectors (resource_id, model, vector)
