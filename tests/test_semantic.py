@@ -299,3 +299,13 @@ def test_python_api(crawled: tuple[Path, LocalServer]) -> None:
     assert results.mode == "semantic"
     assert [h.url for h in results.hits] == [site.url("/cook2")]
     assert litecrawl.similar(db, site.url("/cook1"), limit=1)[0].url == site.url("/cook2")
+
+
+def test_config_embed_false_crawls_without_vectors(tmp_path: Path, serve: Serve) -> None:
+    db = tmp_path / "c.db"
+    config = tmp_path / "site.toml"
+    config.write_text("[extract]\nembed = false\n")
+    site = serve(topic_site({"dogs1": PAGES["dogs1"], "cook1": PAGES["cook1"]}))
+    crawl(db, site, "--config", str(config))
+    assert rows(db, "SELECT count(*) FROM documents WHERE resource_id IS NOT NULL") == [(3,)]
+    assert rows(db, "SELECT count(*) FROM resource_vectors") == [(0,)]
