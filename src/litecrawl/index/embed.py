@@ -78,7 +78,9 @@ class Embedder:
             return None
         if len(self._rows) + len(words) > _WORD_CACHE:
             self._rows.clear()  # the rare words of a huge crawl: start afresh, bounded memory
-        rows = [self._row(word) for word in words]
+        # known words in one C-level pass (a Python call per word was most of the cost)
+        found = list(map(self._rows.get, words))
+        rows = [self._row(w) if r is None else r for w, r in zip(words, found, strict=True)]
         # a sum of rows, no matrix product: BLAS would start its threads in every worker
         # process and spin them against the crawl (measured: twice the crawl's CPU)
         total: Vector = self._sums[rows].sum(axis=0, dtype=np.float32)
