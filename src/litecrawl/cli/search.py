@@ -25,7 +25,10 @@ _MAX_OTHER_URLS = 3
 
 
 def search(
-    query: Annotated[str, typer.Argument(help='FTS5 query: words, "a phrase", prefix*, OR, NOT.')],
+    query: Annotated[
+        str,
+        typer.Argument(help='Words or a question; keywords also take "a phrase", x*, OR, NOT.'),
+    ],
     db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
     limit: Annotated[int, typer.Option(min=1, help="How many hits.")] = 10,
