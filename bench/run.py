@@ -160,12 +160,20 @@ def cmd_peers(args: argparse.Namespace) -> None:
     kit = next((k for k in kits if k.exists()), kits[0])
     exe = LITECRAWL[0]
     flags = " ".join(CRAWL_FLAGS)
-    command = (
+
+    def command(extra: str) -> str:
         # The kit keeps {work} between runs: start every run from an empty database.
-        f"sh -c 'rm -f {{work}}/lc.db {{work}}/lc.db-wal {{work}}/lc.db-shm && "
-        f"{exe} crawl {{url}} --db {{work}}/lc.db {flags} {' '.join(args.extra)} && "
-        f"{exe} export --db {{work}}/lc.db --format jsonl --out {{out}}'"
-    )
+        return (
+            f"sh -c 'rm -f {{work}}/lc.db {{work}}/lc.db-wal {{work}}/lc.db-shm && "
+            f"{exe} crawl {{url}} --db {{work}}/lc.db {flags} {' '.join(args.extra)} {extra} && "
+            f"{exe} export --db {{work}}/lc.db --format jsonl --out {{out}}'"
+        )
+
+    # --variant NAME=FLAGS: litecrawl once more with FLAGS, in the same invocation
+    variants = [v.split("=", 1) for v in args.variant]
+    crawlers = [f"litecrawl=jsonl={command('')}"]
+    crawlers += [f"{name}=jsonl={command(extra)}" for name, extra in variants]
+    only = ",".join([args.only, *(name for name, _ in variants)])
     subprocess.run(
         [
             sys.executable,
@@ -179,9 +187,8 @@ def cmd_peers(args: argparse.Namespace) -> None:
             "--results",
             args.results,
             "--only",
-            args.only,
-            "--crawler",
-            f"litecrawl=jsonl={command}",
+            only,
+            *(arg for crawler in crawlers for arg in ("--crawler", crawler)),
         ],
         check=True,
     )
@@ -237,6 +244,13 @@ def main() -> None:
     peers.add_argument("--tag", default="litecrawl-side-by-side")
     peers.add_argument("--results", default="/tmp/bench-results")
     peers.add_argument("--only", default="scrapy,baseline-aiohttp,litecrawl")
+    peers.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=FLAGS",
+        help="also litecrawl with FLAGS, named NAME (e.g. litecrawl-no-embed=--no-embed)",
+    )
     peers.add_argument("extra", nargs="*")
     browser = sub.add_parser("browser")
     browser.add_argument("--n", type=int, default=500)

@@ -239,10 +239,18 @@ def test_api_answers_what_stats_says(crawled: tuple[Path, str], start: Callable[
     assert detail["document"]["title"] == "Zebrafish care"
     assert detail["links_out"] == []
 
-    hits = _get(base + "/api/search?q=zebrafish")
-    cli = runner.invoke(app, ["search", "zebrafish", "--db", str(db), "--json"])
-    assert hits == json.loads(cli.output)
-    assert hits[0]["url"] == f"{site}/zebra"
+    # the ranking of `litecrawl search`: its default (hybrid, the crawl stored vectors) and
+    # each mode asked for
+    for mode in ("", "keyword", "semantic", "hybrid"):
+        hits = _get(base + f"/api/search?q=zebrafish&mode={mode}")
+        flags = ["--mode", mode] if mode else []
+        cli = runner.invoke(app, ["search", "zebrafish", "--db", str(db), "--json", *flags])
+        assert hits == json.loads(cli.output), mode
+        assert hits[0]["url"] == f"{site}/zebra"
+    assert _get(base + "/api/search?q=zebrafish&mode=keyword") != hits  # bm25 vs fused scores
+    with pytest.raises(urllib.error.HTTPError) as unknown:
+        urllib.request.urlopen(base + "/api/search?q=zebrafish&mode=psychic")
+    assert unknown.value.code == 400
 
     with pytest.raises(urllib.error.HTTPError) as missing:
         urllib.request.urlopen(base + "/api/page?url=" + quote(site + "/nowhere", safe=""))

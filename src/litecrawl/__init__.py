@@ -14,6 +14,8 @@ from litecrawl.version import VERSION as __version__
 
 if typing.TYPE_CHECKING:
     from litecrawl.api import alitecrawl, litecrawl
+    from litecrawl.index.semantic import find as search
+    from litecrawl.index.semantic import similar
     from litecrawl.strategy.base import BaseCrawlingStrategy, States
 
 __all__ = [
@@ -28,10 +30,13 @@ __all__ = [
     "alitecrawl",
     "litecrawl",
     "normalize_and_validate_url",
+    "search",
+    "similar",
 ]
 
 _FROM_API = ("alitecrawl", "litecrawl")
 _FROM_STRATEGY = ("BaseCrawlingStrategy", "States")
+_FROM_SEMANTIC = {"search": "find", "similar": "similar"}  # search(db, query, mode=...)
 
 
 def __getattr__(name: str) -> object:
@@ -45,8 +50,12 @@ def __getattr__(name: str) -> object:
         from litecrawl.strategy import base
 
         return getattr(base, name)
+    if name in _FROM_SEMANTIC:
+        from litecrawl.index import semantic
+
+        return getattr(semantic, _FROM_SEMANTIC[name])
     raise AttributeError(f"module 'litecrawl' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_API, *_FROM_STRATEGY})
+    return sorted({*globals(), *_FROM_API, *_FROM_STRATEGY, *_FROM_SEMANTIC})

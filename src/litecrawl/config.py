@@ -146,6 +146,7 @@ class FilterConfig(_Section):
 class ExtractConfig(_Section):
     main_article: bool = False
     engine: ArticleEngine = DEFAULT_ENGINE
+    embed: bool = True  # a vector per text for semantic search (index/embed.py)
 
 
 class FetchConfig(_Section):

@@ -69,6 +69,7 @@ def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
         extra_remove=tuple(dict.fromkeys([*config.filter.dom_remove, *config.filter.extra_remove])),
         main_article=config.extract.main_article,
         article_engine=config.extract.engine,
+        embed=config.extract.embed,
         output_dir=Path(config.output.dir) if config.output.dir else None,
         cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
     )

@@ -45,6 +45,7 @@ from warcio.warcwriter import WARCWriter
 from litecrawl.cache import DiskCache
 from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.frontier.sqlite import connect
+from litecrawl.index.vectors_sqlite import vectors_of_resources
 
 __all__ = ["FIELDS", "FORMATS", "ExportFormat", "export"]
 
@@ -85,6 +86,7 @@ def export(
     cache_dir: Path | None = None,
     index_name: str = "litecrawl",
     on_skip: Callable[[str], None] | None = None,
+    with_vectors: bool = False,
 ) -> int:
     """Write the index of ``db`` to ``out`` in format ``fmt``; returns how many records
     (documents; for ``warc``, request/response pairs) were written.
@@ -92,7 +94,9 @@ def export(
     ``out`` may be a text or a binary stream (``warc`` needs bytes: a text stream with a
     ``buffer``, like ``sys.stdout``, is fine). ``cache_dir`` is the disk cache (``warc`` only);
     a naive ``since`` is taken as UTC. Raises :class:`~litecrawl.errors.ConfigError` for a
-    missing database, an unknown format or ``warc`` without ``cache_dir``.
+    missing database, an unknown format or ``warc`` without ``cache_dir``. ``with_vectors``
+    (``jsonl`` only) adds each document's ``vector`` (its resource's embedding, a list of
+    floats; null when it has none).
     """
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -101,6 +105,8 @@ def export(
         raise ConfigError(f"no database at {db}")
     if fmt == "warc" and cache_dir is None:
         raise ConfigError("the warc export reads the disk cache: give its directory (cache_dir)")
+    if with_vectors and fmt != "jsonl":
+        raise ConfigError(f"vectors are exported in jsonl only, not in {fmt}")
     conn = connect(path)
     try:
         if fmt == "warc":
@@ -109,6 +115,8 @@ def export(
         with _Text(out) as text:
             if fmt == "csv":
                 return _csv(conn, text, since)
+            if with_vectors:
+                return _ndjson_with_vectors(conn, text, since)
             return _ndjson(conn, text, since, index_name if fmt == "es-bulk" else None)
     except sqlite3.Error as exc:
         raise FrontierError(f"cannot export {db}: {exc}") from exc
@@ -156,6 +164,32 @@ def _ndjson(
         out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         count += 1
     return count
+
+
+def _ndjson_with_vectors(conn: sqlite3.Connection, out: IO[str], since: datetime | None) -> int:
+    """JSON Lines with each document's vector, looked up one batch of documents at a time."""
+    count = 0
+    batch: list[dict[str, Any]] = []
+    for record in _documents(conn, since, with_text=False):
+        batch.append(record)
+        if len(batch) == _BATCH:
+            count += _write_with_vectors(conn, out, batch)
+            batch = []
+    return count + _write_with_vectors(conn, out, batch)
+
+
+def _write_with_vectors(
+    conn: sqlite3.Connection, out: IO[str], records: list[dict[str, Any]]
+) -> int:
+    from litecrawl.index.embed import from_blob  # numpy: only when vectors are asked for
+
+    ids = [r["resource_id"] for r in records if r["resource_id"] is not None]
+    vectors = vectors_of_resources(conn, ids) if ids else {}
+    for record in records:
+        blob = vectors.get(record["resource_id"])
+        record["vector"] = None if blob is None else [round(float(x), 6) for x in from_blob(blob)]
+        out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return len(records)
 
 
 def _csv(conn: sqlite3.Connection, out: IO[str], since: datetime | None) -> int:

@@ -6,6 +6,7 @@ import typer
 
 from litecrawl.cli import crawl as crawl_cmd
 from litecrawl.cli import export as export_cmd
+from litecrawl.cli import index as index_cmd
 from litecrawl.cli import search as search_cmd
 from litecrawl.cli import serve as serve_cmd
 from litecrawl.cli import stats as stats_cmd
@@ -22,6 +23,8 @@ app = typer.Typer(
 )
 app.command("crawl")(crawl_cmd.crawl)
 app.command("search")(search_cmd.search)
+app.command("similar")(search_cmd.similar)
+app.command("index")(index_cmd.index)
 app.command("stats")(stats_cmd.stats)
 app.command("serve")(serve_cmd.serve)
 app.command("export")(export_cmd.export)

@@ -68,6 +68,9 @@ def crawl(
     main_article: Annotated[
         bool | None, Opt("--main-article/--full-page", help="Extract the main article only.")
     ] = None,
+    no_embed: Annotated[
+        bool, Opt("--no-embed", help="No vectors for semantic search (extract.embed = false).")
+    ] = False,
     ignore_robots: Annotated[bool, Opt("--ignore-robots", help="Do not obey robots.txt.")] = False,
     no_cache: Annotated[bool, Opt("--no-cache", help="No disk cache, no conditional GET.")] = False,
     user_agent: Annotated[str | None, Opt(help="User-Agent header.")] = None,
@@ -121,6 +124,7 @@ def crawl(
         "fetch.render": render,
         "output.dir": str(output) if output else None,
         "extract.main_article": main_article,
+        "extract.embed": False if no_embed else None,
         "obey_robots": False if ignore_robots else None,
         "cache.respect_conditional": False if no_cache else None,
         "user_agent": user_agent,

@@ -40,6 +40,9 @@ def export(
     ] = None,
     index_name: Annotated[str, typer.Option(help="Index name in es-bulk actions.")] = "litecrawl",
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
+    with_vectors: Annotated[
+        bool, typer.Option("--with-vectors", help="Add each document's embedding (jsonl).")
+    ] = False,
 ) -> None:
     """Export the index (jsonl, csv, es-bulk) or the cached responses (warc), streamed."""
     cfg = load_or_exit(config, {"db": db, "cache.dir": str(cache_dir) if cache_dir else None})
@@ -62,6 +65,7 @@ def export(
                 cache_dir=Path(cfg.cache.dir),
                 index_name=index_name,
                 on_skip=skipped.append,
+                with_vectors=with_vectors,
             )
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -1,9 +1,11 @@
-"""``litecrawl search QUERY``: ranked full-text hits with URL, title and a highlighted snippet."""
+"""``litecrawl search QUERY`` (keyword, semantic or hybrid hits with URL, title and a
+highlighted snippet) and ``litecrawl similar URL`` (the pages closest in meaning)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,9 +16,8 @@ from rich.text import Text
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
 from litecrawl.index.search import SearchHit
-from litecrawl.index.search import search as run_search
 
-__all__ = ["search"]
+__all__ = ["search", "similar"]
 
 # private markers for the terminal (user text may contain "[" and "]")
 _OPEN, _CLOSE = "\x02", "\x03"
@@ -24,23 +25,33 @@ _MAX_OTHER_URLS = 3
 
 
 def search(
-    query: Annotated[str, typer.Argument(help='FTS5 query: words, "a phrase", prefix*, OR, NOT.')],
+    query: Annotated[
+        str,
+        typer.Argument(help='Words or a question; keywords also take "a phrase", x*, OR, NOT.'),
+    ],
     db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
     limit: Annotated[int, typer.Option(min=1, help="How many hits.")] = 10,
     offset: Annotated[int, typer.Option(min=0, help="Skip this many hits (paging).")] = 0,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+    mode: Annotated[
+        SearchMode | None,
+        typer.Option(
+            help="keyword (bm25), semantic (meaning) or hybrid (both; the default "
+            "when the database has vectors, else keyword)."
+        ),
+    ] = None,
 ) -> None:
-    """Search the full-text index: best matches first, near-duplicates shown once."""
-    cfg = load_or_exit(config, {"db": db})
-    if cfg.db.startswith(("postgresql://", "postgres://")):
-        typer.echo("error: search works on a SQLite database for now", err=True)
-        raise typer.Exit(2)
+    """Search the index: best matches first, near-duplicates shown once."""
+    from litecrawl.index.semantic import find  # numpy and the model: only when searching
+
+    path = _sqlite_db(config, db, "search")
     markers = ("[", "]") if json_out else (_OPEN, _CLOSE)
     try:
-        hits = run_search(
-            cfg.db,
+        results = find(
+            path,
             query,
+            mode=mode.value if mode is not None else None,
             limit=limit,
             offset=offset,
             open_mark=markers[0],
@@ -49,12 +60,51 @@ def search(
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if results.note:
+        typer.echo(f"note: {results.note}", err=True)
+    _show(results.hits, offset, json_out, f"no results for {query!r}")
+
+
+def similar(
+    url: Annotated[str, typer.Argument(help="A crawled URL.")],
+    db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
+    config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many pages.")] = 10,
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """The crawled pages closest in meaning to URL (by their embeddings)."""
+    from litecrawl.index.semantic import similar as run_similar
+
+    path = _sqlite_db(config, db, "similar")
+    try:
+        hits = run_similar(path, url, limit=limit)
+    except LitecrawlError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    _show(hits, 0, json_out, f"no other page with a vector in {path}")
+
+
+class SearchMode(StrEnum):
+    keyword = "keyword"
+    semantic = "semantic"
+    hybrid = "hybrid"
+
+
+def _sqlite_db(config: list[Path] | None, db: str | None, command: str) -> str:
+    cfg = load_or_exit(config, {"db": db})
+    if cfg.db.startswith(("postgresql://", "postgres://")):
+        typer.echo(f"error: {command} works on a SQLite database for now", err=True)
+        raise typer.Exit(2)
+    return cfg.db
+
+
+def _show(hits: list[SearchHit], offset: int, json_out: bool, nothing: str) -> None:
     if json_out:
         typer.echo(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
         return
     out = Console(highlight=False, soft_wrap=True)
     if not hits:
-        out.print(Text(f"no results for {query!r}", style="dim"))
+        out.print(Text(nothing, style="dim"))
         return
     for rank, hit in enumerate(hits, start=offset + 1):
         out.print(_render(rank, hit))

@@ -173,6 +173,23 @@ CREATE TABLE domain_metadata (
 );
 """
 
+# 002: one embedding per resource (float32 BLOB, index/embed.py's model), dropped by the triggers
+# when its resource goes or its text changes, so a stale vector never outlives its text.
+_VECTORS = """
+CREATE TABLE resource_vectors (
+  resource_id INTEGER PRIMARY KEY,
+  model       TEXT NOT NULL,
+  vector      BLOB NOT NULL
+);
+CREATE TRIGGER resource_vectors_gone AFTER DELETE ON resources BEGIN
+  DELETE FROM resource_vectors WHERE resource_id = old.id;
+END;
+CREATE TRIGGER resource_vectors_stale AFTER UPDATE OF text ON resources
+WHEN old.text IS NOT new.text BEGIN
+  DELETE FROM resource_vectors WHERE resource_id = old.id;
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -182,6 +199,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("workers", _WORKERS),
     ("document_canonical", _DOCUMENT_CANONICAL),
     ("strategy", _STRATEGY),
+    ("resource_vectors", _VECTORS),
 ]
 
 

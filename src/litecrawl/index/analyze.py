@@ -51,7 +51,8 @@ class AnalyzerSettings:
     ``main_article``: the main article's text instead of the full page (003
     ``extract.main_article``), by ``article_engine`` (``extract.engine``). ``output_dir``: where
     Markdown + ``.meta.json`` go (None: no files). ``cache_dir``: the disk cache directory, for
-    the sidecar's ``cache_path`` (None: the sidecar says null).
+    the sidecar's ``cache_path`` (None: the sidecar says null). ``embed``: a vector of the text
+    for semantic search (``extract.embed``; the model loads in each worker on its first page).
     """
 
     extra_remove: tuple[str, ...] = ()
@@ -59,6 +60,7 @@ class AnalyzerSettings:
     article_engine: ArticleEngine = DEFAULT_ENGINE
     output_dir: Path | None = None
     cache_dir: Path | None = None
+    embed: bool = True
 
 
 def analyze_page(

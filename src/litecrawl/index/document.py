@@ -28,6 +28,7 @@ class IndexDocument:
     extraction_mode: str = "fullpage"
     markdown_path: str | None = None
     canonical: str | None = None  # the page's rel=canonical, normalized (search prefers it)
+    embedding: bytes | None = None  # the text's vector (index/embed.py), None: not embedded
 
 
 @dataclass(frozen=True, slots=True)

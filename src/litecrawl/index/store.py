@@ -36,6 +36,7 @@ from typing import Any
 
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, bands, hamming
+from litecrawl.index.vectors_sqlite import write_document_vectors
 
 __all__ = ["MIN_NEAR_DUPLICATE_WORDS", "remove_documents", "write_documents"]
 
@@ -117,6 +118,7 @@ def write_documents(conn: sqlite3.Connection, docs: Sequence[IndexDocument]) -> 
         for doc in chunk:
             batch.place(doc)
     batch.write()
+    write_document_vectors(conn, docs)
 
 
 def remove_documents(conn: sqlite3.Connection, urls: Iterable[str]) -> None:

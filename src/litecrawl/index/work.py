@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from litecrawl.cache import DiskCache
+from litecrawl.errors import ConfigError
 from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_markdown, write_atomic
 from litecrawl.extract.page import Extracted
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument
+from litecrawl.index.embed import embed_text
 from litecrawl.index.simhash import simhash
 from litecrawl.parse.links import PageLinks, extract_links
 
 __all__ = ["analyze", "sidecar"]
+
+log = logging.getLogger("litecrawl.index")
+_embed_failed = False  # the model could not be loaded in this process
 
 
 def sidecar(
@@ -111,10 +117,28 @@ def analyze(
             source=source,
             extraction_mode=extracted.extraction_mode,
             markdown_path=str(md_path) if md_path is not None else None,
+            embedding=_embedding(url, extracted.title, text) if settings.embed else None,
         )
     except Exception as exc:  # never let one page take the worker (or the crawl) down
         return f"{type(exc).__name__}: {exc}", links
     return document, links
+
+
+def _embedding(url: str, title: str, text: str) -> bytes | None:
+    """The page's vector; a model that cannot embed costs the vector, not the page."""
+    if not text.strip():
+        return None  # no resource to hold it (the store keeps no empty text)
+    global _embed_failed
+    if _embed_failed:
+        return None
+    try:
+        return embed_text(text, title)
+    except ConfigError as exc:  # no model in this worker: say it once, crawl on without vectors
+        _embed_failed = True
+        log.warning("no embeddings in this worker (from %s on): %s", url, exc)
+    except Exception as exc:
+        log.warning("no embedding for %s: %s: %s", url, type(exc).__name__, exc)
+    return None
 
 
 def _links_or_none(body: bytes, url: str, content_type: str) -> PageLinks | None:

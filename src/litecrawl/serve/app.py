@@ -18,7 +18,7 @@ from litecrawl.serve import security
 from litecrawl.serve.queries import STATES, PageFilter
 from litecrawl.serve.render import make_environment
 from litecrawl.serve.seeds import SeedAdder
-from litecrawl.serve.views import HOST_SORTS, PAGE_LIMIT, Dashboard
+from litecrawl.serve.views import HOST_SORTS, PAGE_LIMIT, SEARCH_MODES, Dashboard
 
 __all__ = ["ServeSettings", "make_app"]
 
@@ -176,9 +176,25 @@ async def _search(request: web.Request) -> web.Response:
     offset = _int(request, "offset", 0, 10**9)
     # the API marks matches like `litecrawl search --json`; HTML uses private markers
     marks = ("[", "]") if _api(request) else ("\x02", "\x03")
+    mode = request.query.get("mode") or None  # None: hybrid when there are vectors (as the CLI)
+    if mode not in (None, *SEARCH_MODES):
+        raise _fail(request, 400, f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
     dashboard = request.app[_SETTINGS].dashboard
-    hits = await _read(request, lambda: dashboard.search(query, limit, offset, marks))
-    return _answer(request, hits, "search.html", query=query, offset=offset, limit=limit)
+    hits, ran, note = await _read(
+        request, lambda: dashboard.search(query, mode, limit, offset, marks)
+    )
+    return _answer(
+        request,
+        hits,
+        "search.html",
+        query=query,
+        offset=offset,
+        limit=limit,
+        mode=mode or "",
+        ran=ran,
+        note=note,
+        modes=SEARCH_MODES,
+    )
 
 
 async def _seeds_form(request: web.Request) -> web.Response:

@@ -6,21 +6,25 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from litecrawl.cache import DiskCache
 from litecrawl.cli.stats import robots_origins, robots_state, stats_view
-from litecrawl.index.search import search
 from litecrawl.lease import LeaseRules
 from litecrawl.serve.chart import BarChart, activity_chart
 from litecrawl.serve.links import links_out
 from litecrawl.serve.queries import DashboardQueries, PageFilter
 from litecrawl.urls import UrlRules
 
-__all__ = ["HOST_SORTS", "PAGE_LIMIT", "Dashboard", "iso"]
+if TYPE_CHECKING:
+    from litecrawl.index.semantic import Mode
+
+__all__ = ["HOST_SORTS", "PAGE_LIMIT", "SEARCH_MODES", "Dashboard", "iso"]
 
 PAGE_LIMIT = 50
 HOST_SORTS = ("host", "pages", "crawled", "errors", "due", "claimed", "robots", "crawl_delay")
+# litecrawl.index.semantic.MODES, without importing numpy and the model at start-up
+SEARCH_MODES = ("keyword", "semantic", "hybrid")
 _BUCKET_SEC = 60
 _BUCKETS = 60  # the last hour, per minute
 
@@ -122,11 +126,23 @@ class Dashboard:
             "links_out": None if out is None else [{"url": u, "state": known.get(u)} for u in out],
         }
 
-    def search(self, query: str, limit: int, offset: int, marks: tuple[str, str]) -> list[Any]:
-        hits = search(
-            self.db, query, limit=limit, offset=offset, open_mark=marks[0], close_mark=marks[1]
+    def search(
+        self, query: str, mode: str | None, limit: int, offset: int, marks: tuple[str, str]
+    ) -> tuple[list[Any], str, str | None]:
+        """The hits of ``litecrawl search`` (same modes and default), the mode that ran and
+        why it is not the one asked for."""
+        from litecrawl.index.semantic import find  # numpy and the model: only when searching
+
+        results = find(
+            self.db,
+            query,
+            mode=cast("Mode | None", mode),  # checked against SEARCH_MODES by the caller
+            limit=limit,
+            offset=offset,
+            open_mark=marks[0],
+            close_mark=marks[1],
         )
-        return [asdict(h) for h in hits]
+        return [asdict(h) for h in results.hits], results.mode, results.note
 
 
 def _document(row: dict[str, Any]) -> dict[str, Any]:

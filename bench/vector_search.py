@@ -1,0 +1,134 @@
+"""Search latency per mode (keyword, semantic, hybrid) at N indexed pages, and the cost of
+embedding a page.
+
+    uv run python bench/vector_search.py --n 10000 100000
+
+Builds one index per N (in a temporary folder) through the store the crawler uses
+(``write_documents``, with each page's vector): texts of 150-400 words drawn with a fixed seed
+from the words of PostgreSQL's documentation (``postgresql-doc-15``), so the FTS5 index and the
+vectors look like a real crawl's. Then times :func:`litecrawl.index.semantic.find` for 20
+queries in each mode (the model already loaded, as in a long-lived process; a CLI call adds the
+model's load, printed separately) and reports the median and the slowest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from litecrawl.frontier.migrations import migrate
+from litecrawl.frontier.sqlite import connect
+from litecrawl.index.document import IndexDocument
+from litecrawl.index.embed import Embedder, embed_text, embedder
+from litecrawl.index.semantic import MODES, find
+from litecrawl.index.simhash import simhash
+from litecrawl.index.store import write_documents
+
+SITE = Path("/usr/share/doc/postgresql-doc-15/html")
+QUERIES = [
+    "backup database",
+    "how do I copy a table to a file",
+    "vacuum",
+    "create index concurrently",
+    "replication slot",
+    "make the server faster",
+    "json operators",
+    "who may read my tables",
+    "transaction isolation",
+    "full text search",
+    "date functions",
+    "connection pooling",
+    "foreign key",
+    "upgrade to a new major version",
+    "write ahead log",
+    "trigger function",
+    "user password",
+    "partitioned table",
+    "locale collation",
+    "explain analyze",
+]
+
+
+def vocabulary() -> list[str]:
+    words: list[str] = []
+    for page in sorted(SITE.glob("*.html"))[:300]:
+        text = re.sub(r"<[^>]+>", " ", page.read_text("utf-8", "replace"))
+        words += re.findall(r"[A-Za-z][a-z]{2,}", text)
+    return words
+
+
+def build(path: Path, n: int, words: list[str]) -> float:
+    """The index of ``n`` pages; returns the embedding's ms per page."""
+    rng = random.Random(n)
+    conn = connect(path)
+    migrate(conn)
+    embedding_s = 0.0
+    batch: list[IndexDocument] = []
+    for i in range(n):
+        start = rng.randrange(len(words) - 400)
+        text = " ".join(words[start : start + rng.randint(150, 400)]) + f" page{i}"
+        t0 = time.perf_counter()
+        vector = embed_text(text)
+        embedding_s += time.perf_counter() - t0
+        batch.append(
+            IndexDocument(
+                url=f"http://bench.example/{i}",
+                title=" ".join(text.split()[:6]),
+                keywords=(),
+                text_preview=text[:500],
+                text=text,
+                text_hash=hashlib.sha256(text.encode()).hexdigest(),
+                simhash=simhash(text),
+                embedding=vector,
+            )
+        )
+        if len(batch) == 1000:
+            conn.execute("BEGIN IMMEDIATE")
+            write_documents(conn, batch)
+            conn.execute("COMMIT")
+            batch = []
+    if batch:
+        conn.execute("BEGIN IMMEDIATE")
+        write_documents(conn, batch)
+        conn.execute("COMMIT")
+    conn.close()
+    return 1000 * embedding_s / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[10_000])
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    Embedder()
+    print(f"model load: {1000 * (time.perf_counter() - t0):.0f} ms")
+    embedder()
+    words = vocabulary()
+    print("| pages | embedding ms/page | mode | median ms | slowest ms |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.n:
+            db = Path(tmp) / f"v{n}.db"
+            per_page = build(db, n, words)
+            for mode in MODES:
+                find(db, QUERIES[0], mode=mode)  # warm the page cache
+                times = []
+                for query in QUERIES:
+                    t0 = time.perf_counter()
+                    find(db, query, mode=mode)
+                    times.append(1000 * (time.perf_counter() - t0))
+                print(
+                    f"| {n:,} | {per_page:.3f} | {mode} | {statistics.median(times):.1f} |"
+                    f" {max(times):.1f} |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

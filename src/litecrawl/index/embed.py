@@ -1,0 +1,167 @@
+"""Text embeddings: one 256-dimension vector per text, by WordLlama (weights in its wheel).
+
+The model is ``wordllama``'s ``l2_supercat`` at 256 dimensions (MIT): a table of 32,000 token
+vectors (16 MB, float16) and Llama 2's tokenizer, both files inside the wheel. It is read from
+there once per process, on first use (in the analysis workers when they embed their first page,
+in the CLI when a query needs it), never downloaded. The files are read directly (the tokenizer
+with ``tokenizers``, the table from its safetensors file) rather than through
+``WordLlama.load``: that one imports pydantic, toml and requests and then, with a wrong cache
+folder, tries to download; reading the two files costs a worker 0.2 s instead of 0.8 s of CPU.
+``tests/test_embed.py`` checks the result against ``WordLlama.embed`` itself.
+
+WordLlama's vector is the normalised mean of the text's token vectors. The tokenizer costs most
+of the time (0.4 ms for a 250-word page), and pages repeat words, so each distinct
+whitespace-separated word is tokenized once per process and its summed token vector kept
+(:data:`_WORD_CACHE` words at most): the same vector as ``WordLlama.embed`` of the same words
+within float error, at a fraction of the cost. A page is embedded by its title and its first
+:data:`MAX_WORDS` words. Vectors are L2-normalised float32, little-endian, as bytes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from litecrawl.errors import ConfigError
+from litecrawl.index.vectors import DIMENSIONS, MODEL
+
+__all__ = [
+    "DIMENSIONS",
+    "MAX_WORDS",
+    "MODEL",
+    "Embedder",
+    "embed_text",
+    "embedder",
+    "from_blob",
+    "page_text",
+    "to_blob",
+]
+
+log = logging.getLogger("litecrawl.index")
+
+_WORD_CACHE = 200_000
+# A page is embedded by its first words: the top of a page says what it is about, and the cost
+# stays bounded (kit pages have 2,000 words: all of them cost a third of the crawl's CPU per page).
+MAX_WORDS = 400
+_DTYPE = np.dtype("<f4")
+
+Vector = npt.NDArray[np.float32]
+
+
+class Embedder:
+    """The loaded model and its per-word cache (one per process: see :func:`embedder`)."""
+
+    def __init__(self) -> None:
+        folder = _package_folder()
+        try:
+            from tokenizers import Tokenizer
+
+            self._tokenizer: Any = Tokenizer.from_file(str(folder / _TOKENIZER))
+            self._table = _read_table(folder / _WEIGHTS)
+        except Exception as exc:  # a broken install: say which folder, not a traceback
+            raise ConfigError(f"cannot load the embedding model from {folder}: {exc}") from exc
+        # word -> row of _sums, the sum of the word's token vectors (the mean's direction is
+        # the sum's: the token count is not needed for a unit vector)
+        self._rows: dict[str, int] = {}
+        self._sums: Vector = np.empty((1024, DIMENSIONS), dtype=np.float32)
+
+    def vector(self, text: str) -> Vector | None:
+        """The unit vector of ``text`` (None when it has no words)."""
+        words = text.split(maxsplit=MAX_WORDS)[:MAX_WORDS]
+        if not words:
+            return None
+        if len(self._rows) + len(words) > _WORD_CACHE:
+            self._rows.clear()  # the rare words of a huge crawl: start afresh, bounded memory
+        # known words in one C-level pass (a Python call per word was most of the cost)
+        found = list(map(self._rows.get, words))
+        rows = [self._row(w) if r is None else r for w, r in zip(words, found, strict=True)]
+        # a sum of rows, no matrix product: BLAS would start its threads in every worker
+        # process and spin them against the crawl (measured: twice the crawl's CPU)
+        total: Vector = self._sums[rows].sum(axis=0, dtype=np.float32)
+        norm = float(np.sqrt(np.square(total).sum()))
+        if norm == 0.0:
+            return None
+        return total / np.float32(norm)
+
+    def _row(self, word: str) -> int:
+        row = self._rows.get(word)
+        if row is None:
+            row = len(self._rows)
+            if row == len(self._sums):
+                grown = np.empty((2 * row, DIMENSIONS), dtype=np.float32)
+                grown[:row] = self._sums
+                self._sums = grown
+            ids = np.asarray(self._tokenizer.encode(word, add_special_tokens=False).ids)
+            known = np.clip(ids, 0, len(self._table) - 1)
+            self._sums[row] = self._table[known].sum(axis=0, dtype=np.float32)
+            self._rows[word] = row
+        return row
+
+
+_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+_WEIGHTS = "weights/l2_supercat_256.safetensors"
+
+
+def _package_folder() -> Path:
+    """The installed ``wordllama`` package's folder (found, not imported)."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("embeddings need the 'wordllama' package (its weights and tokenizer)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _read_table(path: Path) -> npt.NDArray[np.float16]:
+    """The token table of a one-tensor safetensors file: an 8-byte little-endian header
+    length, a JSON header, then the raw tensor."""
+    data = path.read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    tensor = header["embedding.weight"]
+    if tensor["dtype"] != "F16" or tensor["shape"][1] != DIMENSIONS:
+        raise ValueError(f"unexpected tensor {tensor['dtype']} {tensor['shape']}")
+    begin, end = tensor["data_offsets"]
+    table = np.frombuffer(data, dtype="<f2", count=(end - begin) // 2, offset=8 + size + begin)
+    return table.reshape(tensor["shape"])
+
+
+_loaded: Embedder | ConfigError | None = None
+
+
+def embedder() -> Embedder:
+    """This process's :class:`Embedder`, loaded on first call (0.1 s). A model that cannot be
+    loaded raises :class:`ConfigError`, the same one on every later call (no reload per page)."""
+    global _loaded
+    if _loaded is None:
+        try:
+            _loaded = Embedder()
+        except ConfigError as exc:
+            _loaded = exc
+    if isinstance(_loaded, ConfigError):
+        raise _loaded
+    return _loaded
+
+
+def embed_text(text: str, title: str = "") -> bytes | None:
+    """The vector of a page's ``title`` and ``text`` (its first :data:`MAX_WORDS` words) as
+    float32 bytes, or None when it has no words."""
+    vector = embedder().vector(page_text(title, text))
+    return None if vector is None else to_blob(vector)
+
+
+def page_text(title: str, text: str) -> str:
+    """What is embedded for a page: its title, then its text."""
+    return f"{title}\n{text}" if title else text
+
+
+def to_blob(vector: Vector) -> bytes:
+    return np.asarray(vector, dtype=_DTYPE).tobytes()
+
+
+def from_blob(blob: bytes) -> Vector:
+    return np.frombuffer(blob, dtype=_DTYPE).astype(np.float32)

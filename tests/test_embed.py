@@ -1,0 +1,62 @@
+"""litecrawl.index.embed: the same vectors as WordLlama's own code, from the wheel's files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from litecrawl.index.embed import (
+    DIMENSIONS,
+    MAX_WORDS,
+    embed_text,
+    embedder,
+    from_blob,
+    page_text,
+)
+
+TEXTS = [
+    "Solar panels turn sunlight into electricity; a roof panel covers much of a house's use.",
+    "Die Katze schläft auf dem Sofa, und im Winter trinken wir heißen Tee.",
+    "東京の天気は晴れです。桜の花が咲いています。",
+    "C++ templates, foo-bar identifiers and 3.14159 numbers: punctuation, digits and CamelCase.",
+]
+
+
+def test_vectors_are_wordllamas_own() -> None:
+    import wordllama
+    from wordllama import WordLlama
+
+    reference = WordLlama.load(
+        config="l2_supercat",
+        dim=DIMENSIONS,
+        cache_dir=Path(wordllama.__file__).parent,
+        disable_download=True,
+    )
+    ours = embedder()
+    for text in TEXTS:
+        expected = np.asarray(reference.embed(text, norm=True))[0]
+        got = ours.vector(text)
+        assert got is not None and got.shape == (DIMENSIONS,)
+        assert float(got @ expected) > 0.9999, text
+
+
+def test_blob_round_trip_unit_length_and_empty_text() -> None:
+    blob = embed_text("a page about telescopes", "Astronomy")
+    assert blob is not None and len(blob) == 4 * DIMENSIONS
+    vector = from_blob(blob)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+    assert embed_text("   \n ") is None
+
+
+def test_long_pages_are_embedded_by_their_first_words() -> None:
+    head = " ".join(f"word{i}" for i in range(MAX_WORDS))
+    tail = " completely different words about cooking pasta" * 50
+    assert embed_text(head) == embed_text(head + tail)
+    assert page_text("Title", "text") == "Title\ntext"
+
+
+@pytest.mark.parametrize("text", ["\x00\x01 bytes", "emoji 🚀🚀", "x" * 10_000])
+def test_odd_text_embeds(text: str) -> None:
+    assert embed_text(text) is not None
