@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from litecrawl.frontier.base import NewLink, PageUpdate
-from litecrawl.frontier.sqlite import SQLiteFrontier, connect
+from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
 
 BATCH = 64
 LINKS_PER_PAGE = 20

@@ -22,13 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from litecrawl.frontier.migrations import migrate
-from litecrawl.frontier.sqlite import connect
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.embed import Embedder, embed_text, embedder
 from litecrawl.index.semantic import MODES, find
 from litecrawl.index.simhash import simhash
-from litecrawl.index.store import write_documents
+from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.index import write_documents
+from litecrawl.store.sqlite.migrations import migrate
 
 SITE = Path("/usr/share/doc/postgresql-doc-15/html")
 QUERIES = [

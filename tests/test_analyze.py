@@ -23,12 +23,12 @@ from litecrawl.cache import DiskCache
 from litecrawl.config import load_config
 from litecrawl.crawl import run_crawl
 from litecrawl.fetch.base import FetchResult
-from litecrawl.frontier.sqlite import connect
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer, analyze_page
 from litecrawl.index.document import IndexDocument, PageAnalysis
-from litecrawl.index.search import search
 from litecrawl.index.simhash import simhash
 from litecrawl.parse.links import extract_links
+from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.search import search
 
 SIDECAR_FIELDS = [
     "url",

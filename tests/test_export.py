@@ -24,9 +24,9 @@ from litecrawl.errors import ConfigError
 from litecrawl.export import FIELDS, export
 from litecrawl.fetch.base import FetchResult
 from litecrawl.frontier.base import PageUpdate
-from litecrawl.frontier.sqlite import SQLiteFrontier, connect
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.simhash import simhash
+from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
 
 TEXTS = {
     "https://a.example/": 'Welcome to A. A page about apples, "quotes", commas, and\nnew lines.',

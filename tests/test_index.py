@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litecrawl.frontier.base import PageUpdate
-from litecrawl.frontier.sqlite import SQLiteFrontier, connect
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.simhash import NEAR_DUPLICATE_DISTANCE, bands, hamming, simhash
-from litecrawl.index.store import remove_documents, write_documents
+from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
+from litecrawl.store.sqlite.index import remove_documents, write_documents
 
 # --- text helpers -------------------------------------------------------------------------------
 

@@ -17,9 +17,9 @@ from aiohttp import web
 from conftest import LocalServer, db_rows, html_page
 
 from litecrawl.frontier.base import NewLink, WorkerIdentity
-from litecrawl.frontier.sqlite import SQLiteFrontier
 from litecrawl.lease import Lease, LeaseRules, current_identity
 from litecrawl.schedule import Schedule
+from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
 Serve = Callable[[web.Application], LocalServer]
 N_PAGES = 150

@@ -1,4 +1,4 @@
-"""litecrawl.index.search and ``litecrawl search``: ranking, phrases, prefixes, near-duplicates."""
+"""The SQLite search and ``litecrawl search``: ranking, phrases, prefixes, near-duplicates."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 
 from litecrawl.cli.search import search as search_cmd
 from litecrawl.errors import ConfigError
-from litecrawl.frontier.sqlite import SQLiteFrontier, connect
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.search import SearchHit, best_url, search
 from litecrawl.index.simhash import simhash
-from litecrawl.index.store import write_documents
+from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
+from litecrawl.store.sqlite.index import write_documents
+from litecrawl.store.sqlite.search import SearchHit, best_url, search
 
 FILLER = (
     "The committee met on Tuesday to review the budget for the coming year. Members discussed "

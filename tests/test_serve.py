@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 
 from litecrawl.cli import app
 from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
-from litecrawl.frontier.sqlite import SQLiteFrontier
 from litecrawl.lease import current_identity
+from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()

@@ -11,10 +11,10 @@ from typing import Any, Literal
 from litecrawl.engine import CrawlStats, Engine, EngineOptions
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import Fetcher
-from litecrawl.frontier.sqlite import SQLiteFrontier
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
+from litecrawl.store.sqlite.frontier import SQLiteFrontier
 from litecrawl.strategy.base import BaseCrawlingStrategy
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy

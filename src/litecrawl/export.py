@@ -44,8 +44,8 @@ from warcio.warcwriter import WARCWriter
 
 from litecrawl.cache import DiskCache
 from litecrawl.errors import ConfigError, FrontierError
-from litecrawl.frontier.sqlite import connect
-from litecrawl.index.vectors_sqlite import vectors_of_resources
+from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.vectors import vectors_of_resources
 
 __all__ = ["FIELDS", "FORMATS", "ExportFormat", "export"]
 

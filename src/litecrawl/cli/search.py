@@ -15,7 +15,7 @@ from rich.text import Text
 
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
-from litecrawl.index.search import SearchHit
+from litecrawl.store.sqlite.search import SearchHit
 
 __all__ = ["search", "similar"]
 

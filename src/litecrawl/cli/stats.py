@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,11 +21,11 @@ from rich.table import Table
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
 from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import FrontierSummary, HostSummary, RunSummary, WorkerRecord
-from litecrawl.lease import LeaseRules, current_identity
-from litecrawl.politeness.robots import RobotsPolicy
+from litecrawl.frontier.base import FrontierSummary
+from litecrawl.lease import LeaseRules
+from litecrawl.stats_view import Robots, iso, robots_origins, robots_state, stats_view
 
-__all__ = ["robots_origins", "robots_state", "stats", "stats_view"]
+__all__ = ["stats"]
 
 
 def stats(
@@ -81,12 +80,11 @@ def stats(
 
 
 # host -> (robots.txt mode, its Crawl-delay for our user agent, until when the record holds)
-_Robots = dict[str, tuple[str, float | None, float]]
 
 
 async def _summary(
     location: str, now: int, hosts: int | None, user_agent: str, domains: bool, partitions: int
-) -> tuple[FrontierSummary, _Robots, dict[str, str], dict[int, dict[str, int]]]:
+) -> tuple[FrontierSummary, Robots, dict[str, str], dict[int, dict[str, int]]]:
     async with open_frontier(location) as frontier:
         summary = await frontier.summary(now, hosts)
         metadata = await frontier.domain_metadata() if domains else {}
@@ -96,115 +94,6 @@ async def _summary(
             if (found := await frontier.get_robots(origin)) is not None:
                 records[origin] = found
         return summary, robots_state(summary.top_hosts, records, user_agent), metadata, parts
-
-
-def robots_origins(hosts: list[HostSummary]) -> list[str]:
-    """The robots.txt origins to look up for ``hosts`` (https first)."""
-    return [f"{scheme}://{h.host}" for h in hosts for scheme in ("https", "http")]
-
-
-def robots_state(
-    hosts: list[HostSummary], records: dict[str, tuple[str, float]], user_agent: str
-) -> _Robots:
-    """Each host's robots.txt mode, Crawl-delay and expiry from its cached records
-    (origin -> (record, expires_at)); https is preferred, unreadable records skipped."""
-    robots: _Robots = {}
-    for h in hosts:
-        for scheme in ("https", "http"):
-            found = records.get(f"{scheme}://{h.host}")
-            if found is None:
-                continue
-            try:
-                policy = RobotsPolicy.from_record(json.loads(found[0]), user_agent)
-            except ValueError:
-                continue
-            robots[h.host] = (policy.mode, policy.crawl_delay(), found[1])
-            break
-    return robots
-
-
-def stats_view(
-    db: str, s: FrontierSummary, now: float, rules: LeaseRules, robots: _Robots | None = None
-) -> dict[str, Any]:
-    """What ``stats`` shows, as plain data (times ISO 8601 in local time, ages in seconds)."""
-    robots = robots or {}
-    status = {w.id: _status(w, now, rules) for w in s.workers}
-    live = {i for i, st in status.items() if st != "dead"}
-    return {
-        "db": db,
-        "pages": {"total": sum(s.by_state.values()), "by_state": s.by_state, "by_kind": s.by_kind},
-        "due_now": s.due_now,
-        "claimed": s.claimed,
-        "next_due": _iso(s.next_due),
-        "hosts": {
-            "total": s.hosts,
-            "shown": [_host(h, robots.get(h.host), now) for h in s.top_hosts],
-        },
-        "errors": [asdict(e) for e in s.errors],
-        "runs": [_run(r, live, now) for r in s.runs],
-        "workers": [
-            {
-                "id": w.id,
-                "hostname": w.identity.hostname,
-                "pid": w.identity.pid,
-                "command": w.identity.command,
-                "started_at": _iso(w.started_at),
-                "heartbeat_age_sec": round(max(now - w.heartbeat_at, 0.0), 1),
-                "status": status[w.id],
-                "claims": w.claims,
-            }
-            for w in s.workers
-        ],
-    }
-
-
-def _run(r: RunSummary, live: set[int], now: float) -> dict[str, Any]:
-    if r.finished_at is None:
-        # no end written: still running if its worker is alive, else killed (kill -9, crash)
-        outcome = "running" if r.worker_id is not None and r.worker_id in live else "killed"
-        duration = now - r.started_at if outcome == "running" else None
-    else:
-        outcome = "interrupted" if r.stats.get("interrupted") else "done"
-        duration = float(r.finished_at - r.started_at)
-    return {
-        "id": r.id,
-        "command": r.command,
-        "started_at": _iso(r.started_at),
-        "duration_sec": None if duration is None else round(duration, 1),
-        "fetched": r.stats.get("fetched"),
-        "failed": r.stats.get("failed"),
-        "pages_per_sec": r.stats.get("pages_per_sec"),
-        "outcome": outcome,
-    }
-
-
-def _host(
-    h: HostSummary, robots: tuple[str, float | None, float] | None, now: float
-) -> dict[str, Any]:
-    view = asdict(h)
-    mode, delay, expires = robots or (None, None, 0.0)
-    view["robots"] = mode
-    view["crawl_delay"] = h.crawl_delay if h.crawl_delay is not None else delay
-    # robots.txt unreachable (5xx, network): nothing of the host is fetched until the record ends
-    view["blocked_until"] = _iso(expires) if mode == "disallow_all" and expires > now else None
-    return view
-
-
-def _status(w: WorkerRecord, now: float, rules: LeaseRules) -> str:
-    """alive; late (missed heartbeats, lease not over yet); dead (the next run or any running
-    worker recovers its claims)."""
-    if rules.is_dead(w, now, current_identity()):
-        return "dead"
-    return "late" if rules.overdue(w, now) else "alive"
-
-
-def _iso(epoch: float | None) -> str | None:
-    if epoch is None:
-        return None
-    return datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
-
-
-# -- tables ------------------------------------------------------------------------------------
 
 
 def _print(v: dict[str, Any], console: Console) -> None:
@@ -341,7 +230,7 @@ def _duration(seconds: float | None) -> str:
 def _politeness(h: dict[str, Any]) -> str:
     parts = []
     if h["slowed_until"] is not None:
-        parts.append(f"slowed until {_local(_iso(h['slowed_until']))} (429/503)")
+        parts.append(f"slowed until {_local(iso(h['slowed_until']))} (429/503)")
     if h["blocked_until"] is not None:
         parts.append(f"robots.txt unreachable: waiting until {_local(h['blocked_until'])}")
     if h["crawl_delay"] is not None:

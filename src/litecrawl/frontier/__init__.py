@@ -1,9 +1,8 @@
 """Frontier stores behind one interface (SQLite embedded; PostgreSQL for scale-out)."""
 
 from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
-from litecrawl.frontier.sqlite import SQLiteFrontier
 
-__all__ = ["ClaimedPage", "Frontier", "NewLink", "PageUpdate", "SQLiteFrontier", "open_frontier"]
+__all__ = ["ClaimedPage", "Frontier", "NewLink", "PageUpdate", "open_frontier"]
 
 
 def open_frontier(location: str) -> Frontier:
@@ -12,4 +11,7 @@ def open_frontier(location: str) -> Frontier:
         from litecrawl.errors import ConfigError
 
         raise ConfigError(f"PostgreSQL frontier is not available yet: {location}")
+    # Imported here: the backends import this package's base module.
+    from litecrawl.store.sqlite.frontier import SQLiteFrontier
+
     return SQLiteFrontier(location)

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from litecrawl.errors import ConfigError, FrontierError
-from litecrawl.frontier.migrations import migrate
-from litecrawl.frontier.sqlite import connect
 from litecrawl.index.embed import embedder, page_text, to_blob
-from litecrawl.index.vectors_sqlite import SQLiteVectors
+from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.migrations import migrate
+from litecrawl.store.sqlite.vectors import SQLiteVectors
 
 __all__ = ["embed_missing"]
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from litecrawl.errors import ConfigError, FrontierError
-from litecrawl.frontier.sqlite import connect
 from litecrawl.index.embed import embedder, from_blob
-from litecrawl.index.search import SearchHit, _hit, search
 from litecrawl.index.vectors import Neighbour
-from litecrawl.index.vectors_sqlite import SQLiteVectors, resource_of_url, resource_previews
+from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.search import SearchHit, _hit, search
+from litecrawl.store.sqlite.vectors import SQLiteVectors, resource_of_url, resource_previews
 
 __all__ = ["MODES", "RRF_K", "Mode", "Results", "find", "similar"]
 

@@ -2,7 +2,7 @@
 
 One vector per resource (near-duplicate URLs share a resource, so they share its vector),
 tagged with the model that made it. :class:`VectorStore` is what search, ``similar``, the
-export and ``litecrawl index --embed`` talk to; :mod:`litecrawl.index.vectors_sqlite` is the
+export and ``litecrawl index --embed`` talk to; :mod:`litecrawl.store.sqlite.vectors` is the
 SQLite implementation (BLOBs beside the resources, scanned exactly with numpy: see its doc).
 """
 

@@ -2,6 +2,6 @@
 
 from litecrawl.serve.app import ServeSettings, make_app
 from litecrawl.serve.queries import DashboardQueries
-from litecrawl.serve.queries_sqlite import SQLiteDashboardQueries
+from litecrawl.store.sqlite.dashboard import SQLiteDashboardQueries
 
 __all__ = ["DashboardQueries", "SQLiteDashboardQueries", "ServeSettings", "make_app"]

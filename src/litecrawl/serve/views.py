@@ -9,11 +9,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from litecrawl.cache import DiskCache
-from litecrawl.cli.stats import robots_origins, robots_state, stats_view
 from litecrawl.lease import LeaseRules
 from litecrawl.serve.chart import BarChart, activity_chart
 from litecrawl.serve.links import links_out
 from litecrawl.serve.queries import DashboardQueries, PageFilter
+from litecrawl.stats_view import robots_origins, robots_state, stats_view
 from litecrawl.urls import UrlRules
 
 if TYPE_CHECKING:

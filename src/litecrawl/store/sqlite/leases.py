@@ -1,6 +1,6 @@
 """Leases in SQLite: worker rows, heartbeats, and the recovery of claims that lost their worker.
 
-Plain functions on a connection, called inside :class:`~litecrawl.frontier.sqlite.SQLiteFrontier`'s
+Plain functions on a connection, called inside :class:`SQLiteFrontier`'s
 transactions; the statements are portable SQL so the PostgreSQL backend can share their shape.
 """
 

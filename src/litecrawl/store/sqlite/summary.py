@@ -14,7 +14,7 @@ from litecrawl.frontier.base import (
     HostSummary,
     RunSummary,
 )
-from litecrawl.frontier.sqlite_leases import read_workers
+from litecrawl.store.sqlite.leases import read_workers
 
 __all__ = ["STATE_NAMES", "read_partitions", "read_summary"]
 

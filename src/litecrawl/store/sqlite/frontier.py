@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier import sqlite_leases as leases
 from litecrawl.frontier.base import (
     PARKED,
     ClaimedPage,
@@ -27,11 +26,12 @@ from litecrawl.frontier.base import (
     WorkerIdentity,
     WorkerRecord,
 )
-from litecrawl.frontier.migrations import migrate
-from litecrawl.frontier.summary import read_partitions, read_summary
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.store import remove_documents, write_documents
 from litecrawl.schedule import Schedule
+from litecrawl.store.sqlite import leases
+from litecrawl.store.sqlite.index import remove_documents, write_documents
+from litecrawl.store.sqlite.migrations import migrate
+from litecrawl.store.sqlite.summary import read_partitions, read_summary
 
 __all__ = ["SQLiteFrontier", "connect"]
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, bands, hamming
-from litecrawl.index.vectors_sqlite import write_document_vectors
+from litecrawl.store.sqlite.vectors import write_document_vectors
 
 __all__ = ["MIN_NEAR_DUPLICATE_WORDS", "remove_documents", "write_documents"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from litecrawl.errors import ConfigError, FrontierError
-from litecrawl.frontier.sqlite import connect
+from litecrawl.store.sqlite.frontier import connect
 
 __all__ = ["TITLE_WEIGHT", "SearchHit", "best_url", "search"]
 

@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.frontier.base import FrontierSummary
-from litecrawl.frontier.summary import STATE_NAMES, read_summary
 from litecrawl.serve.queries import (
     STATES,
     ActivityBucket,
@@ -24,6 +23,7 @@ from litecrawl.serve.queries import (
     PageList,
     PageRow,
 )
+from litecrawl.store.sqlite.summary import STATE_NAMES, read_summary
 
 __all__ = ["SQLiteDashboardQueries"]
 

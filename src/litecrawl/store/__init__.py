@@ -1,0 +1,1 @@
+"""Storage backends: one package per database, the same names on each side."""

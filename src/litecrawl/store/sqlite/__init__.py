@@ -1,0 +1,1 @@
+"""The SQLite backend: one file holds frontier, hosts, index, vectors and run records."""
