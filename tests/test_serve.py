@@ -47,7 +47,9 @@ def _site() -> web.Application:
             "/about": html_page("<p>We sell guppies, tetras and one zebrafish.</p>", "About"),
             "/hostile": html_page(
                 "<p>evil page &lt;script&gt;window.__pwned = 3&lt;/script&gt; "
-                '<a href="/zebra">z</a> <a href="javascript:window.__pwned = 4">js</a></p>',
+                '<a href="/zebra">z</a> <a href="javascript:window.__pwned = 4">js</a> '
+                "<a href='http://127.0.0.2:9/evil?q=\"><script>window.__pwned = 5</script>'>x</a>"
+                "</p>",
                 HOSTILE,
             ),
         }
@@ -148,11 +150,18 @@ def test_dashboard_in_chromium(crawled: tuple[Path, str], start: Callable[..., s
         assert page.locator("#fetch-chart rect.ok").count() >= 1
         assert page.locator("#fetch-chart rect.err").count() >= 1  # the 404
         assert "http_404" in (page.text_content("#errors") or "")
+        assert page.locator("#errors-over-time tbody tr").count() == 1
+        cells = page.locator("#errors-over-time tbody td").all_text_contents()
+        assert cells[-1] == "1"  # the 404's minute
+        page.click("#windows a")  # 24h
+        assert "last 24 hours" in (page.text_content("h2") or "")
+        page.goto(base + "/")
         assert page.locator("#runs tbody tr").count() == len(stats["runs"]) == 1
         _shot(page, "overview")
 
         page.goto(base + "/hosts?sort=errors&order=desc")
         assert page.locator("#hosts tbody tr").count() == 1
+        assert page.text_content("#hosts tbody td:nth-child(7)").endswith(" ms")  # avg response
         _shot(page, "hosts")
 
         page.goto(base + "/pages?state=error")
@@ -167,23 +176,30 @@ def test_dashboard_in_chromium(crawled: tuple[Path, str], start: Callable[..., s
         assert page.locator("#hits li").first.locator("mark").first.text_content() == "Zebrafish"
         _shot(page, "search")
 
-        # a page's detail: its links out (from the cache), each linking to its own detail
+        # a page's detail: its links out and in (the link graph), each to its own detail
         page.goto(base + "/page?url=" + quote(site + "/", safe=""))
         links = page.locator("#links-out li").all_text_contents()
         assert [t.split()[0] for t in links] == [
-            f"{site}/zebra",
             f"{site}/about",
-            f"{site}/hostile",
             f"{site}/gone",
+            f"{site}/hostile",
+            f"{site}/zebra",
         ]
-        assert "error" in links[3]
+        assert "error" in links[1] and "404" in links[1]
+        page.click(f"#links-out a[href='/page?url={quote(site + '/zebra', safe='')}']")
+        assert page.text_content("#doc-title") == "Zebrafish care"
+        inbound = page.locator("#links-in li").all_text_contents()
+        assert [t.split()[0] for t in inbound] == [f"{site}/", f"{site}/hostile"]
         _shot(page, "page")
 
         # the hostile title is text, and nothing of it ran
         page.goto(base + "/page?url=" + quote(site + "/hostile", safe=""))
         assert page.text_content("#doc-title") == HOSTILE
         hostile_links = page.locator("#links-out li").all_text_contents()
-        assert [t.split()[0] for t in hostile_links] == [f"{site}/zebra"]  # no javascript:
+        # no javascript:; a URL full of markup is text
+        assert hostile_links[0].split()[0] == f"{site}/zebra"
+        assert hostile_links[1].startswith('http://127.0.0.2:9/evil?q="><script>window.__pwned')
+        assert page.locator("#links-out script").count() == 0
         assert page.evaluate("typeof window.__pwned") == "undefined"
         page.goto(base + "/search?q=evil")
         assert page.locator("#hits .title").first.text_content() == HOSTILE
@@ -221,11 +237,19 @@ def test_api_answers_what_stats_says(crawled: tuple[Path, str], start: Callable[
     stats = _stats(db)
     for key in ("db", "pages", "due_now", "claimed", "next_due", "hosts", "errors", "runs"):
         assert overview[key] == stats[key], key
-    assert overview["last_hour"]["fetched"] == 5
-    assert overview["last_hour"]["errors"] == {"http_404": 1}
+    assert overview["activity"]["window"] == "1h"
+    assert overview["activity"]["fetched"] == 5
+    assert overview["activity"]["errors"] == {"http_404": 1}
+    day = _get(base + "/api/overview?window=24h")["activity"]
+    assert (day["bucket_sec"], day["fetched"], day["errors"]) == (1800, 5, {"http_404": 1})
+    assert sum(b["errors"].get("http_404", 0) for b in day["buckets"]) == 1
+    with pytest.raises(urllib.error.HTTPError) as window:
+        urllib.request.urlopen(base + "/api/overview?window=7d")
+    assert window.value.code == 400
 
     hosts = _get(base + "/api/hosts?sort=host&order=asc")
     assert [h["host"] for h in hosts["hosts"]] == [h["host"] for h in stats["hosts"]["shown"]]
+    assert isinstance(hosts["hosts"][0]["avg_response_ms"], float)
 
     pages = _get(base + "/api/pages?error=http_404")
     assert pages["total"] == 1
@@ -237,7 +261,12 @@ def test_api_answers_what_stats_says(crawled: tuple[Path, str], start: Callable[
     detail = _get(base + "/api/page?url=" + quote(site + "/zebra", safe=""))
     assert detail["frontier"]["state"] == "crawled"
     assert detail["document"]["title"] == "Zebrafish care"
-    assert detail["links_out"] == []
+    assert detail["links_out"] == {"total": 0, "offset": 0, "limit": 100, "links": []}
+    inbound = detail["links_in"]["links"]
+    assert [(x["url"], x["state"]) for x in inbound] == [
+        (f"{site}/", "crawled"),
+        (f"{site}/hostile", "crawled"),
+    ]
 
     # the ranking of `litecrawl search`: its default (hybrid, the crawl stored vectors) and
     # each mode asked for

@@ -222,7 +222,7 @@ class Engine:
             self.stats.redirects += 1
             valid = final is not None and rules.validate(final)
             target = [final] if valid and final is not None else []
-            await self._finish(page, url, result, b"", target)
+            await self._finish(page, url, result, b"", target, links_out=target)
             if not valid or final is None:
                 if final is not None:
                     await self._delete(final)
@@ -236,6 +236,7 @@ class Engine:
         content = result.body if result.ok else b""
         links: list[str] = []
         extra: list[NewLink] = []
+        links_out: list[str] | None = None  # None: this fetch did not read the page's links
         document: object | None = None
         if content and page.kind != "page":
             extra = self._in_scope_links(
@@ -252,7 +253,7 @@ class Engine:
                 # stored normalized, so search can compare it with the URLs of a resource
                 canonical = rules.normalize(found.canonical, found.base)
                 document = dataclasses.replace(document, canonical=canonical)
-            links, extra = self._page_links(found, page.depth)
+            links, extra, links_out = self._page_links(found, page.depth)
         if self.options.transform_hook is not None:
             try:
                 transformed = cast(
@@ -269,17 +270,20 @@ class Engine:
                 await self._finish_stale(page, url, "hook", result, links)
                 return
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
-        await self._finish(page, url, result, content, links, extra, document)
+        await self._finish(page, url, result, content, links, extra, document, links_out)
 
-    def _page_links(self, found: PageLinks, depth: int) -> tuple[list[str], list[NewLink]]:
-        """Outgoing links of an HTML page (if we follow from this depth) and its feeds."""
+    def _page_links(
+        self, found: PageLinks, depth: int
+    ) -> tuple[list[str], list[NewLink], list[str]]:
+        """Links of an HTML page to follow (if we follow from this depth), its feeds, and all
+        its valid links (the link graph keeps them, followed or not)."""
         o = self.options
         links: list[str] = []
+        raw = list(found.links)
+        if o.canonical_links and found.canonical:
+            raw.append(found.canonical)
+        normalized = o.rules.many(raw, found.base)
         if o.follow_links and (o.max_depth <= 0 or depth < o.max_depth):
-            raw = list(found.links)
-            if o.canonical_links and found.canonical:
-                raw.append(found.canonical)
-            normalized = o.rules.many(raw, found.base)
             links = [u for u in normalized if o.scope is None or o.scope(u)]
             self.stats.skipped_scope += len(normalized) - len(links)
         feeds: list[NewLink] = []
@@ -288,7 +292,7 @@ class Engine:
                 NewLink(u, host_of(u), depth, "link", 0.5, "feed")
                 for u in o.rules.many(found.feeds, found.base)
             )
-        return links, feeds
+        return links, feeds, normalized
 
     def _in_scope_links(self, links: Iterable[NewLink]) -> list[NewLink]:
         rules, scope = self.options.rules, self.options.scope
@@ -360,6 +364,7 @@ class Engine:
         links: list[str],
         extra: list[NewLink] | None = None,
         document: object | None = None,
+        links_out: list[str] | None = None,
     ) -> None:
         """Sections 8-9: freshness, schedule, downstream hook, then the UPSERT (batched).
 
@@ -375,7 +380,7 @@ class Engine:
             links = [w.url for w in writes.links if w.queue and w.url != url]
         candidates = links + [link.url for link in extra]
         digest = content_hash(content)
-        fresh = digest != page.content_hash
+        fresh = fresh_content = digest != page.content_hash
         decide_in_write = (
             not fresh
             and bool(candidates)
@@ -423,6 +428,9 @@ class Engine:
                 links=(self._new_links(links, page.depth) if writes is None else ()) + tuple(extra),
                 document=document,
                 strategy=writes,
+                # an unchanged page links where it did: its stored links stay as they are
+                links_out=links_out if fresh_content else None,
+                response_ms=round(result.elapsed * 1000),
             )
         )
 
@@ -458,6 +466,7 @@ class Engine:
                 links=self._new_links(links or [], page.depth),
                 recheck_lastmod=recheck_lastmod,
                 strategy=writes,
+                response_ms=round(result.elapsed * 1000) if result and result.elapsed else None,
             )
         )
 

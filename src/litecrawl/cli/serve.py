@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 from aiohttp import web
 
-from litecrawl.cache import DiskCache
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
 from litecrawl.serve import ServeSettings, SQLiteDashboardQueries, make_app
@@ -56,8 +55,6 @@ def serve(
             queries=queries,
             user_agent=cfg.effective_user_agent(),
             lease_timeout=cfg.lease_timeout,
-            cache=DiskCache(cfg.cache.dir),
-            rules=UrlRules(),  # links out as the crawl normalizes them, whatever its scope
         ),
         seeds=SeedAdder(cfg.db, rules),
         token=token or secrets.token_urlsafe(18),

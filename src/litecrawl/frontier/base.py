@@ -125,6 +125,7 @@ class HostSummary:
     claimed: int
     slowed_until: float | None  # a 429/503 Retry-After still in force
     crawl_delay: float | None
+    avg_response_ms: float | None = None  # over the host's pages' last fetches
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,10 @@ class PageUpdate:
     # to the frontier, the page is fresh and ``next_crawl_time_if_new_links`` applies.
     next_crawl_time_if_new_links: int | None = None
     strategy: StrategyWrites | None = None  # written after the page itself
+    # The page's outgoing links as now read (replacing the stored ones); None when the page was
+    # not read this time (an error, a 304, not HTML), so the stored links stay.
+    links_out: Sequence[str] | None = None
+    response_ms: int | None = None  # the fetch's time to the whole body; None keeps the stored
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from litecrawl.serve import security
 from litecrawl.serve.queries import STATES, PageFilter
 from litecrawl.serve.render import make_environment
 from litecrawl.serve.seeds import SeedAdder
-from litecrawl.serve.views import HOST_SORTS, PAGE_LIMIT, SEARCH_MODES, Dashboard
+from litecrawl.serve.views import HOST_SORTS, PAGE_LIMIT, SEARCH_MODES, WINDOWS, Dashboard
 
 __all__ = ["ServeSettings", "make_app"]
 
@@ -120,9 +120,12 @@ def _int(request: web.Request, name: str, default: int, top: int) -> int:
 
 
 async def _overview(request: web.Request) -> web.Response:
+    window = request.query.get("window", "1h")
+    if window not in WINDOWS:
+        raise _fail(request, 400, f"window must be one of {', '.join(WINDOWS)}, got {window!r}")
     dashboard = request.app[_SETTINGS].dashboard
-    view, chart = await _read(request, dashboard.overview)
-    return _answer(request, view, "overview.html", chart=chart, refresh=5)
+    view, chart = await _read(request, lambda: dashboard.overview(window))
+    return _answer(request, view, "overview.html", chart=chart, refresh=5, windows=list(WINDOWS))
 
 
 async def _hosts(request: web.Request) -> web.Response:
@@ -164,7 +167,9 @@ async def _page(request: web.Request) -> web.Response:
     if not url:
         raise _fail(request, 400, "url is missing (/page?url=...)")
     dashboard = request.app[_SETTINGS].dashboard
-    view = await _read(request, lambda: dashboard.page(url))
+    in_offset = _int(request, "in_offset", 0, 10**9)
+    out_offset = _int(request, "out_offset", 0, 10**9)
+    view = await _read(request, lambda: dashboard.page(url, in_offset, out_offset))
     if view is None:
         raise _fail(request, 404, f"not in the frontier: {url}")
     return _answer(request, view, "page.html")

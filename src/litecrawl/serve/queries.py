@@ -16,6 +16,8 @@ __all__ = [
     "STATES",
     "ActivityBucket",
     "DashboardQueries",
+    "LinkList",
+    "LinkRow",
     "PageDetail",
     "PageFilter",
     "PageList",
@@ -72,6 +74,19 @@ class PageList:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkRow:
+    url: str
+    state: str | None  # None: the other end is not in the frontier (out of scope, not added)
+    status: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkList:
+    total: int
+    rows: list[LinkRow]
+
+
+@dataclass(frozen=True, slots=True)
 class PageDetail:
     record: dict[str, Any]  # the frontier row, every column
     document: dict[str, Any] | None  # the index row, when the page was indexed
@@ -107,5 +122,6 @@ class DashboardQueries(ABC):
         """One page's frontier record and document, or None when the URL is unknown."""
 
     @abstractmethod
-    def states(self, urls: list[str]) -> dict[str, str]:
-        """The state name of each of ``urls`` the frontier knows."""
+    def links(self, url: str, inbound: bool, limit: int, offset: int) -> LinkList | None:
+        """Links into (``inbound``) or out of ``url``, in URL order; None when the database
+        keeps no link graph (made before it existed and not crawled since)."""

@@ -8,25 +8,33 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from litecrawl.cache import DiskCache
 from litecrawl.lease import LeaseRules
 from litecrawl.serve.chart import BarChart, activity_chart
-from litecrawl.serve.links import links_out
 from litecrawl.serve.queries import DashboardQueries, PageFilter
 from litecrawl.stats_view import robots_origins, robots_state, stats_view
-from litecrawl.urls import UrlRules
 
 if TYPE_CHECKING:
     from litecrawl.index.semantic import Mode
 
-__all__ = ["HOST_SORTS", "PAGE_LIMIT", "SEARCH_MODES", "Dashboard", "iso"]
+__all__ = ["HOST_SORTS", "LINK_LIMIT", "PAGE_LIMIT", "SEARCH_MODES", "WINDOWS", "Dashboard", "iso"]
 
 PAGE_LIMIT = 50
-HOST_SORTS = ("host", "pages", "crawled", "errors", "due", "claimed", "robots", "crawl_delay")
+HOST_SORTS = (
+    "host",
+    "pages",
+    "crawled",
+    "errors",
+    "due",
+    "claimed",
+    "avg_response_ms",
+    "robots",
+    "crawl_delay",
+)
 # litecrawl.index.semantic.MODES, without importing numpy and the model at start-up
 SEARCH_MODES = ("keyword", "semantic", "hybrid")
-_BUCKET_SEC = 60
-_BUCKETS = 60  # the last hour, per minute
+# The overview's time windows: (bucket width in seconds, number of buckets)
+WINDOWS = {"1h": (60, 60), "24h": (1800, 48)}
+LINK_LIMIT = 100  # links in and links out shown per page of a page's detail
 
 
 def iso(epoch: float | None) -> str | None:
@@ -44,8 +52,6 @@ class Dashboard:
     queries: DashboardQueries
     user_agent: str
     lease_timeout: float
-    cache: DiskCache
-    rules: UrlRules
 
     def stats(self, now: float, hosts: int | None) -> dict[str, Any]:
         """Exactly what ``litecrawl stats --json`` shows (``--hosts`` when ``hosts`` is None)."""
@@ -54,19 +60,23 @@ class Dashboard:
         robots = robots_state(summary.top_hosts, records, self.user_agent)
         return stats_view(self.db, summary, now, LeaseRules(self.lease_timeout), robots)
 
-    def overview(self) -> tuple[dict[str, Any], BarChart]:
+    def overview(self, window: str = "1h") -> tuple[dict[str, Any], BarChart]:
+        """``litecrawl stats`` plus fetches and errors by category over ``window`` (a key of
+        WINDOWS), bucket by bucket."""
+        width, count = WINDOWS[window]
         now = time.time()
         view = self.stats(now, 10)
-        since = (int(now) // _BUCKET_SEC + 1) * _BUCKET_SEC - _BUCKETS * _BUCKET_SEC
-        buckets = self.queries.activity(since, _BUCKET_SEC)
+        since = (int(now) // width + 1) * width - count * width
+        buckets = self.queries.activity(since, width)
         by_category: dict[str, int] = {}
         for b in buckets:
             for category, n in b.by_error.items():
                 if category is not None:
                     by_category[category] = by_category.get(category, 0) + n
-        view["last_hour"] = {
+        view["activity"] = {
+            "window": window,
             "since": iso(since),
-            "bucket_sec": _BUCKET_SEC,
+            "bucket_sec": width,
             "fetched": sum(b.fetched for b in buckets),
             "errors": dict(sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
             "buckets": [
@@ -78,11 +88,8 @@ class Dashboard:
                 for b in buckets
             ],
         }
-        labels = [
-            datetime.fromtimestamp(since + i * _BUCKET_SEC).strftime("%H:%M")
-            for i in range(_BUCKETS)
-        ]
-        return view, activity_chart(buckets, since, _BUCKET_SEC, _BUCKETS, labels)
+        labels = [datetime.fromtimestamp(since + i * width).strftime("%H:%M") for i in range(count)]
+        return view, activity_chart(buckets, since, width, count, labels)
 
     def hosts(self, sort: str, descending: bool) -> dict[str, Any]:
         view = self.stats(time.time(), None)
@@ -107,12 +114,10 @@ class Dashboard:
             "pages": [_times(asdict(r)) for r in found.rows],
         }
 
-    def page(self, url: str) -> dict[str, Any] | None:
+    def page(self, url: str, in_offset: int = 0, out_offset: int = 0) -> dict[str, Any] | None:
         detail = self.queries.page(url)
         if detail is None:
             return None
-        out = links_out(self.cache, url, self.rules)
-        known = self.queries.states(out) if out else {}
         last, next_ = detail.record.get("last_crawl_time"), detail.record.get("next_crawl_time")
         return {
             "url": url,
@@ -122,8 +127,20 @@ class Dashboard:
             "document": None if detail.document is None else _document(detail.document),
             "language": detail.language,
             "duplicates": [{"url": u, "title": t} for u, t in detail.duplicates],
-            # None: not in the disk cache, so not known (the frontier keeps no link graph)
-            "links_out": None if out is None else [{"url": u, "state": known.get(u)} for u in out],
+            # None: a database from before the link graph, not crawled since
+            "links_in": self._links(url, True, in_offset),
+            "links_out": self._links(url, False, out_offset),
+        }
+
+    def _links(self, url: str, inbound: bool, offset: int) -> dict[str, Any] | None:
+        found = self.queries.links(url, inbound, LINK_LIMIT, offset)
+        if found is None:
+            return None
+        return {
+            "total": found.total,
+            "offset": offset,
+            "limit": LINK_LIMIT,
+            "links": [asdict(r) for r in found.rows],
         }
 
     def search(

@@ -18,11 +18,14 @@ from litecrawl.serve.queries import (
     STATES,
     ActivityBucket,
     DashboardQueries,
+    LinkList,
+    LinkRow,
     PageDetail,
     PageFilter,
     PageList,
     PageRow,
 )
+from litecrawl.store.sqlite.links import read_links
 from litecrawl.store.sqlite.summary import STATE_NAMES, read_summary
 
 __all__ = ["SQLiteDashboardQueries"]
@@ -169,17 +172,23 @@ class SQLiteDashboardQueries(DashboardQueries):
 
         return self._read(read)
 
-    def states(self, urls: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        with self._conn() as c:
-            for i in range(0, len(urls), 500):  # under SQLite's bound-parameter limit
-                chunk = urls[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                for url, state in c.execute(
-                    f"SELECT norm_url, state FROM pages WHERE norm_url IN ({marks})", chunk
-                ):
-                    found[url] = STATE_NAMES.get(state, str(state))
-        return found
+    def links(self, url: str, inbound: bool, limit: int, offset: int) -> LinkList | None:
+        def read(c: sqlite3.Connection) -> LinkList | None:
+            try:
+                total, rows = read_links(c, url, inbound, limit, offset)
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc):
+                    return None  # the serve never migrates: a crawl adds the table
+                raise
+            return LinkList(
+                total,
+                [
+                    LinkRow(u, None if s is None else STATE_NAMES.get(s, str(s)), st)
+                    for u, s, st in rows
+                ],
+            )
+
+        return self._read(read)
 
 
 def _like_prefix(text: str) -> str:

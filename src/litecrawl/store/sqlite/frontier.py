@@ -30,6 +30,7 @@ from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite import leases
 from litecrawl.store.sqlite.index import remove_documents, write_documents
+from litecrawl.store.sqlite.links import write_links
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
 
@@ -62,9 +63,10 @@ ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth
 """
 _UPSERT_PAGE = """
 INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
-                   depth, state, status, error, content_type, etag, last_modified, fetch_count)
+                   depth, state, status, error, content_type, etag, last_modified, fetch_count,
+                   response_ms)
 VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
-        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1)
+        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms)
 ON CONFLICT (norm_url) DO UPDATE SET
   last_crawl_time = excluded.last_crawl_time,
   next_crawl_time = CASE
@@ -79,7 +81,8 @@ ON CONFLICT (norm_url) DO UPDATE SET
   content_type = coalesce(excluded.content_type, pages.content_type),
   etag = coalesce(excluded.etag, pages.etag),
   last_modified = coalesce(excluded.last_modified, pages.last_modified),
-  fetch_count = pages.fetch_count + 1
+  fetch_count = pages.fetch_count + 1,
+  response_ms = coalesce(excluded.response_ms, pages.response_ms)
 """
 _BUSY_RETRIES = 8
 
@@ -307,9 +310,11 @@ class SQLiteFrontier(Frontier):
                 "etag": u.etag,
                 "last_modified": u.last_modified,
                 "recheck_lastmod": u.recheck_lastmod,
+                "response_ms": u.response_ms,
             }
             for u in updates
         ]
+        graph = [(u.norm_url, u.links_out) for u in updates if u.links_out is not None]
 
         def _finalize(conn: sqlite3.Connection) -> FinalizeResult:
             def work() -> FinalizeResult:
@@ -325,6 +330,8 @@ class SQLiteFrontier(Frontier):
                 if listed:
                     new_links += _insert_listed(conn, listed, now)
                 conn.executemany(_UPSERT_PAGE, pages)
+                if graph:
+                    write_links(conn, graph)
                 for update in updates:
                     if update.strategy is not None:
                         new = _write_strategy(conn, update.strategy)

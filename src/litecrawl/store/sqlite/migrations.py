@@ -190,6 +190,18 @@ WHEN old.text IS NOT new.text BEGIN
 END;
 """
 
+# The link graph (who links to whom, for the dashboard's links in and out) and each fetch's
+# response time. URLs, not rowids: pages has no INTEGER PRIMARY KEY, so VACUUM may renumber it.
+_LINK_GRAPH = """
+CREATE TABLE page_links (
+  src TEXT NOT NULL,
+  dst TEXT NOT NULL,
+  PRIMARY KEY (src, dst)
+) WITHOUT ROWID;
+CREATE INDEX idx_page_links_dst ON page_links(dst);
+ALTER TABLE pages ADD COLUMN response_ms INTEGER NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -200,6 +212,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("document_canonical", _DOCUMENT_CANONICAL),
     ("strategy", _STRATEGY),
     ("resource_vectors", _VECTORS),
+    ("link_graph", _LINK_GRAPH),
 ]
 
 

@@ -71,13 +71,14 @@ def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSu
         return []  # a scan of every page saved (the crawl only asks for the next due time)
     rows = conn.execute(
         """SELECT p.host, p.pages, p.crawled, p.errors, p.due, p.claimed,
-                  h.slowed_until, h.crawl_delay
+                  h.slowed_until, h.crawl_delay, p.avg_response_ms
         FROM (SELECT host, count(*) AS pages,
                      sum(last_crawl_time IS NOT NULL AND error IS NULL) AS crawled,
                      sum(error IS NOT NULL) AS errors,
                      sum(processing_time IS NULL
                          AND (next_crawl_time IS NULL OR next_crawl_time <= :now)) AS due,
-                     sum(processing_time IS NOT NULL) AS claimed
+                     sum(processing_time IS NOT NULL) AS claimed,
+                     avg(response_ms) AS avg_response_ms
               FROM pages GROUP BY host) AS p
         LEFT JOIN hosts h ON h.host = p.host
         ORDER BY p.pages DESC, p.host
@@ -94,6 +95,7 @@ def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSu
             claimed=r[5],
             slowed_until=r[6] if r[6] is not None and r[6] > now else None,
             crawl_delay=r[7],
+            avg_response_ms=None if r[8] is None else round(r[8], 1),
         )
         for r in rows
     ]
