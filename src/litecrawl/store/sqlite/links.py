@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Sequence
 
-__all__ = ["MAX_LINKS_PER_PAGE", "read_links", "write_links"]
+__all__ = ["MAX_LINKS_PER_PAGE", "link_key", "read_links", "write_links"]
 
 # A page with more links than this (a sitemap-like index, a spam page) keeps its first ones: the
 # graph is for people looking at a page, not a complete web graph.
 MAX_LINKS_PER_PAGE = 1000
 
 
+def link_key(url: str) -> int:
+    """The indexed key of a link's target (a collision only costs a row read: the URL is
+    compared too)."""
+    return zlib.crc32(url.encode())
+
+
 def write_links(conn: sqlite3.Connection, graph: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Replace the stored outgoing links of each page (inside the caller's transaction)."""
     conn.executemany("DELETE FROM page_links WHERE src = ?", [(src,) for src, _ in graph])
-    conn.executemany(
-        "INSERT OR IGNORE INTO page_links (src, dst) VALUES (?, ?)",
-        [(src, dst) for src, dsts in graph for dst in dsts[:MAX_LINKS_PER_PAGE] if dst != src],
-    )
+    rows = []
+    for src, dsts in graph:
+        unique = dict.fromkeys(dsts)
+        unique.pop(src, None)
+        rows += [(src, dst, link_key(dst)) for dst in list(unique)[:MAX_LINKS_PER_PAGE]]
+    conn.executemany("INSERT INTO page_links (src, dst, dst_key) VALUES (?, ?, ?)", rows)
 
 
 def read_links(
@@ -26,12 +35,16 @@ def read_links(
 ) -> tuple[int, list[tuple[str, int | None, int | None]]]:
     """Links into (``inbound``) or out of ``url``: how many in all, and a page of them as
     (url, state, status), the frontier's state and HTTP status when it knows the other end."""
-    mine, other = ("dst", "src") if inbound else ("src", "dst")
-    total = conn.execute(f"SELECT count(*) FROM page_links WHERE {mine} = ?", (url,)).fetchone()[0]
+    params: tuple[object, ...]
+    if inbound:
+        other, where, params = "src", "l.dst_key = ? AND l.dst = ?", (link_key(url), url)
+    else:
+        other, where, params = "dst", "l.src = ?", (url,)
+    total = conn.execute(f"SELECT count(*) FROM page_links l WHERE {where}", params).fetchone()
     rows = conn.execute(
         f"""SELECT l.{other}, p.state, p.status FROM page_links l
         LEFT JOIN pages p ON p.norm_url = l.{other}
-        WHERE l.{mine} = ? ORDER BY l.{other} LIMIT ? OFFSET ?""",
-        (url, limit, offset),
+        WHERE {where} ORDER BY l.{other} LIMIT ? OFFSET ?""",
+        (*params, limit, offset),
     ).fetchall()
-    return int(total), [(str(u), s, st) for u, s, st in rows]
+    return int(total[0]), [(str(u), s, st) for u, s, st in rows]

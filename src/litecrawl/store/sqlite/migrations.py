@@ -191,14 +191,17 @@ END;
 """
 
 # The link graph (who links to whom, for the dashboard's links in and out) and each fetch's
-# response time. URLs, not rowids: pages has no INTEGER PRIMARY KEY, so VACUUM may renumber it.
+# response time. URLs, not rowids (pages has no INTEGER PRIMARY KEY, so VACUUM may renumber it);
+# links in are found by a 32-bit key of the target (store/sqlite/links.py): an index of long
+# URLs in random order cost twice as much to keep up in the crawl's write (bench/README).
 _LINK_GRAPH = """
 CREATE TABLE page_links (
-  src TEXT NOT NULL,
-  dst TEXT NOT NULL,
-  PRIMARY KEY (src, dst)
-) WITHOUT ROWID;
-CREATE INDEX idx_page_links_dst ON page_links(dst);
+  src     TEXT NOT NULL,
+  dst     TEXT NOT NULL,
+  dst_key INTEGER NOT NULL
+);
+CREATE INDEX idx_page_links_src ON page_links(src);
+CREATE INDEX idx_page_links_dst ON page_links(dst_key);
 ALTER TABLE pages ADD COLUMN response_ms INTEGER NULL;
 """
 
