@@ -180,6 +180,15 @@ class StrategyConfig(_Section):
         return value
 
 
+class SitesConfig(_Section):
+    """Seed 002's site queue (``litecrawl sites``)."""
+
+    # a known site's start page is checked again only after this many seconds
+    site_revisit_delay: float = Field(default=7 * 86400, ge=0, allow_inf_nan=False)
+    filter: Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")] | None = None
+    languages: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]] = Field(default_factory=list)
+
+
 class CrawlConfig(_Section):
     """The whole validated configuration; field names are 003's TOML keys."""
 
@@ -204,6 +213,7 @@ class CrawlConfig(_Section):
     # seconds without a heartbeat after which a worker's claims go to other workers
     lease_timeout: float = Field(default=30.0, ge=1, le=86_400, allow_inf_nan=False)
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
+    sites: SitesConfig = Field(default_factory=SitesConfig)
     partition: str | None = Field(default=None, pattern=r"^\d+/\d+$", description="K/N")
     verbose: bool = False
     quiet: bool = False

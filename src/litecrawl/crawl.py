@@ -140,13 +140,7 @@ async def run_crawl(
         if factory is not None:
             runner = StrategyRunner(factory, dict(config.strategy.args), frontier, _rules(config))
             stack.push_async_callback(close_strategy, runner, frontier)
-        settings = PolitenessSettings(
-            user_agent=config.effective_user_agent(),
-            obey_robots=config.obey_robots,
-            per_host=config.concurrency.per_host,
-            delay_ms=config.rate_limit.per_host_delay_ms,
-            rate=config.rate_limit.requests_per_second,
-        )
+        settings = PolitenessSettings.of(config)
         gate = await stack.enter_async_context(PoliteGate(frontier, settings))
         fetcher = await stack.enter_async_context(_fetcher(config))
         analyzer = None

@@ -20,6 +20,7 @@ __all__ = [
     "UrlRules",
     "host_of",
     "normalize_and_validate_url",
+    "shown_location",
 ]
 
 # Longer URLs are almost always spider traps (ever-growing paths or session ids).
@@ -351,3 +352,12 @@ class DomainScope:
         if verdict is None:
             verdict = self._verdicts[host] = self.site_of(url) in self.domains
         return verdict
+
+
+def shown_location(location: str) -> str:
+    """A database location fit for messages and logs: a URL's password replaced by ``***``."""
+    parts = urlsplit(location)
+    if parts.password is None:
+        return location
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -11,6 +11,7 @@ from litecrawl.cli import search as search_cmd
 from litecrawl.cli import serve as serve_cmd
 from litecrawl.cli import stats as stats_cmd
 from litecrawl.cli.seeds import seeds_app
+from litecrawl.cli.sites import sites_app
 
 __all__ = ["app", "main"]
 
@@ -29,6 +30,7 @@ app.command("stats")(stats_cmd.stats)
 app.command("serve")(serve_cmd.serve)
 app.command("export")(export_cmd.export)
 app.add_typer(seeds_app, name="seeds")
+app.add_typer(sites_app, name="sites")
 
 
 def main() -> None:

@@ -9,8 +9,9 @@ def open_frontier(location: str) -> Frontier:
     """The frontier for a database location: a file path (SQLite) or ``postgresql://`` URL."""
     if location.startswith(("postgresql://", "postgres://")):
         from litecrawl.errors import ConfigError
+        from litecrawl.urls import shown_location
 
-        raise ConfigError(f"PostgreSQL frontier is not available yet: {location}")
+        raise ConfigError(f"PostgreSQL is not available yet: {shown_location(location)}")
     # Imported here: the backends import this package's base module.
     from litecrawl.store.sqlite.frontier import SQLiteFrontier
 

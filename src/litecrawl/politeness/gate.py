@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 from urllib.parse import urlsplit
 
 from litecrawl.errors import (
@@ -31,6 +31,9 @@ from litecrawl.fetch.http import MAX_BYTES, HttpFetcher
 from litecrawl.frontier.base import Frontier
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
 from litecrawl.politeness.robots import RobotsPolicy, robots_url
+
+if TYPE_CHECKING:
+    from litecrawl.config import CrawlConfig
 
 __all__ = ["PoliteGate", "PolitenessSettings"]
 
@@ -49,6 +52,17 @@ class PolitenessSettings:
     rate: float | None = None  # requests/s per host, token bucket (001), off unless given
     robots_timeout: float = 10.0
     max_crawl_delay: float = 60.0  # a robots.txt asking for more is capped, not obeyed blindly
+
+    @classmethod
+    def of(cls, config: CrawlConfig) -> PolitenessSettings:
+        """The settings a crawl configuration asks for."""
+        return cls(
+            user_agent=config.effective_user_agent(),
+            obey_robots=config.obey_robots,
+            per_host=config.concurrency.per_host,
+            delay_ms=config.rate_limit.per_host_delay_ms,
+            rate=config.rate_limit.requests_per_second,
+        )
 
 
 class PoliteGate:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-import re
-
 from litecrawl.errors import ConfigError
+from litecrawl.plugins import SPEC, load_object
 from litecrawl.strategy.base import BaseCrawlingStrategy
 
 __all__ = ["BUILTIN", "FAST_PATH", "load_strategy", "strategy_for"]
@@ -31,25 +29,14 @@ def strategy_for(name: str | type[BaseCrawlingStrategy]) -> type[BaseCrawlingStr
     return None if name in FAST_PATH else load_strategy(name)
 
 
-_SPEC = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-
-
 def load_strategy(name: str) -> type[BaseCrawlingStrategy]:
     """The class behind ``name``; ConfigError (exit 2) naming it when there is none."""
     spec = BUILTIN.get(name, name)
-    if not _SPEC.fullmatch(spec):
+    if not SPEC.fullmatch(spec):
         known = ", ".join(sorted(BUILTIN))
         raise ConfigError(f"unknown strategy {name!r}: use one of {known} or 'module:Class'")
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"strategy {name!r}: cannot import {module_name}: {exc}") from exc
-    target: object = module
-    for part in attr.split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            raise ConfigError(f"strategy {name!r}: {module_name} has no {attr}")
+    target = load_object(spec, f"strategy {name!r}")
     if not (isinstance(target, type) and issubclass(target, BaseCrawlingStrategy)):
+        attr = spec.partition(":")[2]
         raise ConfigError(f"strategy {name!r}: {attr} is not a BaseCrawlingStrategy subclass")
     return target

@@ -205,6 +205,38 @@ CREATE INDEX idx_page_links_dst ON page_links(dst_key);
 ALTER TABLE pages ADD COLUMN response_ms INTEGER NULL;
 """
 
+# 002's site queue: a site is queued until its start page is checked, then relevant or
+# irrelevant (with why); annotations are kept by base URL (a site may not exist yet) and tied to
+# the site when it does. Portable SQL: the PostgreSQL backend carries the same tables.
+_SITES = """
+CREATE TABLE sites (
+  id          INTEGER PRIMARY KEY,
+  base_url    TEXT NOT NULL UNIQUE,
+  host        TEXT NOT NULL,
+  status      TEXT NOT NULL DEFAULT 'queued',
+  reason      TEXT NULL,
+  source      TEXT NOT NULL DEFAULT 'seed',
+  added_at    REAL NOT NULL,
+  checked_at  REAL NULL,
+  final_url   TEXT NULL,
+  title       TEXT NULL,
+  language    TEXT NULL,
+  feeds       TEXT NOT NULL DEFAULT '[]',
+  sitemaps    TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX idx_sites_check ON sites(checked_at);
+CREATE INDEX idx_sites_status ON sites(status);
+CREATE TABLE site_annotations (
+  id          INTEGER PRIMARY KEY,
+  base_url    TEXT NOT NULL,
+  site_id     INTEGER NULL REFERENCES sites(id),
+  kind        TEXT NOT NULL,
+  text        TEXT NULL,
+  created_at  REAL NOT NULL
+);
+CREATE INDEX idx_site_annotations_base_url ON site_annotations(base_url);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -216,6 +248,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("strategy", _STRATEGY),
     ("resource_vectors", _VECTORS),
     ("link_graph", _LINK_GRAPH),
+    ("sites", _SITES),
 ]
 
 

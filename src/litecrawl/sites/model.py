@@ -1,0 +1,54 @@
+"""Seed 002's sites: what the site queue holds and what a relevance filter is given."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["ANNOTATION_KINDS", "STATUSES", "Annotation", "Site", "StartPage"]
+
+STATUSES = ("queued", "relevant", "irrelevant")
+ANNOTATION_KINDS = ("whitelist", "blacklist", "note")
+
+
+@dataclass(frozen=True, slots=True)
+class StartPage:
+    """What a site's start page says, as a filter plugin sees it: ``filter(page) -> bool``."""
+
+    base_url: str  # the site's base URL after redirects
+    status: int
+    content_type: str
+    title: str
+    text: str
+    language: str | None
+    links: tuple[str, ...]  # absolute http(s) links of the page
+    feeds: tuple[str, ...]  # feeds it advertises (<link rel=alternate>)
+    sitemaps: tuple[str, ...]  # sitemaps its robots.txt lists
+    headers: Mapping[str, str] = field(default_factory=dict)  # response headers, lower-case
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    id: int
+    base_url: str
+    site_id: int | None
+    kind: str  # one of ANNOTATION_KINDS
+    text: str | None
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    id: int
+    base_url: str
+    host: str
+    status: str  # one of STATUSES
+    reason: str | None  # why relevant or irrelevant, in words
+    source: str  # seed (sites add) | link (found on another site)
+    added_at: float
+    checked_at: float | None
+    final_url: str | None
+    title: str | None
+    language: str | None
+    feeds: tuple[str, ...]
+    sitemaps: tuple[str, ...]

@@ -1,0 +1,81 @@
+"""The site queue's storage interface; :func:`open_sites` picks the backend by location."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+from litecrawl.errors import ConfigError
+from litecrawl.sites.model import Annotation, Site, StartPage
+from litecrawl.urls import shown_location
+
+__all__ = ["SiteStore", "open_sites"]
+
+
+class SiteStore(ABC):
+    """Synchronous (the CLI calls it from a thread); ``with store:`` opens and migrates."""
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def open(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def add(self, base_urls: Sequence[str], now: float) -> int:
+        """Queue sites not known yet; returns how many were new."""
+
+    @abstractmethod
+    def annotate(self, base_url: str, kind: str, text: str | None, now: float) -> Annotation:
+        """Add an annotation (tied to the site when it exists)."""
+
+    @abstractmethod
+    def remove_annotations(self, base_url: str, kind: str) -> int:
+        """Remove a site's annotations of one kind; returns how many."""
+
+    @abstractmethod
+    def annotations(self, base_url: str) -> list[Annotation]: ...
+
+    @abstractmethod
+    def site(self, base_url: str) -> Site | None: ...
+
+    @abstractmethod
+    def sites(self, status: str | None, limit: int | None = None) -> list[Site]:
+        """Sites by base URL; ``status`` one of STATUSES, or None for all."""
+
+    @abstractmethod
+    def due_checks(self, checked_before: float, limit: int) -> list[Site]:
+        """Sites whose start page was never checked or last checked before ``checked_before``."""
+
+    @abstractmethod
+    def record_check(
+        self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
+    ) -> None:
+        """The outcome of a check: status, why, and what the start page said."""
+
+    @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """Sites by status."""
+
+
+def open_sites(location: str) -> SiteStore:
+    """The site store of a database location (a SQLite file path for now)."""
+    if location.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(f"sites are not available on PostgreSQL yet: {shown_location(location)}")
+    from litecrawl.store.sqlite.sites import SQLiteSites  # the backend imports this module
+
+    return SQLiteSites(location)

@@ -1,0 +1,212 @@
+"""The site queue and annotations in SQLite (seed 002)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from litecrawl.errors import FrontierError
+from litecrawl.sites.model import Annotation, Site, StartPage
+from litecrawl.sites.store import SiteStore
+from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.migrations import migrate
+from litecrawl.urls import host_of
+
+__all__ = ["SQLiteSites"]
+
+T = TypeVar("T")
+
+_SITE_COLUMNS = (
+    "id, base_url, host, status, reason, source, added_at, checked_at, final_url, title, "
+    "language, feeds, sitemaps"
+)
+
+
+class SQLiteSites(SiteStore):
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._conn: sqlite3.Connection | None = None
+        # one connection, used from worker threads (asyncio.to_thread): one call at a time
+        self._lock = threading.RLock()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise FrontierError(f"{self.path}: the site store is not open")
+        return self._conn
+
+    def open(self) -> None:
+        self._conn = connect(self.path)
+        try:
+            migrate(self._conn)
+        except sqlite3.Error as exc:
+            raise FrontierError(f"cannot migrate {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _transaction(self, work: Callable[[], T]) -> T:
+        with self._lock:
+            return self._transaction_locked(work)
+
+    def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return work(self.conn)
+            except sqlite3.Error as exc:
+                raise FrontierError(f"{self.path}: {exc}") from exc
+
+    def _transaction_locked(self, work: Callable[[], T]) -> T:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work()
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise FrontierError(f"{self.path}: {exc}") from exc
+        return result
+
+    def _write(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:
+        self._transaction(lambda: self.conn.execute(sql, params))
+
+    def add(self, base_urls: Sequence[str], now: float) -> int:
+        def work() -> int:
+            before = self.conn.total_changes
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO sites (base_url, host, added_at) VALUES (?, ?, ?)",
+                [(u, host_of(u), now) for u in base_urls],
+            )
+            added = self.conn.total_changes - before
+            # annotations made before their site existed now name it
+            self.conn.execute(
+                "UPDATE site_annotations SET site_id = "
+                "(SELECT id FROM sites WHERE sites.base_url = site_annotations.base_url) "
+                "WHERE site_id IS NULL"
+            )
+            return added
+
+        return self._transaction(work)
+
+    def annotate(self, base_url: str, kind: str, text: str | None, now: float) -> Annotation:
+        def work() -> Annotation:
+            row = self.conn.execute(
+                "INSERT INTO site_annotations (base_url, site_id, kind, text, created_at) "
+                "VALUES (?, (SELECT id FROM sites WHERE base_url = ?), ?, ?, ?) "
+                "RETURNING id, base_url, site_id, kind, text, created_at",
+                (base_url, base_url, kind, text, now),
+            ).fetchone()
+            if kind != "note":
+                _recheck(self.conn, base_url)
+            return Annotation(*row)
+
+        return self._transaction(work)
+
+    def remove_annotations(self, base_url: str, kind: str) -> int:
+        def work() -> int:
+            removed = self.conn.execute(
+                "DELETE FROM site_annotations WHERE base_url = ? AND kind = ?", (base_url, kind)
+            ).rowcount
+            if removed and kind != "note":
+                _recheck(self.conn, base_url)
+            return removed
+
+        return self._transaction(work)
+
+    def annotations(self, base_url: str) -> list[Annotation]:
+        rows = self._read(
+            lambda c: c.execute(
+                "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
+                "WHERE base_url = ? ORDER BY created_at, id",
+                (base_url,),
+            ).fetchall()
+        )
+        return [Annotation(*r) for r in rows]
+
+    def site(self, base_url: str) -> Site | None:
+        row = self._read(
+            lambda c: c.execute(
+                f"SELECT {_SITE_COLUMNS} FROM sites WHERE base_url = ?", (base_url,)
+            ).fetchone()
+        )
+        return None if row is None else _site(row)
+
+    def sites(self, status: str | None, limit: int | None = None) -> list[Site]:
+        rows = self._read(
+            lambda c: c.execute(
+                f"SELECT {_SITE_COLUMNS} FROM sites WHERE (:status IS NULL OR status = :status) "
+                "ORDER BY base_url LIMIT :limit",
+                {"status": status, "limit": -1 if limit is None else limit},
+            ).fetchall()
+        )
+        return [_site(r) for r in rows]
+
+    def due_checks(self, checked_before: float, limit: int) -> list[Site]:
+        # never checked first (NULL sorts first), then the longest unchecked: idx_sites_check
+        rows = self._read(
+            lambda c: c.execute(
+                f"SELECT {_SITE_COLUMNS} FROM sites "
+                "WHERE checked_at IS NULL OR checked_at < ? ORDER BY checked_at, id LIMIT ?",
+                (checked_before, limit),
+            ).fetchall()
+        )
+        return [_site(r) for r in rows]
+
+    def record_check(
+        self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
+    ) -> None:
+        self._write(
+            """UPDATE sites SET status = :status, reason = :reason, checked_at = :now,
+              final_url = coalesce(:final_url, final_url), title = coalesce(:title, title),
+              language = coalesce(:language, language), feeds = coalesce(:feeds, feeds),
+              sitemaps = coalesce(:sitemaps, sitemaps)
+            WHERE id = :id""",
+            {
+                "id": site_id,
+                "status": status,
+                "reason": reason,
+                "now": now,
+                "final_url": page.base_url if page else None,
+                "title": page.title if page else None,
+                "language": page.language if page else None,
+                "feeds": json.dumps(page.feeds) if page else None,
+                "sitemaps": json.dumps(page.sitemaps) if page else None,
+            },
+        )
+
+    def counts(self) -> dict[str, int]:
+        rows = self._read(
+            lambda c: c.execute("SELECT status, count(*) FROM sites GROUP BY status").fetchall()
+        )
+        return {status: n for status, n in rows}
+
+
+def _recheck(conn: sqlite3.Connection, base_url: str) -> None:
+    """A white/blacklisting changed: the site is checked again at the next queue pass."""
+    conn.execute("UPDATE sites SET checked_at = NULL WHERE base_url = ?", (base_url,))
+
+
+def _site(r: tuple[Any, ...]) -> Site:
+    return Site(
+        id=r[0],
+        base_url=r[1],
+        host=r[2],
+        status=r[3],
+        reason=r[4],
+        source=r[5],
+        added_at=r[6],
+        checked_at=r[7],
+        final_url=r[8],
+        title=r[9],
+        language=r[10],
+        feeds=tuple(json.loads(r[11])),
+        sitemaps=tuple(json.loads(r[12])),
+    )
