@@ -378,3 +378,75 @@ def test_reads_while_a_crawl_holds_the_write_lock(
         writer.close()
         asyncio.run(frontier.close())
     assert _get(base + "/api/overview")["pages"]["total"] == 6
+
+
+@pytest.mark.skipif(
+    not have_chromium() and not os.environ.get("CI"), reason="no Chromium on this machine"
+)
+def test_sites_pages_and_annotations(
+    tmp_path: Path, serve: Serve, start: Callable[..., str]
+) -> None:
+    words = " ".join(["Zebrafish and guppies live in our planted aquarium."] * 8)
+    blog = serve(site_app({"/": html_page(f"<p>{words}</p>", HOSTILE)}))
+    parked = serve(site_app({"/": html_page("<p>soon</p>", "Parked")}))
+    db = tmp_path / "sites.db"
+    assert runner.invoke(app, ["sites", "add", blog.url("/"), parked.url("/"), "--db", str(db)])
+    assert runner.invoke(app, ["sites", "check", "--db", str(db)]).exit_code == 0
+    base = start(db, "--token", TOKEN)
+
+    listed = _get(base + "/api/sites")
+    assert listed["counts"] == {"relevant": 1, "irrelevant": 1}
+    assert [s["base_url"] for s in _get(base + "/api/sites?status=irrelevant")["sites"]] == [
+        parked.url("/")
+    ]
+    with pytest.raises(urllib.error.HTTPError) as bad:
+        urllib.request.urlopen(base + "/api/sites?status=sleeping")
+    assert bad.value.code == 400
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=find_chromium(), args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if "Policy" in m.text else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(base + "/sites")
+        assert page.locator("#sites tbody tr").count() == 2
+        assert HOSTILE in (page.text_content("#sites") or "")  # the title, as text
+        _shot(page, "sites")
+        page.click(f"#sites a[href='/site?url={quote(parked.url('/'), safe='')}']")
+        assert page.text_content("#site-status") == "irrelevant"
+        assert "1 word," in (page.text_content("#site-reason") or "")
+        # without the token: refused, nothing stored
+        with page.expect_response(lambda r: r.request.method == "POST") as refused:
+            page.click("button[value=whitelist]")
+        assert refused.value.status == 403
+        assert "wrong token" in (page.text_content("#refused") or "")
+        assert _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))["annotations"] == []
+        # with it: stored, shown, and the next check makes the site relevant
+        page.fill("input[name=token]", TOKEN)
+        page.fill("input[name=text]", "<b>a friend's</b> shop")
+        page.click("button[value=note]")
+        page.fill("input[name=token]", TOKEN)
+        page.click("button[value=whitelist]")
+        notes = page.locator("#annotations li").all_text_contents()
+        assert [n.split()[0].rstrip(":") for n in notes] == ["note", "whitelist"]
+        assert "<b>a friend's</b> shop" in notes[0]  # text, not markup
+        _shot(page, "site")
+        page.goto(base + "/site?url=" + quote(blog.url("/"), safe=""))
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        browser.close()
+    assert not problems, problems
+    assert runner.invoke(app, ["sites", "check", "--db", str(db)]).exit_code == 0
+    shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
+    assert (shown["site"]["status"], shown["site"]["reason"]) == ("relevant", "whitelisted")
+
+    # the JSON API: token required, bad kinds named
+    body = json.dumps({"url": parked.url("/"), "kind": "blacklist"}).encode()
+    status, _ = _post(base + "/api/site/annotate", body, {"Content-Type": "application/json"})
+    assert status == 403
+    headers = {"Content-Type": "application/json", "X-Litecrawl-Token": TOKEN}
+    status, text = _post(base + "/api/site/annotate", body, headers)
+    assert status == 200 and json.loads(text) == {"site": parked.url("/"), "added": "blacklist"}
+    bad_kind = json.dumps({"url": parked.url("/"), "kind": "gold"}).encode()
+    status, text = _post(base + "/api/site/annotate", bad_kind, headers)
+    assert status == 400 and "kind must be one of" in text

@@ -15,6 +15,7 @@ from aiohttp import web
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
 from litecrawl.serve import ServeSettings, SQLiteDashboardQueries, make_app
+from litecrawl.serve.annotate import SiteAnnotator
 from litecrawl.serve.seeds import SeedAdder
 from litecrawl.serve.views import Dashboard
 from litecrawl.urls import UrlRules
@@ -57,6 +58,7 @@ def serve(
             lease_timeout=cfg.lease_timeout,
         ),
         seeds=SeedAdder(cfg.db, rules),
+        annotator=SiteAnnotator(cfg.db),
         token=token or secrets.token_urlsafe(18),
         read_only=read_only,
         loopback_only=_is_loopback(host),

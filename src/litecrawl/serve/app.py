@@ -13,12 +13,14 @@ from typing import Any
 import jinja2
 from aiohttp import web
 
-from litecrawl.errors import LitecrawlError
+from litecrawl.errors import ConfigError, LitecrawlError
 from litecrawl.serve import security
+from litecrawl.serve.annotate import SiteAnnotator
 from litecrawl.serve.queries import STATES, PageFilter
-from litecrawl.serve.render import make_environment
+from litecrawl.serve.render import make_environment, query_string
 from litecrawl.serve.seeds import SeedAdder
 from litecrawl.serve.views import HOST_SORTS, PAGE_LIMIT, SEARCH_MODES, WINDOWS, Dashboard
+from litecrawl.sites.model import ANNOTATION_KINDS, STATUSES
 
 __all__ = ["ServeSettings", "make_app"]
 
@@ -31,6 +33,7 @@ _MAX_PAGES = 500
 class ServeSettings:
     dashboard: Dashboard
     seeds: SeedAdder
+    annotator: SiteAnnotator
     token: str
     read_only: bool
     loopback_only: bool  # bound to 127.0.0.1/::1: refuse other Host headers
@@ -58,6 +61,12 @@ def make_app(settings: ServeSettings) -> web.Application:
     r.add_get("/seeds", _seeds_form)
     r.add_post("/seeds", _seeds_post)
     r.add_post("/api/seeds", _seeds_api)
+    r.add_get("/sites", _sites)
+    r.add_get("/api/sites", _sites)
+    r.add_get("/site", _site)
+    r.add_get("/api/site", _site)
+    r.add_post("/site", _annotate_post)
+    r.add_post("/api/site/annotate", _annotate_api)
     r.add_static("/static/", _STATIC)
     return app
 
@@ -257,5 +266,96 @@ async def _add(request: web.Request, lines: list[str], due_now: bool) -> dict[st
     adder = request.app[_SETTINGS].seeds
     try:
         return await adder.add(lines, due_now, int(time.time()))
+    except LitecrawlError as exc:
+        raise _fail(request, 500, str(exc)) from exc
+
+
+async def _sites(request: web.Request) -> web.Response:
+    status = request.query.get("status") or None
+    if status is not None and status not in STATUSES:
+        raise _fail(request, 400, f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    dashboard = request.app[_SETTINGS].dashboard
+    view = await _read(request, lambda: dashboard.sites(status))
+    if view is None:
+        raise _fail(request, 404, "no site queue in this database (litecrawl sites add ...)")
+    return _answer(request, view, "sites.html", statuses=STATUSES)
+
+
+async def _site(request: web.Request) -> web.Response:
+    return await _site_page(request, request.query.get("url", ""), 200)
+
+
+async def _site_page(
+    request: web.Request, url: str, status: int, refused: str = ""
+) -> web.Response:
+    if not url:
+        raise _fail(request, 400, "url is missing (/site?url=...)")
+    dashboard = request.app[_SETTINGS].dashboard
+    view = await _read(request, lambda: dashboard.site(url))
+    if view is None:
+        raise _fail(request, 404, f"no such site: {url}")
+    if _api(request):
+        return _answer(request, view, "")
+    csrf, new = security.csrf_token(request)
+    response = web.Response(
+        text=_render(
+            request, "site.html", data=view, csrf=csrf, kinds=ANNOTATION_KINDS, refused=refused
+        ),
+        content_type="text/html",
+        status=status,
+    )
+    if new:
+        security.set_csrf(response, csrf)
+    return response
+
+
+async def _annotate_post(request: web.Request) -> web.Response:
+    settings = request.app[_SETTINGS]
+    if settings.read_only:
+        raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
+    form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
+    url = form.get("url", "")
+    refused = security.check_form(request, form, settings.token)
+    if refused:
+        return await _site_page(request, url, 403, refused)
+    action = form.get("action", "")
+    kind = action.removeprefix("remove-")
+    await _annotation(request, url, kind, form.get("text", ""), action.startswith("remove-"))
+    raise web.HTTPSeeOther("/site" + query_string(url=url))
+
+
+async def _annotate_api(request: web.Request) -> web.Response:
+    settings = request.app[_SETTINGS]
+    if settings.read_only:
+        raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
+    refused = security.check_header(request, settings.token)
+    if refused:
+        raise _fail(request, 403, refused)
+    try:
+        body = await request.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or not all(
+        isinstance(body.get(k, ""), str) for k in ("url", "kind", "text")
+    ):
+        raise _fail(request, 400, 'the body must be {"url": ..., "kind": ..., "text": ...}')
+    return web.json_response(
+        await _annotation(
+            request,
+            body.get("url", ""),
+            body.get("kind", ""),
+            body.get("text", ""),
+            bool(body.get("remove", False)),
+        )
+    )
+
+
+async def _annotation(
+    request: web.Request, url: str, kind: str, text: str, remove: bool
+) -> dict[str, Any]:
+    try:
+        return await request.app[_SETTINGS].annotator.apply(url, kind, text, remove)
+    except ConfigError as exc:
+        raise _fail(request, 400, str(exc)) from exc
     except LitecrawlError as exc:
         raise _fail(request, 500, str(exc)) from exc

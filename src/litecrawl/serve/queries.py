@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litecrawl.frontier.base import FrontierSummary
+from litecrawl.sites.model import Annotation, Site
 
 __all__ = [
     "STATES",
@@ -125,3 +126,11 @@ class DashboardQueries(ABC):
     def links(self, url: str, inbound: bool, limit: int, offset: int) -> LinkList | None:
         """Links into (``inbound``) or out of ``url``, in URL order; None when the database
         keeps no link graph (made before it existed and not crawled since)."""
+
+    @abstractmethod
+    def sites(self, status: str | None) -> list[Site] | None:
+        """The site queue (seed 002), by base URL; None when the database has none."""
+
+    @abstractmethod
+    def site(self, base_url: str) -> tuple[Site | None, list[Annotation]] | None:
+        """One site and its annotations; None when the database has no site queue."""

@@ -143,6 +143,35 @@ class Dashboard:
             "links": [asdict(r) for r in found.rows],
         }
 
+    def sites(self, status: str | None) -> dict[str, Any] | None:
+        """The site queue, with counts by status; None when the database has none."""
+        found = self.queries.sites(None)
+        if found is None:
+            return None
+        counts: dict[str, int] = {}
+        for site in found:
+            counts[site.status] = counts.get(site.status, 0) + 1
+        shown = [s for s in found if status is None or s.status == status]
+        return {
+            "status": status,
+            "counts": counts,
+            "sites": [_site(asdict(s)) for s in shown],
+        }
+
+    def site(self, url: str) -> dict[str, Any] | None:
+        """One site: its status and why, start page facts and annotations."""
+        found = self.queries.site(url)
+        if found is None:
+            return None
+        site, annotations = found
+        if site is None and not annotations:
+            return None
+        return {
+            "base_url": url,
+            "site": None if site is None else _site(asdict(site)),
+            "annotations": [{**asdict(a), "created_at": iso(a.created_at)} for a in annotations],
+        }
+
     def search(
         self, query: str, mode: str | None, limit: int, offset: int, marks: tuple[str, str]
     ) -> tuple[list[Any], str, str | None]:
@@ -160,6 +189,17 @@ class Dashboard:
             close_mark=marks[1],
         )
         return [asdict(h) for h in results.hits], results.mode, results.note
+
+
+def _site(row: dict[str, Any]) -> dict[str, Any]:
+    """A site with its times as ISO 8601 and its lists as lists."""
+    return {
+        **row,
+        "added_at": iso(row["added_at"]),
+        "checked_at": iso(row["checked_at"]),
+        "feeds": list(row["feeds"]),
+        "sitemaps": list(row["sitemaps"]),
+    }
 
 
 def _document(row: dict[str, Any]) -> dict[str, Any]:

@@ -62,5 +62,6 @@ def decide(
     if verdict:
         return "relevant", "filter: relevant"
     words = len(page.text.split())
-    detail = f"{words} words, language {page.language or 'unknown'}, {page.content_type or '?'}"
+    counted = f"{words} word" + ("" if words == 1 else "s")
+    detail = f"{counted}, language {page.language or 'unknown'}, {page.content_type or '?'}"
     return "irrelevant", f"filter: not relevant ({detail})"

@@ -25,7 +25,9 @@ from litecrawl.serve.queries import (
     PageList,
     PageRow,
 )
+from litecrawl.sites.model import Annotation, Site
 from litecrawl.store.sqlite.links import read_links
+from litecrawl.store.sqlite.sites import read_annotations, read_site, read_sites
 from litecrawl.store.sqlite.summary import STATE_NAMES, read_summary
 
 __all__ = ["SQLiteDashboardQueries"]
@@ -174,12 +176,10 @@ class SQLiteDashboardQueries(DashboardQueries):
 
     def links(self, url: str, inbound: bool, limit: int, offset: int) -> LinkList | None:
         def read(c: sqlite3.Connection) -> LinkList | None:
-            try:
-                total, rows = read_links(c, url, inbound, limit, offset)
-            except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc):
-                    return None  # the serve never migrates: a crawl adds the table
-                raise
+            found = _unless_missing(lambda: read_links(c, url, inbound, limit, offset))
+            if found is None:
+                return None
+            total, rows = found
             return LinkList(
                 total,
                 [
@@ -189,6 +189,26 @@ class SQLiteDashboardQueries(DashboardQueries):
             )
 
         return self._read(read)
+
+    def sites(self, status: str | None) -> list[Site] | None:
+        return self._read(lambda c: _unless_missing(lambda: read_sites(c, status, None)))
+
+    def site(self, base_url: str) -> tuple[Site | None, list[Annotation]] | None:
+        return self._read(
+            lambda c: _unless_missing(
+                lambda: (read_site(c, base_url), read_annotations(c, base_url))
+            )
+        )
+
+
+def _unless_missing(read: Callable[[], T]) -> T | None:
+    """None when a table is missing: serve never migrates (a newer litecrawl command does)."""
+    try:
+        return read()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
 
 
 def _like_prefix(text: str) -> str:

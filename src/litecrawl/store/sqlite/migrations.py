@@ -218,6 +218,7 @@ CREATE TABLE sites (
   source      TEXT NOT NULL DEFAULT 'seed',
   added_at    REAL NOT NULL,
   checked_at  REAL NULL,
+  recheck     INTEGER NOT NULL DEFAULT 0,
   final_url   TEXT NULL,
   title       TEXT NULL,
   language    TEXT NULL,

@@ -16,7 +16,7 @@ from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.urls import host_of
 
-__all__ = ["SQLiteSites"]
+__all__ = ["SQLiteSites", "read_annotations", "read_site", "read_sites"]
 
 T = TypeVar("T")
 
@@ -122,39 +122,21 @@ class SQLiteSites(SiteStore):
         return self._transaction(work)
 
     def annotations(self, base_url: str) -> list[Annotation]:
-        rows = self._read(
-            lambda c: c.execute(
-                "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
-                "WHERE base_url = ? ORDER BY created_at, id",
-                (base_url,),
-            ).fetchall()
-        )
-        return [Annotation(*r) for r in rows]
+        return self._read(lambda c: read_annotations(c, base_url))
 
     def site(self, base_url: str) -> Site | None:
-        row = self._read(
-            lambda c: c.execute(
-                f"SELECT {_SITE_COLUMNS} FROM sites WHERE base_url = ?", (base_url,)
-            ).fetchone()
-        )
-        return None if row is None else _site(row)
+        return self._read(lambda c: read_site(c, base_url))
 
     def sites(self, status: str | None, limit: int | None = None) -> list[Site]:
-        rows = self._read(
-            lambda c: c.execute(
-                f"SELECT {_SITE_COLUMNS} FROM sites WHERE (:status IS NULL OR status = :status) "
-                "ORDER BY base_url LIMIT :limit",
-                {"status": status, "limit": -1 if limit is None else limit},
-            ).fetchall()
-        )
-        return [_site(r) for r in rows]
+        return self._read(lambda c: read_sites(c, status, limit))
 
     def due_checks(self, checked_before: float, limit: int) -> list[Site]:
         # never checked first (NULL sorts first), then the longest unchecked: idx_sites_check
         rows = self._read(
             lambda c: c.execute(
                 f"SELECT {_SITE_COLUMNS} FROM sites "
-                "WHERE checked_at IS NULL OR checked_at < ? ORDER BY checked_at, id LIMIT ?",
+                "WHERE checked_at IS NULL OR checked_at < ? OR recheck = 1 "
+                "ORDER BY checked_at, id LIMIT ?",
                 (checked_before, limit),
             ).fetchall()
         )
@@ -164,7 +146,7 @@ class SQLiteSites(SiteStore):
         self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
     ) -> None:
         self._write(
-            """UPDATE sites SET status = :status, reason = :reason, checked_at = :now,
+            """UPDATE sites SET status = :status, reason = :reason, checked_at = :now, recheck = 0,
               final_url = coalesce(:final_url, final_url), title = coalesce(:title, title),
               language = coalesce(:language, language), feeds = coalesce(:feeds, feeds),
               sitemaps = coalesce(:sitemaps, sitemaps)
@@ -189,9 +171,34 @@ class SQLiteSites(SiteStore):
         return {status: n for status, n in rows}
 
 
+def read_annotations(conn: sqlite3.Connection, base_url: str) -> list[Annotation]:
+    rows = conn.execute(
+        "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
+        "WHERE base_url = ? ORDER BY created_at, id",
+        (base_url,),
+    ).fetchall()
+    return [Annotation(*r) for r in rows]
+
+
+def read_site(conn: sqlite3.Connection, base_url: str) -> Site | None:
+    row = conn.execute(
+        f"SELECT {_SITE_COLUMNS} FROM sites WHERE base_url = ?", (base_url,)
+    ).fetchone()
+    return None if row is None else _site(row)
+
+
+def read_sites(conn: sqlite3.Connection, status: str | None, limit: int | None) -> list[Site]:
+    rows = conn.execute(
+        f"SELECT {_SITE_COLUMNS} FROM sites WHERE (:status IS NULL OR status = :status) "
+        "ORDER BY base_url LIMIT :limit",
+        {"status": status, "limit": -1 if limit is None else limit},
+    ).fetchall()
+    return [_site(r) for r in rows]
+
+
 def _recheck(conn: sqlite3.Connection, base_url: str) -> None:
     """A white/blacklisting changed: the site is checked again at the next queue pass."""
-    conn.execute("UPDATE sites SET checked_at = NULL WHERE base_url = ?", (base_url,))
+    conn.execute("UPDATE sites SET recheck = 1 WHERE base_url = ?", (base_url,))
 
 
 def _site(r: tuple[Any, ...]) -> Site:
