@@ -218,11 +218,14 @@ async def _seeds_form(request: web.Request) -> web.Response:
 def _seeds_page(
     request: web.Request, outcome: Any, status: int, refused: str = "", typed: str = ""
 ) -> web.Response:
+    return _form_page(request, "seeds.html", status, outcome=outcome, refused=refused, typed=typed)
+
+
+def _form_page(request: web.Request, template: str, status: int, **context: Any) -> web.Response:
+    """A page with a write form: its CSRF token, set as a cookie when new."""
     csrf, new = security.csrf_token(request)
     response = web.Response(
-        text=_render(
-            request, "seeds.html", csrf=csrf, outcome=outcome, refused=refused, typed=typed
-        ),
+        text=_render(request, template, csrf=csrf, **context),
         content_type="text/html",
         status=status,
     )
@@ -231,12 +234,27 @@ def _seeds_page(
     return response
 
 
-async def _seeds_post(request: web.Request) -> web.Response:
+async def _write_form(request: web.Request) -> tuple[dict[str, str], str | None]:
+    """A write form's fields and why it is refused (None: go ahead)."""
     settings = request.app[_SETTINGS]
     if settings.read_only:
         raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
     form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
-    refused = security.check_form(request, form, settings.token)
+    return form, security.check_form(request, form, settings.token)
+
+
+def _check_api_write(request: web.Request) -> None:
+    """A JSON write goes ahead only with the token (and not when read-only)."""
+    settings = request.app[_SETTINGS]
+    if settings.read_only:
+        raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
+    refused = security.check_header(request, settings.token)
+    if refused:
+        raise _fail(request, 403, refused)
+
+
+async def _seeds_post(request: web.Request) -> web.Response:
+    form, refused = await _write_form(request)
     if refused:  # the form again, with why and what was typed, to try again
         return _seeds_page(request, None, 403, refused, form.get("urls", ""))
     lines = form.get("urls", "").splitlines()
@@ -245,12 +263,7 @@ async def _seeds_post(request: web.Request) -> web.Response:
 
 
 async def _seeds_api(request: web.Request) -> web.Response:
-    settings = request.app[_SETTINGS]
-    if settings.read_only:
-        raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
-    refused = security.check_header(request, settings.token)
-    if refused:
-        raise _fail(request, 403, refused)
+    _check_api_write(request)
     try:
         body = await request.json()
     except ValueError:
@@ -296,26 +309,14 @@ async def _site_page(
         raise _fail(request, 404, f"no such site: {url}")
     if _api(request):
         return _answer(request, view, "")
-    csrf, new = security.csrf_token(request)
-    response = web.Response(
-        text=_render(
-            request, "site.html", data=view, csrf=csrf, kinds=ANNOTATION_KINDS, refused=refused
-        ),
-        content_type="text/html",
-        status=status,
+    return _form_page(
+        request, "site.html", status, data=view, kinds=ANNOTATION_KINDS, refused=refused
     )
-    if new:
-        security.set_csrf(response, csrf)
-    return response
 
 
 async def _annotate_post(request: web.Request) -> web.Response:
-    settings = request.app[_SETTINGS]
-    if settings.read_only:
-        raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
-    form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
+    form, refused = await _write_form(request)
     url = form.get("url", "")
-    refused = security.check_form(request, form, settings.token)
     if refused:
         return await _site_page(request, url, 403, refused)
     action = form.get("action", "")
@@ -325,12 +326,7 @@ async def _annotate_post(request: web.Request) -> web.Response:
 
 
 async def _annotate_api(request: web.Request) -> web.Response:
-    settings = request.app[_SETTINGS]
-    if settings.read_only:
-        raise _fail(request, 403, "this dashboard is read-only (litecrawl serve --read-only)")
-    refused = security.check_header(request, settings.token)
-    if refused:
-        raise _fail(request, 403, refused)
+    _check_api_write(request)
     try:
         body = await request.json()
     except ValueError:
