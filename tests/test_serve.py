@@ -439,6 +439,14 @@ def test_sites_pages_and_annotations(
     assert runner.invoke(app, ["sites", "check", "--db", str(db)]).exit_code == 0
     shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
     assert (shown["site"]["status"], shown["site"]["reason"]) == ("relevant", "whitelisted")
+    assert shown["crawls"] == []
+    # after a crawl of the sites: its record and schedule
+    assert runner.invoke(app, ["sites", "run", "--once", "--db", str(db)]).exit_code == 0
+    shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
+    assert [(c["kind"], c["fetched"], c["interrupted"]) for c in shown["crawls"]] == [
+        ("full", 1, False)
+    ]
+    assert shown["site"]["next_crawl"] is not None
 
     # the JSON API: token required, bad kinds named
     body = json.dumps({"url": parked.url("/"), "kind": "blacklist"}).encode()

@@ -185,6 +185,10 @@ class SitesConfig(_Section):
 
     # a known site's start page is checked again only after this many seconds
     site_revisit_delay: float = Field(default=7 * 86400, ge=0, allow_inf_nan=False)
+    workers: int = Field(default=1, ge=1, le=64)  # sites crawled at once, one per worker
+    site_delay: float = Field(default=600, ge=0, allow_inf_nan=False)  # between queue passes
+    full_crawl_interval: float = Field(default=7 * 86400, ge=0, allow_inf_nan=False)
+    max_pages_per_site: int = Field(default=1000, ge=0, description="per crawl; 0 = unlimited")
     filter: Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")] | None = None
     languages: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]] = Field(default_factory=list)
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -128,7 +129,10 @@ async def run_crawl(
     on_progress: Callable[[CrawlStats, int], None] | None = None,
     grace: float = 10.0,
     command: str = "crawl",
+    hosts: Sequence[str] | None = None,
 ) -> CrawlReport:
+    """One crawl of ``config`` until nothing is due (or ``stop``); ``hosts``: claim only these
+    hosts' URLs (the site crawler crawls one site at a time on a shared frontier)."""
     seeds = list(config.seeds)
     factory = strategy_for(config.strategy.name)  # unknown: fails before network or DB work
     async with contextlib.AsyncExitStack() as stack:
@@ -146,7 +150,10 @@ async def run_crawl(
         analyzer = None
         if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
             analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
-        engine = Engine(frontier, fetcher, _options(config, seeds, analyzer, runner), gate, lease)
+        options = _options(config, seeds, analyzer, runner)
+        if hosts is not None:
+            options = dataclasses.replace(options, hosts=tuple(hosts))
+        engine = Engine(frontier, fetcher, options, gate, lease)
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()
         await _bootstrap(config, engine, gate, seeds)

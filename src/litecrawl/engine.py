@@ -74,6 +74,7 @@ class EngineOptions:
     # built-in bfs, today's fast path: every link in scope and depth is queued).
     strategy: StrategyRunner | None = None
     partition: tuple[int, int] | None = None  # (K, N): claim only partition K of N
+    hosts: tuple[str, ...] | None = None  # claim only these hosts' URLs (a site crawl)
 
 
 def content_hash(content: bytes) -> str:
@@ -158,7 +159,7 @@ class Engine:
         """Due pages: by score under a strategy, only this worker's partition if set."""
         o = self.options
         return await self.frontier.claim(
-            limit, int(time.time()), o.strategy is not None, o.partition
+            limit, int(time.time()), o.strategy is not None, o.partition, o.hosts
         )
 
     # -- one page ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +19,9 @@ from litecrawl.errors import LitecrawlError
 from litecrawl.sites.model import ANNOTATION_KINDS, STATUSES, Site
 from litecrawl.sites.seeds import base_url, parse_site_lines
 from litecrawl.sites.store import SiteStore, open_sites
+
+if TYPE_CHECKING:
+    from litecrawl.sites.run import SitesReport
 
 __all__ = ["sites_app"]
 
@@ -109,6 +112,47 @@ def check(db: Db = None, config: Config = None) -> None:
         raise typer.Exit(130)
 
 
+@sites_app.command("run")
+def run(
+    workers: Annotated[
+        int | None, typer.Option(min=1, max=64, help="Sites crawled at once ([sites] workers).")
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="Stop when nothing is due.")] = False,
+    db: Db = None,
+    config: Config = None,
+) -> None:
+    """The site crawler: handle the queue (as check), then crawl each due relevant site, one
+    per worker, and again after site_delay until Ctrl+C (which releases the locks; the next run
+    goes on where this one stopped)."""
+    cfg = load_or_exit(config, {"db": db, "sites.workers": workers})
+    from litecrawl.sites.run import run_sites  # the crawl stack, only when running
+
+    async def go() -> tuple[SitesReport, bool]:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        report = await run_sites(cfg, stop, workers=cfg.sites.workers, once=once)
+        return report, stop.is_set()
+
+    try:
+        report, interrupted = asyncio.run(go())
+    except LitecrawlError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    for url, c in report.crawls:
+        state = " (interrupted)" if c.interrupted else ""
+        typer.echo(
+            f"crawled {url}: {c.fetched} fetched, {c.new_pages} new, {c.errors} errors{state}"
+        )
+    typer.echo(
+        f"{report.checked} sites checked, {len(report.crawls)} crawled, "
+        f"{report.queued} new sites found through links" + (" (interrupted)" if interrupted else "")
+    )
+    if interrupted:
+        raise typer.Exit(130)
+
+
 @sites_app.command("list")
 def list_sites(
     status: Annotated[
@@ -149,6 +193,9 @@ def show(
     try:
         site = store.site(key)
         annotations = store.annotations(key)
+        crawls = store.crawls(site.id, 5) if site else []
+        links_out = store.site_links(site.id, False, 10) if site else []
+        links_in = store.site_links(site.id, True, 10) if site else []
     finally:
         store.close()
     if site is None and not annotations:
@@ -156,6 +203,16 @@ def show(
         raise typer.Exit(1)
     if site is not None:
         _print_site(site)
+    for c in crawls:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.started_at))
+        typer.echo(
+            f"crawl: {c.kind} {when}, {c.finished_at - c.started_at:.0f} s, {c.fetched} fetched, "
+            f"{c.new_pages} new, {c.errors} errors" + (" (interrupted)" if c.interrupted else "")
+        )
+    for url, n in links_out:
+        typer.echo(f"links to: {url} ({n})")
+    for url, n in links_in:
+        typer.echo(f"linked from: {url} ({n})")
     for a in annotations:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.created_at))
         typer.echo(f"annotation: {a.kind}{': ' + a.text if a.text else ''} ({when})")
@@ -174,6 +231,9 @@ def _print_site(site: Site) -> None:
         typer.echo(f"redirects to: {site.final_url}")
     typer.echo(f"title: {site.title or '-'}")
     typer.echo(f"language: {site.language or '-'}")
+    if site.next_crawl is not None:
+        due = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(site.next_crawl))
+        typer.echo(f"next crawl: {due}")
     for feed in site.feeds:
         typer.echo(f"feed: {feed}")
     for sitemap in site.sitemaps:

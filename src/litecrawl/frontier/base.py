@@ -249,10 +249,12 @@ class Frontier(abc.ABC):
         now: int,
         by_score: bool = False,
         partition: tuple[int, int] | None = None,
+        hosts: Sequence[str] | None = None,
     ) -> list[ClaimedPage]:
         """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due;
         ``by_score``: highest score first (crawling strategies); ``partition`` (K, N): only URLs
-        whose partition key (litecrawl.strategy.domain) hashes to K."""
+        whose partition key (litecrawl.strategy.domain) hashes to K; ``hosts``: only URLs of
+        these hosts (a site crawl)."""
 
     @abc.abstractmethod
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litecrawl.frontier.base import FrontierSummary
-from litecrawl.sites.model import Annotation, Site
+from litecrawl.sites.model import Annotation, Site, SiteCrawl
 
 __all__ = [
     "STATES",
@@ -134,3 +134,10 @@ class DashboardQueries(ABC):
     @abstractmethod
     def site(self, base_url: str) -> tuple[Site | None, list[Annotation]] | None:
         """One site and its annotations; None when the database has no site queue."""
+
+    @abstractmethod
+    def site_activity(
+        self, site_id: int, limit: int
+    ) -> tuple[list[SiteCrawl], list[tuple[str, int]], list[tuple[str, int]]]:
+        """A site's last crawls (newest first), the sites it links to and those linking to it
+        (base URL, links; most first)."""

@@ -166,10 +166,24 @@ class Dashboard:
         site, annotations = found
         if site is None and not annotations:
             return None
+        crawls, links_to, links_from = (
+            self.queries.site_activity(site.id, 20) if site else ([], [], [])
+        )
         return {
             "base_url": url,
             "site": None if site is None else _site(asdict(site)),
             "annotations": [{**asdict(a), "created_at": iso(a.created_at)} for a in annotations],
+            "crawls": [
+                {
+                    **asdict(c),
+                    "started_at": iso(c.started_at),
+                    "finished_at": iso(c.finished_at),
+                    "duration_sec": round(c.finished_at - c.started_at, 1),
+                }
+                for c in crawls
+            ],
+            "links_to": [{"site": u, "links": n} for u, n in links_to],
+            "links_from": [{"site": u, "links": n} for u, n in links_from],
         }
 
     def search(
@@ -197,6 +211,7 @@ def _site(row: dict[str, Any]) -> dict[str, Any]:
         **row,
         "added_at": iso(row["added_at"]),
         "checked_at": iso(row["checked_at"]),
+        "next_crawl": iso(row["next_crawl"]),
         "feeds": list(row["feeds"]),
         "sitemaps": list(row["sitemaps"]),
     }

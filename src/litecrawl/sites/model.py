@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["ANNOTATION_KINDS", "STATUSES", "Annotation", "Site", "StartPage"]
+__all__ = ["ANNOTATION_KINDS", "STATUSES", "Annotation", "Site", "SiteCrawl", "StartPage"]
 
 STATUSES = ("queued", "relevant", "irrelevant")
 ANNOTATION_KINDS = ("whitelist", "blacklist", "note")
@@ -52,3 +52,19 @@ class Site:
     language: str | None
     feeds: tuple[str, ...]
     sitemaps: tuple[str, ...]
+    next_crawl: float | None = None  # when its next full crawl is due (None: never crawled)
+
+
+@dataclass(frozen=True, slots=True)
+class SiteCrawl:
+    """One crawl of a site, as recorded at checkin."""
+
+    site_id: int
+    kind: str  # full (feed crawls are not built yet)
+    worker: str
+    started_at: float
+    finished_at: float
+    fetched: int
+    new_pages: int
+    errors: int
+    interrupted: bool

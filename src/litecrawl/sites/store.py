@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Self
 
 from litecrawl.errors import ConfigError
-from litecrawl.sites.model import Annotation, Site, StartPage
+from litecrawl.sites.model import Annotation, Site, SiteCrawl, StartPage
 from litecrawl.urls import shown_location
 
 __all__ = ["SiteStore", "open_sites"]
@@ -70,6 +70,35 @@ class SiteStore(ABC):
     @abstractmethod
     def counts(self) -> dict[str, int]:
         """Sites by status."""
+
+    @abstractmethod
+    def checkout(self, worker: str, now: float, lock_sec: float) -> Site | None:
+        """Lock one relevant site whose crawl is due and that no live lock holds (a lock of a
+        worker that died expires after ``lock_sec``); None when there is none."""
+
+    @abstractmethod
+    def renew(self, site_id: int, worker: str, until: float) -> bool:
+        """Extend this worker's lock; False when it was lost (expired and taken)."""
+
+    @abstractmethod
+    def checkin(
+        self, crawl: SiteCrawl, next_crawl: float, links: dict[str, int], now: float
+    ) -> int:
+        """Unlock, schedule the next crawl, record the crawl, and count the links found to
+        other sites (base URL -> links), queueing those not known; returns sites queued."""
+
+    @abstractmethod
+    def outlinks(self, host: str) -> list[str]:
+        """Every link target of the host's pages (the link graph)."""
+
+    @abstractmethod
+    def crawls(self, site_id: int, limit: int) -> list[SiteCrawl]:
+        """The site's last crawls, newest first."""
+
+    @abstractmethod
+    def site_links(self, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
+        """Sites linking to (``inbound``) or linked from this site: (base URL, links), most
+        links first."""
 
 
 def open_sites(location: str) -> SiteStore:

@@ -25,9 +25,15 @@ from litecrawl.serve.queries import (
     PageList,
     PageRow,
 )
-from litecrawl.sites.model import Annotation, Site
+from litecrawl.sites.model import Annotation, Site, SiteCrawl
 from litecrawl.store.sqlite.links import read_links
-from litecrawl.store.sqlite.sites import read_annotations, read_site, read_sites
+from litecrawl.store.sqlite.sites import (
+    read_annotations,
+    read_crawls,
+    read_site,
+    read_site_links,
+    read_sites,
+)
 from litecrawl.store.sqlite.summary import STATE_NAMES, read_summary
 
 __all__ = ["SQLiteDashboardQueries"]
@@ -197,6 +203,17 @@ class SQLiteDashboardQueries(DashboardQueries):
         return self._read(
             lambda c: _unless_missing(
                 lambda: (read_site(c, base_url), read_annotations(c, base_url))
+            )
+        )
+
+    def site_activity(
+        self, site_id: int, limit: int
+    ) -> tuple[list[SiteCrawl], list[tuple[str, int]], list[tuple[str, int]]]:
+        return self._read(
+            lambda c: (
+                read_crawls(c, site_id, limit),
+                read_site_links(c, site_id, False, limit),
+                read_site_links(c, site_id, True, limit),
             )
         )
 

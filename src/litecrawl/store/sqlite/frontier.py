@@ -6,6 +6,7 @@ All database work runs on one dedicated thread (sqlite3 is blocking); the event 
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -220,8 +221,12 @@ class SQLiteFrontier(Frontier):
         now: int,
         by_score: bool = False,
         partition: tuple[int, int] | None = None,
+        hosts: Sequence[str] | None = None,
     ) -> list[ClaimedPage]:
         k, n = partition or (0, 0)
+        only = None if hosts is None else json.dumps(list(hosts))
+        # a separate statement for a site crawl: the plain claim's plan stays as measured
+        only_hosts = "" if hosts is None else "AND host IN (SELECT value FROM json_each(:hosts))"
         order = (
             "score DESC, next_crawl_time, depth"
             if by_score
@@ -236,11 +241,18 @@ class SQLiteFrontier(Frontier):
                       SELECT rowid FROM pages
                       WHERE processing_time IS NULL
                         AND (next_crawl_time IS NULL OR next_crawl_time <= :now)
-                        AND (:n = 0 OR litecrawl_partition(norm_url, meta, :n) = :k)
+                        AND (:n = 0 OR litecrawl_partition(norm_url, meta, :n) = :k) {only_hosts}
                       ORDER BY {order}
                       LIMIT :limit)
                     RETURNING {_CLAIM_COLUMNS}""",
-                    {"now": now, "limit": limit, "worker": self.worker_id, "k": k, "n": n},
+                    {
+                        "now": now,
+                        "limit": limit,
+                        "worker": self.worker_id,
+                        "k": k,
+                        "n": n,
+                        "hosts": only,
+                    },
                 ).fetchall()
                 return [ClaimedPage(*row) for row in rows]
 

@@ -223,10 +223,35 @@ CREATE TABLE sites (
   title       TEXT NULL,
   language    TEXT NULL,
   feeds       TEXT NOT NULL DEFAULT '[]',
-  sitemaps    TEXT NOT NULL DEFAULT '[]'
+  sitemaps    TEXT NOT NULL DEFAULT '[]',
+  next_crawl  REAL NULL,
+  locked_by   TEXT NULL,
+  locked_until REAL NULL
 );
 CREATE INDEX idx_sites_check ON sites(checked_at);
-CREATE INDEX idx_sites_status ON sites(status);
+CREATE INDEX idx_sites_status ON sites(status, next_crawl);
+CREATE TABLE site_crawls (
+  id          INTEGER PRIMARY KEY,
+  site_id     INTEGER NOT NULL REFERENCES sites(id),
+  kind        TEXT NOT NULL,
+  worker      TEXT NOT NULL,
+  started_at  REAL NOT NULL,
+  finished_at REAL NULL,
+  fetched     INTEGER NOT NULL DEFAULT 0,
+  new_pages   INTEGER NOT NULL DEFAULT 0,
+  errors      INTEGER NOT NULL DEFAULT 0,
+  interrupted INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX idx_site_crawls_site ON site_crawls(site_id, started_at);
+CREATE TABLE site_links (
+  from_site   INTEGER NOT NULL REFERENCES sites(id),
+  to_site     INTEGER NOT NULL REFERENCES sites(id),
+  count       INTEGER NOT NULL,
+  first_seen  REAL NOT NULL,
+  last_seen   REAL NOT NULL,
+  PRIMARY KEY (from_site, to_site)
+);
+CREATE INDEX idx_site_links_to ON site_links(to_site);
 CREATE TABLE site_annotations (
   id          INTEGER PRIMARY KEY,
   base_url    TEXT NOT NULL,

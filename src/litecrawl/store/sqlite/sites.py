@@ -6,23 +6,34 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any, TypeVar
 
 from litecrawl.errors import FrontierError
-from litecrawl.sites.model import Annotation, Site, StartPage
+from litecrawl.sites.model import Annotation, Site, SiteCrawl, StartPage
 from litecrawl.sites.store import SiteStore
 from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.urls import host_of
 
-__all__ = ["SQLiteSites", "read_annotations", "read_site", "read_sites"]
+__all__ = [
+    "SQLiteSites",
+    "read_annotations",
+    "read_crawls",
+    "read_site",
+    "read_site_links",
+    "read_sites",
+]
 
 T = TypeVar("T")
 
 _SITE_COLUMNS = (
     "id, base_url, host, status, reason, source, added_at, checked_at, final_url, title, "
-    "language, feeds, sitemaps"
+    "language, feeds, sitemaps, next_crawl"
+)
+_CRAWL_COLUMNS = (
+    "site_id, kind, worker, started_at, finished_at, fetched, new_pages, errors, interrupted"
 )
 
 
@@ -164,6 +175,86 @@ class SQLiteSites(SiteStore):
             },
         )
 
+    def checkout(self, worker: str, now: float, lock_sec: float) -> Site | None:
+        def work() -> Site | None:
+            # never crawled first, then the longest due (idx_sites_status)
+            row = self.conn.execute(
+                f"""UPDATE sites SET locked_by = :worker, locked_until = :until
+                WHERE id = (
+                  SELECT id FROM sites
+                  WHERE status = 'relevant' AND coalesce(next_crawl, 0) <= :now
+                    AND (locked_until IS NULL OR locked_until < :now)
+                  ORDER BY coalesce(next_crawl, 0), id LIMIT 1)
+                RETURNING {_SITE_COLUMNS}""",
+                {"worker": worker, "until": now + lock_sec, "now": now},
+            ).fetchone()
+            return None if row is None else _site(row)
+
+        return self._transaction(work)
+
+    def renew(self, site_id: int, worker: str, until: float) -> bool:
+        def work() -> bool:
+            return bool(
+                self.conn.execute(
+                    "UPDATE sites SET locked_until = ? WHERE id = ? AND locked_by = ?",
+                    (until, site_id, worker),
+                ).rowcount
+            )
+
+        return self._transaction(work)
+
+    def checkin(
+        self, crawl: SiteCrawl, next_crawl: float, links: dict[str, int], now: float
+    ) -> int:
+        def work() -> int:
+            self.conn.execute(
+                "UPDATE sites SET locked_by = NULL, locked_until = NULL, next_crawl = ? "
+                "WHERE id = ? AND locked_by = ?",
+                (next_crawl, crawl.site_id, crawl.worker),
+            )
+            self.conn.execute(
+                f"INSERT INTO site_crawls ({_CRAWL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                astuple(crawl),
+            )
+            before = self.conn.total_changes
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO sites (base_url, host, added_at, source) "
+                "VALUES (?, ?, ?, 'link')",
+                [(u, host_of(u), now) for u in links],
+            )
+            queued = self.conn.total_changes - before
+            self.conn.executemany(
+                """INSERT INTO site_links (from_site, to_site, count, first_seen, last_seen)
+                SELECT :site, id, :count, :now, :now FROM sites WHERE base_url = :url
+                ON CONFLICT (from_site, to_site) DO UPDATE SET
+                  count = excluded.count, last_seen = excluded.last_seen""",
+                [
+                    {"site": crawl.site_id, "count": n, "now": now, "url": u}
+                    for u, n in links.items()
+                ],
+            )
+            return queued
+
+        return self._transaction(work)
+
+    def outlinks(self, host: str) -> list[str]:
+        return self._read(
+            lambda c: [
+                r[0]
+                for r in c.execute(
+                    "SELECT l.dst FROM pages p JOIN page_links l ON l.src = p.norm_url "
+                    "WHERE p.host = ?",
+                    (host,),
+                )
+            ]
+        )
+
+    def crawls(self, site_id: int, limit: int) -> list[SiteCrawl]:
+        return self._read(lambda c: read_crawls(c, site_id, limit))
+
+    def site_links(self, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
+        return self._read(lambda c: read_site_links(c, site_id, inbound, limit))
+
     def counts(self) -> dict[str, int]:
         rows = self._read(
             lambda c: c.execute("SELECT status, count(*) FROM sites GROUP BY status").fetchall()
@@ -196,6 +287,40 @@ def read_sites(conn: sqlite3.Connection, status: str | None, limit: int | None) 
     return [_site(r) for r in rows]
 
 
+def read_crawls(conn: sqlite3.Connection, site_id: int, limit: int) -> list[SiteCrawl]:
+    rows = conn.execute(
+        f"SELECT {_CRAWL_COLUMNS} FROM site_crawls WHERE site_id = ? "
+        "ORDER BY started_at DESC, id DESC LIMIT ?",
+        (site_id, limit),
+    ).fetchall()
+    return [
+        SiteCrawl(
+            site_id=r[0],
+            kind=r[1],
+            worker=r[2],
+            started_at=r[3],
+            finished_at=r[4],
+            fetched=r[5],
+            new_pages=r[6],
+            errors=r[7],
+            interrupted=bool(r[8]),
+        )
+        for r in rows
+    ]
+
+
+def read_site_links(
+    conn: sqlite3.Connection, site_id: int, inbound: bool, limit: int
+) -> list[tuple[str, int]]:
+    mine, other = ("to_site", "from_site") if inbound else ("from_site", "to_site")
+    rows = conn.execute(
+        f"SELECT s.base_url, l.count FROM site_links l JOIN sites s ON s.id = l.{other} "
+        f"WHERE l.{mine} = ? ORDER BY l.count DESC, s.base_url LIMIT ?",
+        (site_id, limit),
+    ).fetchall()
+    return [(u, n) for u, n in rows]
+
+
 def _recheck(conn: sqlite3.Connection, base_url: str) -> None:
     """A white/blacklisting changed: the site is checked again at the next queue pass."""
     conn.execute("UPDATE sites SET recheck = 1 WHERE base_url = ?", (base_url,))
@@ -216,4 +341,5 @@ def _site(r: tuple[Any, ...]) -> Site:
         language=r[10],
         feeds=tuple(json.loads(r[11])),
         sitemaps=tuple(json.loads(r[12])),
+        next_crawl=r[13],
     )

@@ -1,0 +1,170 @@
+"""``litecrawl sites run``: crawls of relevant sites, locks, links between sites."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from conftest import LocalServer, html_page
+from typer.testing import CliRunner
+
+from litecrawl.cli import app
+
+Serve = Callable[[web.Application], LocalServer]
+runner = CliRunner()
+TEXT = "<p>" + " ".join(["Our aquarium keeps zebrafish, guppies and tetras in clean water."] * 6)
+
+
+def _app(pages: dict[str, str], delay: float = 0.0) -> web.Application:
+    """HTML pages by path, each with TEXT; ``{other}`` placeholders filled at request time."""
+    app = web.Application()
+
+    async def handler(request: web.Request) -> web.Response:
+        body = pages.get(request.path)
+        if body is None:
+            return web.Response(status=404, text="not found")
+        await asyncio.sleep(delay)
+        return web.Response(text=html_page(TEXT + body, request.path), content_type="text/html")
+
+    app.router.add_get("/{tail:.*}", handler)
+    return app
+
+
+def _query(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def _slow_site(
+    serve: Serve, tmp_path: Path, n: int, conf_text: str
+) -> tuple[LocalServer, Path, Path]:
+    """A site of ``n`` linked pages at 0.2 s each, added to a fresh database, and its config."""
+    pages = {"/": "".join(f'<a href="/p{i}">p</a>' for i in range(n))}
+    pages.update({f"/p{i}": "" for i in range(n)})
+    site = serve(_app(pages, delay=0.2))
+    db = tmp_path / "s.db"
+    conf = tmp_path / "c.toml"
+    conf.write_text(conf_text)
+    runner.invoke(app, ["sites", "add", site.url("/"), "--db", str(db)])
+    return site, db, conf
+
+
+def _sites(db: Path) -> dict[str, dict[str, Any]]:
+    result = runner.invoke(app, ["sites", "list", "--json", "--db", str(db)])
+    return {s["base_url"]: s for s in map(json.loads, result.stdout.splitlines())}
+
+
+def test_run_crawls_due_sites_and_counts_links_between_sites(tmp_path: Path, serve: Serve) -> None:
+    other: dict[str, str] = {}
+    b = serve(_app(other))
+    c = serve(_app({"/": ""}))  # found through a link only
+    a = serve(
+        _app(
+            {
+                "/": f'<a href="/x">x</a> <a href="{b.url()}">B</a> <a href="{c.url()}">C</a>',
+                "/x": f'<a href="/y">y</a> <a href="{b.url("/")}">B again</a>',
+                "/y": '<a href="/">home</a>',
+            }
+        )
+    )
+    other.update({"/": f'<a href="{a.url("/")}">A</a>'})
+    db = tmp_path / "s.db"
+    assert runner.invoke(app, ["sites", "add", a.url("/"), b.url("/"), "--db", str(db)])
+    result = runner.invoke(app, ["sites", "run", "--once", "--workers", "2", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "2 sites checked, 2 crawled, 1 new sites found through links" in result.stdout
+    # every page of both sites fetched once (the start page twice: the check and the crawl)
+    assert Counter(a.paths()) == {"/robots.txt": 1, "/": 2, "/x": 1, "/y": 1}
+    assert Counter(b.paths()) == {"/robots.txt": 1, "/": 2}
+    assert c.paths() == []  # queued, not crawled: another site
+    sites = _sites(db)
+    assert sites[c.url("/")]["status"] == "queued" and sites[c.url("/")]["source"] == "link"
+    assert all(sites[s.url("/")]["next_crawl"] > time.time() + 86400 for s in (a, b))
+    links = _query(
+        db,
+        "SELECT f.base_url, t.base_url, l.count FROM site_links l "
+        "JOIN sites f ON f.id = l.from_site JOIN sites t ON t.id = l.to_site",
+    )
+    assert sorted(links) == sorted(
+        [(a.url("/"), b.url("/"), 2), (a.url("/"), c.url("/"), 1), (b.url("/"), a.url("/"), 1)]
+    )
+    crawls = _query(db, "SELECT site_id, kind, fetched, interrupted FROM site_crawls")
+    assert sorted((k, f, i) for _, k, f, i in crawls) == [("full", 1, 0), ("full", 3, 0)]
+    shown = runner.invoke(app, ["sites", "show", a.url("/"), "--db", str(db)]).stdout
+    assert "crawl: full" in shown and f"links to: {b.url('/')} (2)" in shown
+    assert f"linked from: {b.url('/')} (1)" in shown
+
+    # the next run: the new site is checked and crawled; the crawled ones are not due
+    again = runner.invoke(app, ["sites", "run", "--once", "--db", str(db)])
+    assert "1 sites checked, 1 crawled" in again.stdout, again.stdout
+    assert f"crawled {c.url('/')}: 1 fetched" in again.stdout
+    assert _sites(db)[c.url("/")]["status"] == "relevant"
+    assert Counter(a.paths())["/x"] == 1 and Counter(b.paths())["/"] == 2
+
+
+def test_a_killed_worker_loses_its_site_after_the_lock_expires(
+    tmp_path: Path, serve: Serve
+) -> None:
+    conf_text = "lease_timeout = 4\n[rate_limit]\nper_host_delay_ms = 0\n"
+    site, db, conf = _slow_site(serve, tmp_path, 40, conf_text)
+    runner.invoke(app, ["sites", "check", "--db", str(db)])
+    cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
+    proc = subprocess.Popen([*cmd, "--config", str(conf)], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(site.paths()) < 8:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    killed_at = time.monotonic()
+    held = {u for (u,) in _query(db, "SELECT norm_url FROM pages WHERE worker_id IS NOT NULL")}
+    before = Counter(site.paths())
+    # at once: the site is still locked by the dead worker
+    locked = runner.invoke(app, ["sites", "run", "--once", "--db", str(db), "--config", str(conf)])
+    if time.monotonic() - killed_at < 4:
+        assert "0 crawled" in locked.stdout, locked.stdout
+    time.sleep(max(0.0, 4.5 - (time.monotonic() - killed_at)))
+    later = runner.invoke(app, ["sites", "run", "--once", "--db", str(db), "--config", str(conf)])
+    assert "1 crawled" in later.stdout, later.stdout
+    fetched = Counter(site.paths())
+    fetched["/"] -= 1  # the start page was read once by the check
+    assert all(fetched[f"/p{i}"] >= 1 for i in range(40))  # nothing lost
+    twice = {p for p, n in fetched.items() if n > 1 and p != "/robots.txt"}
+    # only pages claimed and already requested when the kill came are fetched again
+    assert twice <= {u.removeprefix(site.base) for u in held} & set(before)
+    assert _query(db, "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL") == [(0,)]
+    assert _query(db, "SELECT locked_by FROM sites") == [(None,)]
+
+
+def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(tmp_path: Path, serve: Serve) -> None:
+    site, db, conf = _slow_site(serve, tmp_path, 30, "[rate_limit]\nper_host_delay_ms = 0\n")
+    cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
+    cmd += ["--config", str(conf)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(site.paths()) < 6:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out
+    assert "(interrupted)" in out
+    assert _query(db, "SELECT locked_by FROM sites") == [(None,)]  # the lock released
+    assert _query(db, "SELECT interrupted FROM site_crawls") == [(1,)]
+    result = runner.invoke(app, ["sites", "run", "--once", "--db", str(db), "--config", str(conf)])
+    assert "0 sites checked, 1 crawled" in result.stdout, result.stdout
+    fetched = Counter(site.paths())
+    assert all(fetched[f"/p{i}"] == 1 for i in range(30))  # each page once over both runs
+    assert _query(db, "SELECT count(*) FROM site_crawls") == [(2,)]
