@@ -130,6 +130,15 @@ def db_rows(db: Path) -> dict[str, dict[str, Any]]:
         conn.close()
 
 
+def db_query(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of one query on a SQLite database file."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
 def html_page(body: str, title: str = "", head: str = "") -> str:
     head = f"<title>{title}</title>{head}"
     return f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"

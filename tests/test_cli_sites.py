@@ -134,6 +134,9 @@ def test_check_decides_relevance_by_start_page_and_annotations(
     assert info["sitemaps"] == [blog.url("/sitemap.xml")]
     shown = _run(db, "show", blog.url("/")).stdout
     assert f"feed: {blog.url('/feed.xml')}" in shown and "status: relevant" in shown
+    for listing, site in (("blacklisted", banned), ("whitelisted", liked)):
+        listed = _run(db, "list", "--status", listing).stdout.splitlines()
+        assert [line.split()[1] for line in listed] == [site.url("/")]
 
 
 def test_revisit_delay_and_annotations_change_the_verdict(tmp_path: Path, serve: Serve) -> None:

@@ -395,7 +395,7 @@ def test_sites_pages_and_annotations(
     base = start(db, "--token", TOKEN)
 
     listed = _get(base + "/api/sites")
-    assert listed["counts"] == {"relevant": 1, "irrelevant": 1}
+    assert listed["counts"] == {"relevant": 1, "irrelevant": 1, "whitelisted": 0, "blacklisted": 0}
     assert [s["base_url"] for s in _get(base + "/api/sites?status=irrelevant")["sites"]] == [
         parked.url("/")
     ]
@@ -440,6 +440,9 @@ def test_sites_pages_and_annotations(
     shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
     assert (shown["site"]["status"], shown["site"]["reason"]) == ("relevant", "whitelisted")
     assert shown["crawls"] == []
+    whitelisted = _get(base + "/api/sites?status=whitelisted")
+    assert [s["base_url"] for s in whitelisted["sites"]] == [parked.url("/")]
+    assert whitelisted["counts"]["whitelisted"] == 1
     # after a crawl of the sites: its record and schedule
     assert runner.invoke(app, ["sites", "run", "--once", "--db", str(db)]).exit_code == 0
     shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, html_page
+from conftest import LocalServer, db_query, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -39,14 +38,6 @@ def _app(pages: dict[str, str], delay: float = 0.0) -> web.Application:
 
     app.router.add_get("/{tail:.*}", handler)
     return app
-
-
-def _query(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
 
 
 def _slow_site(
@@ -94,7 +85,7 @@ def test_run_crawls_due_sites_and_counts_links_between_sites(tmp_path: Path, ser
     sites = _sites(db)
     assert sites[c.url("/")]["status"] == "queued" and sites[c.url("/")]["source"] == "link"
     assert all(sites[s.url("/")]["next_crawl"] > time.time() + 86400 for s in (a, b))
-    links = _query(
+    links = db_query(
         db,
         "SELECT f.base_url, t.base_url, l.count FROM site_links l "
         "JOIN sites f ON f.id = l.from_site JOIN sites t ON t.id = l.to_site",
@@ -102,7 +93,7 @@ def test_run_crawls_due_sites_and_counts_links_between_sites(tmp_path: Path, ser
     assert sorted(links) == sorted(
         [(a.url("/"), b.url("/"), 2), (a.url("/"), c.url("/"), 1), (b.url("/"), a.url("/"), 1)]
     )
-    crawls = _query(db, "SELECT site_id, kind, fetched, interrupted FROM site_crawls")
+    crawls = db_query(db, "SELECT site_id, kind, fetched, interrupted FROM site_crawls")
     assert sorted((k, f, i) for _, k, f, i in crawls) == [("full", 1, 0), ("full", 3, 0)]
     shown = runner.invoke(app, ["sites", "show", a.url("/"), "--db", str(db)]).stdout
     assert "crawl: full" in shown and f"links to: {b.url('/')} (2)" in shown
@@ -111,7 +102,7 @@ def test_run_crawls_due_sites_and_counts_links_between_sites(tmp_path: Path, ser
     # the next run: the new site is checked and crawled; the crawled ones are not due
     again = runner.invoke(app, ["sites", "run", "--once", "--db", str(db)])
     assert "1 sites checked, 1 crawled" in again.stdout, again.stdout
-    assert f"crawled {c.url('/')}: 1 fetched" in again.stdout
+    assert f"crawled {c.url('/')} (full): 1 fetched" in again.stdout
     assert _sites(db)[c.url("/")]["status"] == "relevant"
     assert Counter(a.paths())["/x"] == 1 and Counter(b.paths())["/"] == 2
 
@@ -130,7 +121,7 @@ def test_a_killed_worker_loses_its_site_after_the_lock_expires(
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     killed_at = time.monotonic()
-    held = {u for (u,) in _query(db, "SELECT norm_url FROM pages WHERE worker_id IS NOT NULL")}
+    held = {u for (u,) in db_query(db, "SELECT norm_url FROM pages WHERE worker_id IS NOT NULL")}
     before = Counter(site.paths())
     # at once: the site is still locked by the dead worker
     locked = runner.invoke(app, ["sites", "run", "--once", "--db", str(db), "--config", str(conf)])
@@ -145,8 +136,8 @@ def test_a_killed_worker_loses_its_site_after_the_lock_expires(
     twice = {p for p, n in fetched.items() if n > 1 and p != "/robots.txt"}
     # only pages claimed and already requested when the kill came are fetched again
     assert twice <= {u.removeprefix(site.base) for u in held} & set(before)
-    assert _query(db, "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL") == [(0,)]
-    assert _query(db, "SELECT locked_by FROM sites") == [(None,)]
+    assert db_query(db, "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL") == [(0,)]
+    assert db_query(db, "SELECT locked_by FROM sites") == [(None,)]
 
 
 def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(tmp_path: Path, serve: Serve) -> None:
@@ -161,10 +152,25 @@ def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(tmp_path: Path, serve
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, out
     assert "(interrupted)" in out
-    assert _query(db, "SELECT locked_by FROM sites") == [(None,)]  # the lock released
-    assert _query(db, "SELECT interrupted FROM site_crawls") == [(1,)]
+    assert db_query(db, "SELECT locked_by FROM sites") == [(None,)]  # the lock released
+    assert db_query(db, "SELECT interrupted FROM site_crawls") == [(1,)]
     result = runner.invoke(app, ["sites", "run", "--once", "--db", str(db), "--config", str(conf)])
     assert "0 sites checked, 1 crawled" in result.stdout, result.stdout
     fetched = Counter(site.paths())
     assert all(fetched[f"/p{i}"] == 1 for i in range(30))  # each page once over both runs
-    assert _query(db, "SELECT count(*) FROM site_crawls") == [(2,)]
+    assert db_query(db, "SELECT count(*) FROM site_crawls") == [(2,)]
+
+
+def test_two_processes_never_crawl_one_site_at_once(tmp_path: Path, serve: Serve) -> None:
+    # ~4 s of crawl (a 200 ms per-host delay): the second process starts well within it
+    site, db, conf = _slow_site(serve, tmp_path, 20, "[rate_limit]\nper_host_delay_ms = 200\n")
+    runner.invoke(app, ["sites", "check", "--db", str(db)])
+    cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
+    cmd += ["--config", str(conf)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=60)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert sorted("1 crawled" in out for out in outs) == [False, True], outs
+    fetched = Counter(site.paths())
+    assert all(fetched[f"/p{i}"] == 1 for i in range(20)), fetched
+    assert db_query(db, "SELECT count(*) FROM site_crawls") == [(1,)]

@@ -188,8 +188,12 @@ class SitesConfig(_Section):
     workers: int = Field(default=1, ge=1, le=64)  # sites crawled at once, one per worker
     site_delay: float = Field(default=600, ge=0, allow_inf_nan=False)  # between queue passes
     full_crawl_interval: float = Field(default=7 * 86400, ge=0, allow_inf_nan=False)
+    # feed crawls (only the entries of the site's feeds) in between full crawls
+    feed_crawl_interval: float = Field(default=86400, ge=0, allow_inf_nan=False)
     max_pages_per_site: int = Field(default=1000, ge=0, description="per crawl; 0 = unlimited")
     filter: Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")] | None = None
+    # (site, path) -> bool: which paths of a site are crawled (None: all in scope)
+    path_filter: Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")] | None = None
     languages: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]] = Field(default_factory=list)
 
 

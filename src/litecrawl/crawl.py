@@ -16,7 +16,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,7 +28,7 @@ from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
 from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import ClaimedPage, Frontier
+from litecrawl.frontier.base import ClaimedPage, ClaimFocus, Frontier
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
@@ -37,7 +37,7 @@ from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import DomainScope, UrlRules
 
-__all__ = ["CrawlReport", "crawl", "run_crawl"]
+__all__ = ["CrawlReport", "Focus", "crawl", "run_crawl"]
 
 log = logging.getLogger("litecrawl")
 
@@ -46,6 +46,19 @@ log = logging.getLogger("litecrawl")
 class CrawlReport:
     stats: CrawlStats
     interrupted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """A crawl of part of a shared frontier (the site crawler's crawls of one site): claims
+    narrowed to ``claims``, links and listing entries kept only when ``accept`` takes them
+    (a site's path filter), and ``sitemaps`` and ``feeds`` read first besides the seeds (feeds
+    made due at once: read again with conditional GET)."""
+
+    claims: ClaimFocus
+    accept: Callable[[str], bool] | None = None
+    sitemaps: tuple[str, ...] = ()
+    feeds: tuple[str, ...] = ()
 
 
 def _fetcher(config: CrawlConfig) -> Fetcher:
@@ -129,10 +142,10 @@ async def run_crawl(
     on_progress: Callable[[CrawlStats, int], None] | None = None,
     grace: float = 10.0,
     command: str = "crawl",
-    hosts: Sequence[str] | None = None,
+    focus: Focus | None = None,
 ) -> CrawlReport:
-    """One crawl of ``config`` until nothing is due (or ``stop``); ``hosts``: claim only these
-    hosts' URLs (the site crawler crawls one site at a time on a shared frontier)."""
+    """One crawl of ``config`` until nothing is due (or ``stop``), of all the frontier or of
+    its ``focus``."""
     seeds = list(config.seeds)
     factory = strategy_for(config.strategy.name)  # unknown: fails before network or DB work
     async with contextlib.AsyncExitStack() as stack:
@@ -151,12 +164,14 @@ async def run_crawl(
         if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
             analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
         options = _options(config, seeds, analyzer, runner)
-        if hosts is not None:
-            options = dataclasses.replace(options, hosts=tuple(hosts))
+        if focus is not None:
+            options = _focused(options, focus)
         engine = Engine(frontier, fetcher, options, gate, lease)
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()
         await _bootstrap(config, engine, gate, seeds)
+        if focus is not None:
+            await _bootstrap_focus(engine, focus)
         interrupted = await _loop(config, engine, lease, stop, on_progress, grace)
         stats = engine.stats
         record = {**summary_dict(stats), "interrupted": interrupted}
@@ -178,6 +193,22 @@ async def _bootstrap(
             parts = urlsplit(seed)
             sitemaps += policy.sitemaps() or (f"{parts.scheme}://{parts.netloc}/sitemap.xml",)
     await engine.bootstrap(sitemaps, "sitemap", "sitemap")
+
+
+def _focused(options: EngineOptions, focus: Focus) -> EngineOptions:
+    scope, accept = options.scope, focus.accept
+    if accept is not None:
+        outer = scope
+        scope = accept if outer is None else (lambda url: outer(url) and accept(url))
+    return dataclasses.replace(options, focus=focus.claims, scope=scope)
+
+
+async def _bootstrap_focus(engine: Engine, focus: Focus) -> None:
+    await engine.bootstrap(list(focus.sitemaps), "sitemap", "sitemap")
+    await engine.bootstrap(list(focus.feeds), "feed", "feed")
+    feeds = engine.options.rules.many(focus.feeds, None)
+    if feeds:  # known feeds too: each feed crawl reads them again
+        await engine.frontier.make_due(feeds, int(time.time()))
 
 
 async def _loop(

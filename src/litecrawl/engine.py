@@ -21,11 +21,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
+from litecrawl.discover.feeds import is_feed_content_type
 from litecrawl.discover.listing import listing_links
 from litecrawl.errors import FetchError, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
-from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
+from litecrawl.frontier.base import ClaimedPage, ClaimFocus, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.lease import Lease
@@ -74,7 +75,7 @@ class EngineOptions:
     # built-in bfs, today's fast path: every link in scope and depth is queued).
     strategy: StrategyRunner | None = None
     partition: tuple[int, int] | None = None  # (K, N): claim only partition K of N
-    hosts: tuple[str, ...] | None = None  # claim only these hosts' URLs (a site crawl)
+    focus: ClaimFocus | None = None  # claim only part of the frontier (a site crawl)
 
 
 def content_hash(content: bytes) -> str:
@@ -159,7 +160,7 @@ class Engine:
         """Due pages: by score under a strategy, only this worker's partition if set."""
         o = self.options
         return await self.frontier.claim(
-            limit, int(time.time()), o.strategy is not None, o.partition, o.hosts
+            limit, int(time.time()), o.strategy is not None, o.partition, o.focus
         )
 
     # -- one page ---------------------------------------------------------------------------
@@ -239,10 +240,13 @@ class Engine:
         extra: list[NewLink] = []
         links_out: list[str] | None = None  # None: this fetch did not read the page's links
         document: object | None = None
+        if page.kind == "page" and result.ok and is_feed_content_type(result.content_type):
+            page = dataclasses.replace(page, kind="feed")  # a link that turned out to be a feed
         if content and page.kind != "page":
             extra = self._in_scope_links(
                 listing_links(page.kind, content, url, result.content_type)
             )
+            links_out = [link.url for link in extra]  # a listing links to its entries
         elif content and is_html(result.content_type):
             found = None
             if self.options.analyzer is not None:
@@ -432,6 +436,7 @@ class Engine:
                 # an unchanged page links where it did: its stored links stay as they are
                 links_out=links_out if fresh_content else None,
                 response_ms=round(result.elapsed * 1000),
+                kind=page.kind,
             )
         )
 

@@ -16,7 +16,7 @@ import typer
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.config import CrawlConfig
 from litecrawl.errors import LitecrawlError
-from litecrawl.sites.model import ANNOTATION_KINDS, STATUSES, Site
+from litecrawl.sites.model import ANNOTATION_KINDS, LISTINGS, STATUSES, Site
 from litecrawl.sites.seeds import base_url, parse_site_lines
 from litecrawl.sites.store import SiteStore, open_sites
 
@@ -143,7 +143,8 @@ def run(
     for url, c in report.crawls:
         state = " (interrupted)" if c.interrupted else ""
         typer.echo(
-            f"crawled {url}: {c.fetched} fetched, {c.new_pages} new, {c.errors} errors{state}"
+            f"crawled {url} ({c.kind}): {c.fetched} fetched, {c.new_pages} new, "
+            f"{c.errors} errors{state}"
         )
     typer.echo(
         f"{report.checked} sites checked, {len(report.crawls)} crawled, "
@@ -156,15 +157,16 @@ def run(
 @sites_app.command("list")
 def list_sites(
     status: Annotated[
-        str | None, typer.Option(help=f"Only sites that are {' | '.join(STATUSES)}.")
+        str | None,
+        typer.Option(help=f"Only sites that are {' | '.join(STATUSES + LISTINGS)}."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON Lines, one site a line.")] = False,
     db: Db = None,
     config: Config = None,
 ) -> None:
     """Sites in the queue with their status and why."""
-    if status is not None and status not in STATUSES:
-        typer.echo(f"error: --status must be one of {', '.join(STATUSES)}", err=True)
+    if status is not None and status not in STATUSES + LISTINGS:
+        typer.echo(f"error: --status must be one of {', '.join(STATUSES + LISTINGS)}", err=True)
         raise typer.Exit(2)
     cfg = load_or_exit(config, {"db": db})
     store = _store(cfg)
@@ -194,6 +196,7 @@ def show(
         site = store.site(key)
         annotations = store.annotations(key)
         crawls = store.crawls(site.id, 5) if site else []
+        feeds = store.feeds(site.id) if site else []
         links_out = store.site_links(site.id, False, 10) if site else []
         links_in = store.site_links(site.id, True, 10) if site else []
     finally:
@@ -203,6 +206,15 @@ def show(
         raise typer.Exit(1)
     if site is not None:
         _print_site(site)
+    for feed in feeds:
+        read = _when(feed.last_read) if feed.last_read else "not read yet"
+        validators = ", ".join(
+            f"{k} {v}" for k, v in (("etag", feed.etag), ("last-modified", feed.last_modified)) if v
+        )
+        typer.echo(
+            f"feed: {feed.url} (read {read}, {feed.entries} entries"
+            + (f", {validators})" if validators else ")")
+        )
     for c in crawls:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.started_at))
         typer.echo(
@@ -216,6 +228,10 @@ def show(
     for a in annotations:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.created_at))
         typer.echo(f"annotation: {a.kind}{': ' + a.text if a.text else ''} ({when})")
+
+
+def _when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
 def _print_site(site: Site) -> None:
@@ -232,10 +248,9 @@ def _print_site(site: Site) -> None:
     typer.echo(f"title: {site.title or '-'}")
     typer.echo(f"language: {site.language or '-'}")
     if site.next_crawl is not None:
-        due = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(site.next_crawl))
-        typer.echo(f"next crawl: {due}")
-    for feed in site.feeds:
-        typer.echo(f"feed: {feed}")
+        typer.echo(f"next full crawl: {_when(site.next_crawl)}")
+    if site.next_feed_crawl is not None:
+        typer.echo(f"next feed crawl: {_when(site.next_feed_crawl)}")
     for sitemap in site.sitemaps:
         typer.echo(f"sitemap: {sitemap}")
 

@@ -19,6 +19,7 @@ from typing import Self
 from litecrawl.schedule import Schedule
 
 __all__ = [
+    "ClaimFocus",
     "ClaimedPage",
     "ErrorSummary",
     "FinalizeResult",
@@ -49,6 +50,15 @@ class NewLink:
     score: float = 0.5
     kind: str = "page"  # page | sitemap | feed
     lastmod: int | None = None  # from a sitemap or feed entry, epoch seconds
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimFocus:
+    """Claims narrowed to part of a shared frontier (the site crawler crawls one site at a
+    time): URLs of ``hosts`` only, and of those only ``urls`` when given (a feed crawl)."""
+
+    hosts: tuple[str, ...]
+    urls: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +202,7 @@ class PageUpdate:
     # not read this time (an error, a 304, not HTML), so the stored links stay.
     links_out: Sequence[str] | None = None
     response_ms: int | None = None  # the fetch's time to the whole body; None keeps the stored
+    kind: str | None = None  # a link that turned out to be a feed: "feed"; None keeps the stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,12 +260,12 @@ class Frontier(abc.ABC):
         now: int,
         by_score: bool = False,
         partition: tuple[int, int] | None = None,
-        hosts: Sequence[str] | None = None,
+        focus: ClaimFocus | None = None,
     ) -> list[ClaimedPage]:
         """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due;
         ``by_score``: highest score first (crawling strategies); ``partition`` (K, N): only URLs
-        whose partition key (litecrawl.strategy.domain) hashes to K; ``hosts``: only URLs of
-        these hosts (a site crawl)."""
+        whose partition key (litecrawl.strategy.domain) hashes to K; ``focus``: only part of
+        the frontier (a site crawl)."""
 
     @abc.abstractmethod
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:

@@ -20,7 +20,7 @@ from litecrawl.serve.queries import STATES, PageFilter
 from litecrawl.serve.render import make_environment, query_string
 from litecrawl.serve.seeds import SeedAdder
 from litecrawl.serve.views import HOST_SORTS, PAGE_LIMIT, SEARCH_MODES, WINDOWS, Dashboard
-from litecrawl.sites.model import ANNOTATION_KINDS, STATUSES
+from litecrawl.sites.model import ANNOTATION_KINDS, LISTINGS, STATUSES
 
 __all__ = ["ServeSettings", "make_app"]
 
@@ -285,13 +285,14 @@ async def _add(request: web.Request, lines: list[str], due_now: bool) -> dict[st
 
 async def _sites(request: web.Request) -> web.Response:
     status = request.query.get("status") or None
-    if status is not None and status not in STATUSES:
-        raise _fail(request, 400, f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    if status is not None and status not in STATUSES + LISTINGS:
+        known = ", ".join(STATUSES + LISTINGS)
+        raise _fail(request, 400, f"status must be one of {known}, got {status!r}")
     dashboard = request.app[_SETTINGS].dashboard
     view = await _read(request, lambda: dashboard.sites(status))
     if view is None:
         raise _fail(request, 404, "no site queue in this database (litecrawl sites add ...)")
-    return _answer(request, view, "sites.html", statuses=STATUSES)
+    return _answer(request, view, "sites.html", statuses=STATUSES + LISTINGS)
 
 
 async def _site(request: web.Request) -> web.Response:

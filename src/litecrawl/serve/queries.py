@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litecrawl.frontier.base import FrontierSummary
-from litecrawl.sites.model import Annotation, Site, SiteCrawl
+from litecrawl.sites.model import Annotation, Site, SiteCrawl, SiteFeed
 
 __all__ = [
     "STATES",
@@ -23,7 +23,17 @@ __all__ = [
     "PageFilter",
     "PageList",
     "PageRow",
+    "SiteActivity",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class SiteActivity:
+    crawls: list[SiteCrawl]  # newest first
+    links_to: list[tuple[str, int]]  # (base URL, links), most first
+    links_from: list[tuple[str, int]]
+    feeds: list[SiteFeed]
+
 
 # Frontera's link states, as `litecrawl stats` names them
 STATES = {"not_crawled": 0, "queued": 1, "crawled": 2, "error": 3}
@@ -136,8 +146,5 @@ class DashboardQueries(ABC):
         """One site and its annotations; None when the database has no site queue."""
 
     @abstractmethod
-    def site_activity(
-        self, site_id: int, limit: int
-    ) -> tuple[list[SiteCrawl], list[tuple[str, int]], list[tuple[str, int]]]:
-        """A site's last crawls (newest first), the sites it links to and those linking to it
-        (base URL, links; most first)."""
+    def site_activity(self, site_id: int, limit: int) -> SiteActivity:
+        """A site's last crawls, the sites it links to and those linking to it, its feeds."""

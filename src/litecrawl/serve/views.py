@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from litecrawl.lease import LeaseRules
 from litecrawl.serve.chart import BarChart, activity_chart
-from litecrawl.serve.queries import DashboardQueries, PageFilter
+from litecrawl.serve.queries import DashboardQueries, PageFilter, SiteActivity
+from litecrawl.sites.model import LISTINGS
 from litecrawl.stats_view import robots_origins, robots_state, stats_view
 
 if TYPE_CHECKING:
@@ -152,6 +153,11 @@ class Dashboard:
         for site in found:
             counts[site.status] = counts.get(site.status, 0) + 1
         shown = [s for s in found if status is None or s.status == status]
+        for listing in LISTINGS:  # by their standing annotation, across statuses
+            marked = self.queries.sites(listing) or []
+            counts[listing] = len(marked)
+            if status == listing:
+                shown = marked
         return {
             "status": status,
             "counts": counts,
@@ -166,9 +172,7 @@ class Dashboard:
         site, annotations = found
         if site is None and not annotations:
             return None
-        crawls, links_to, links_from = (
-            self.queries.site_activity(site.id, 20) if site else ([], [], [])
-        )
+        activity = self.queries.site_activity(site.id, 20) if site else SiteActivity([], [], [], [])
         return {
             "base_url": url,
             "site": None if site is None else _site(asdict(site)),
@@ -180,10 +184,11 @@ class Dashboard:
                     "finished_at": iso(c.finished_at),
                     "duration_sec": round(c.finished_at - c.started_at, 1),
                 }
-                for c in crawls
+                for c in activity.crawls
             ],
-            "links_to": [{"site": u, "links": n} for u, n in links_to],
-            "links_from": [{"site": u, "links": n} for u, n in links_from],
+            "links_to": [{"site": u, "links": n} for u, n in activity.links_to],
+            "links_from": [{"site": u, "links": n} for u, n in activity.links_from],
+            "feeds": [{**asdict(f), "last_read": iso(f.last_read)} for f in activity.feeds],
         }
 
     def search(
@@ -212,6 +217,7 @@ def _site(row: dict[str, Any]) -> dict[str, Any]:
         "added_at": iso(row["added_at"]),
         "checked_at": iso(row["checked_at"]),
         "next_crawl": iso(row["next_crawl"]),
+        "next_feed_crawl": iso(row["next_feed_crawl"]),
         "feeds": list(row["feeds"]),
         "sitemaps": list(row["sitemaps"]),
     }

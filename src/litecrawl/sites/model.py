@@ -5,9 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["ANNOTATION_KINDS", "STATUSES", "Annotation", "Site", "SiteCrawl", "StartPage"]
+__all__ = [
+    "ANNOTATION_KINDS",
+    "LISTINGS",
+    "STATUSES",
+    "Annotation",
+    "Site",
+    "SiteCrawl",
+    "SiteFeed",
+    "SiteSchedule",
+    "StartPage",
+]
 
 STATUSES = ("queued", "relevant", "irrelevant")
+# what `sites list --status` also takes: sites by their standing annotation
+LISTINGS = ("whitelisted", "blacklisted")
 ANNOTATION_KINDS = ("whitelist", "blacklist", "note")
 
 
@@ -53,6 +65,7 @@ class Site:
     feeds: tuple[str, ...]
     sitemaps: tuple[str, ...]
     next_crawl: float | None = None  # when its next full crawl is due (None: never crawled)
+    next_feed_crawl: float | None = None  # when its next feed crawl is due
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +73,7 @@ class SiteCrawl:
     """One crawl of a site, as recorded at checkin."""
 
     site_id: int
-    kind: str  # full (feed crawls are not built yet)
+    kind: str  # full | feed
     worker: str
     started_at: float
     finished_at: float
@@ -68,3 +81,25 @@ class SiteCrawl:
     new_pages: int
     errors: int
     interrupted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSchedule:
+    """When a site is crawled next, written at checkin."""
+
+    next_crawl: float
+    next_feed_crawl: float
+
+
+@dataclass(frozen=True, slots=True)
+class SiteFeed:
+    """A feed of a site; its validators are those of its frontier row (one conditional GET
+    for every URL), None until it is first read."""
+
+    url: str
+    first_seen: float
+    last_read: int | None = None
+    status: int | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    entries: int = 0  # entries listed at its last read (its links in the link graph)

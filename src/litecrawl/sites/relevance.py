@@ -7,11 +7,21 @@ from typing import cast
 
 from litecrawl.errors import ConfigError
 from litecrawl.plugins import load_object
-from litecrawl.sites.model import Annotation, StartPage
+from litecrawl.sites.model import Annotation, Site, StartPage
 
-__all__ = ["MIN_WORDS", "SiteFilter", "decide", "default_filter", "listing", "load_filter"]
+__all__ = [
+    "MIN_WORDS",
+    "PathFilter",
+    "SiteFilter",
+    "decide",
+    "default_filter",
+    "listing",
+    "load_filter",
+    "load_path_filter",
+]
 
 SiteFilter = Callable[[StartPage], bool]
+PathFilter = Callable[[Site, str], bool]  # (site, path with query) -> crawl it?
 
 # "Real text": a start page with fewer words than this is a placeholder, a parked domain or a
 # bare redirect page, not a site to follow.
@@ -35,6 +45,14 @@ def load_filter(spec: str) -> SiteFilter:
     if not callable(found):
         raise ConfigError(f"sites.filter {spec!r}: not a function")
     return cast("SiteFilter", found)
+
+
+def load_path_filter(spec: str) -> PathFilter:
+    """``[sites] path_filter``'s function; ConfigError (exit 2) when there is none."""
+    found = load_object(spec, f"sites.path_filter {spec!r}")
+    if not callable(found):
+        raise ConfigError(f"sites.path_filter {spec!r}: not a function")
+    return cast("PathFilter", found)
 
 
 def listing(annotations: Sequence[Annotation]) -> str | None:

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Self
 
 from litecrawl.errors import ConfigError
-from litecrawl.sites.model import Annotation, Site, SiteCrawl, StartPage
+from litecrawl.sites.model import Annotation, Site, SiteCrawl, SiteFeed, SiteSchedule, StartPage
 from litecrawl.urls import shown_location
 
 __all__ = ["SiteStore", "open_sites"]
@@ -55,7 +55,7 @@ class SiteStore(ABC):
 
     @abstractmethod
     def sites(self, status: str | None, limit: int | None = None) -> list[Site]:
-        """Sites by base URL; ``status`` one of STATUSES, or None for all."""
+        """Sites by base URL; ``status`` one of STATUSES or LISTINGS, or None for all."""
 
     @abstractmethod
     def due_checks(self, checked_before: float, limit: int) -> list[Site]:
@@ -72,9 +72,10 @@ class SiteStore(ABC):
         """Sites by status."""
 
     @abstractmethod
-    def checkout(self, worker: str, now: float, lock_sec: float) -> Site | None:
-        """Lock one relevant site whose crawl is due and that no live lock holds (a lock of a
-        worker that died expires after ``lock_sec``); None when there is none."""
+    def checkout(self, worker: str, due_by: float, now: float, lock_sec: float) -> Site | None:
+        """Lock one relevant site whose full or feed crawl is due by ``due_by`` and that no
+        live lock holds (a lock of a worker that died expires after ``lock_sec``); None when
+        there is none."""
 
     @abstractmethod
     def renew(self, site_id: int, worker: str, until: float) -> bool:
@@ -82,14 +83,23 @@ class SiteStore(ABC):
 
     @abstractmethod
     def checkin(
-        self, crawl: SiteCrawl, next_crawl: float, links: dict[str, int], now: float
+        self, crawl: SiteCrawl, schedule: SiteSchedule, links: dict[str, int], now: float
     ) -> int:
-        """Unlock, schedule the next crawl, record the crawl, and count the links found to
-        other sites (base URL -> links), queueing those not known; returns sites queued."""
+        """Unlock, schedule the next crawls, record the crawl and the feeds found, and count
+        the links found to other sites (base URL -> links), queueing those not known; returns
+        sites queued."""
 
     @abstractmethod
     def outlinks(self, host: str) -> list[str]:
         """Every link target of the host's pages (the link graph)."""
+
+    @abstractmethod
+    def feeds(self, site_id: int) -> list[SiteFeed]:
+        """The site's feeds, with what their last read found."""
+
+    @abstractmethod
+    def listed(self, listings: Sequence[str]) -> list[str]:
+        """The entries of these feeds (or sitemaps) at their last read (the link graph)."""
 
     @abstractmethod
     def crawls(self, site_id: int, limit: int) -> list[SiteCrawl]:

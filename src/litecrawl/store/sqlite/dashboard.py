@@ -24,12 +24,14 @@ from litecrawl.serve.queries import (
     PageFilter,
     PageList,
     PageRow,
+    SiteActivity,
 )
-from litecrawl.sites.model import Annotation, Site, SiteCrawl
+from litecrawl.sites.model import Annotation, Site
 from litecrawl.store.sqlite.links import read_links
 from litecrawl.store.sqlite.sites import (
     read_annotations,
     read_crawls,
+    read_feeds,
     read_site,
     read_site_links,
     read_sites,
@@ -206,14 +208,13 @@ class SQLiteDashboardQueries(DashboardQueries):
             )
         )
 
-    def site_activity(
-        self, site_id: int, limit: int
-    ) -> tuple[list[SiteCrawl], list[tuple[str, int]], list[tuple[str, int]]]:
+    def site_activity(self, site_id: int, limit: int) -> SiteActivity:
         return self._read(
-            lambda c: (
+            lambda c: SiteActivity(
                 read_crawls(c, site_id, limit),
                 read_site_links(c, site_id, False, limit),
                 read_site_links(c, site_id, True, limit),
+                read_feeds(c, site_id),
             )
         )
 

@@ -18,6 +18,7 @@ from litecrawl.errors import FrontierError
 from litecrawl.frontier.base import (
     PARKED,
     ClaimedPage,
+    ClaimFocus,
     FinalizeResult,
     Frontier,
     FrontierSummary,
@@ -65,9 +66,10 @@ ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth
 _UPSERT_PAGE = """
 INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
                    depth, state, status, error, content_type, etag, last_modified, fetch_count,
-                   response_ms)
+                   response_ms, kind)
 VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
-        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms)
+        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms,
+        coalesce(:kind, 'page'))
 ON CONFLICT (norm_url) DO UPDATE SET
   last_crawl_time = excluded.last_crawl_time,
   next_crawl_time = CASE
@@ -83,7 +85,8 @@ ON CONFLICT (norm_url) DO UPDATE SET
   etag = coalesce(excluded.etag, pages.etag),
   last_modified = coalesce(excluded.last_modified, pages.last_modified),
   fetch_count = pages.fetch_count + 1,
-  response_ms = coalesce(excluded.response_ms, pages.response_ms)
+  response_ms = coalesce(excluded.response_ms, pages.response_ms),
+  kind = coalesce(:kind, pages.kind)
 """
 _BUSY_RETRIES = 8
 
@@ -221,12 +224,18 @@ class SQLiteFrontier(Frontier):
         now: int,
         by_score: bool = False,
         partition: tuple[int, int] | None = None,
-        hosts: Sequence[str] | None = None,
+        focus: ClaimFocus | None = None,
     ) -> list[ClaimedPage]:
         k, n = partition or (0, 0)
-        only = None if hosts is None else json.dumps(list(hosts))
         # a separate statement for a site crawl: the plain claim's plan stays as measured
-        only_hosts = "" if hosts is None else "AND host IN (SELECT value FROM json_each(:hosts))"
+        hosts = urls = None
+        narrow = ""
+        if focus is not None:
+            hosts = json.dumps(list(focus.hosts))
+            narrow = "AND host IN (SELECT value FROM json_each(:hosts))"
+            if focus.urls is not None:
+                urls = json.dumps(list(focus.urls))
+                narrow += " AND norm_url IN (SELECT value FROM json_each(:urls))"
         order = (
             "score DESC, next_crawl_time, depth"
             if by_score
@@ -241,7 +250,7 @@ class SQLiteFrontier(Frontier):
                       SELECT rowid FROM pages
                       WHERE processing_time IS NULL
                         AND (next_crawl_time IS NULL OR next_crawl_time <= :now)
-                        AND (:n = 0 OR litecrawl_partition(norm_url, meta, :n) = :k) {only_hosts}
+                        AND (:n = 0 OR litecrawl_partition(norm_url, meta, :n) = :k) {narrow}
                       ORDER BY {order}
                       LIMIT :limit)
                     RETURNING {_CLAIM_COLUMNS}""",
@@ -251,7 +260,8 @@ class SQLiteFrontier(Frontier):
                         "worker": self.worker_id,
                         "k": k,
                         "n": n,
-                        "hosts": only,
+                        "hosts": hosts,
+                        "urls": urls,
                     },
                 ).fetchall()
                 return [ClaimedPage(*row) for row in rows]
@@ -323,6 +333,7 @@ class SQLiteFrontier(Frontier):
                 "last_modified": u.last_modified,
                 "recheck_lastmod": u.recheck_lastmod,
                 "response_ms": u.response_ms,
+                "kind": u.kind,
             }
             for u in updates
         ]

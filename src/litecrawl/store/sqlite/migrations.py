@@ -223,13 +223,34 @@ CREATE TABLE sites (
   title       TEXT NULL,
   language    TEXT NULL,
   feeds       TEXT NOT NULL DEFAULT '[]',
-  sitemaps    TEXT NOT NULL DEFAULT '[]',
-  next_crawl  REAL NULL,
-  locked_by   TEXT NULL,
-  locked_until REAL NULL
+  sitemaps    TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX idx_sites_check ON sites(checked_at);
+CREATE INDEX idx_sites_status ON sites(status);
+CREATE TABLE site_annotations (
+  id          INTEGER PRIMARY KEY,
+  base_url    TEXT NOT NULL,
+  site_id     INTEGER NULL REFERENCES sites(id),
+  kind        TEXT NOT NULL,
+  text        TEXT NULL,
+  created_at  REAL NOT NULL
+);
+CREATE INDEX idx_site_annotations_base_url ON site_annotations(base_url);
+"""
+
+# 002's site crawls: a site is checked out under a lock that expires (a killed worker loses it),
+# its next full and feed crawls are scheduled at checkin, each crawl is recorded, and the links
+# its pages make to other sites are counted per pair of sites. A site's feeds (advertised by its
+# start page or found while crawling it) are kept per site; their validators are those of their
+# frontier rows.
+_SITE_CRAWLS = """
+ALTER TABLE sites ADD COLUMN next_crawl REAL NULL;
+ALTER TABLE sites ADD COLUMN next_feed_crawl REAL NULL;
+ALTER TABLE sites ADD COLUMN locked_by TEXT NULL;
+ALTER TABLE sites ADD COLUMN locked_until REAL NULL;
+DROP INDEX idx_sites_status;
 CREATE INDEX idx_sites_status ON sites(status, next_crawl);
+CREATE INDEX idx_sites_feed ON sites(status, next_feed_crawl);
 CREATE TABLE site_crawls (
   id          INTEGER PRIMARY KEY,
   site_id     INTEGER NOT NULL REFERENCES sites(id),
@@ -252,15 +273,12 @@ CREATE TABLE site_links (
   PRIMARY KEY (from_site, to_site)
 );
 CREATE INDEX idx_site_links_to ON site_links(to_site);
-CREATE TABLE site_annotations (
-  id          INTEGER PRIMARY KEY,
-  base_url    TEXT NOT NULL,
-  site_id     INTEGER NULL REFERENCES sites(id),
-  kind        TEXT NOT NULL,
-  text        TEXT NULL,
-  created_at  REAL NOT NULL
+CREATE TABLE site_feeds (
+  site_id     INTEGER NOT NULL REFERENCES sites(id),
+  url         TEXT NOT NULL,
+  first_seen  REAL NOT NULL,
+  PRIMARY KEY (site_id, url)
 );
-CREATE INDEX idx_site_annotations_base_url ON site_annotations(base_url);
 """
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -275,6 +293,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("resource_vectors", _VECTORS),
     ("link_graph", _LINK_GRAPH),
     ("sites", _SITES),
+    ("site_crawls", _SITE_CRAWLS),
 ]
 
 

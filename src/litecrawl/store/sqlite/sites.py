@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from litecrawl.errors import FrontierError
-from litecrawl.sites.model import Annotation, Site, SiteCrawl, StartPage
+from litecrawl.sites.model import (
+    LISTINGS,
+    Annotation,
+    Site,
+    SiteCrawl,
+    SiteFeed,
+    SiteSchedule,
+    StartPage,
+)
 from litecrawl.sites.store import SiteStore
 from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
@@ -21,6 +29,7 @@ __all__ = [
     "SQLiteSites",
     "read_annotations",
     "read_crawls",
+    "read_feeds",
     "read_site",
     "read_site_links",
     "read_sites",
@@ -30,7 +39,7 @@ T = TypeVar("T")
 
 _SITE_COLUMNS = (
     "id, base_url, host, status, reason, source, added_at, checked_at, final_url, title, "
-    "language, feeds, sitemaps, next_crawl"
+    "language, feeds, sitemaps, next_crawl, next_feed_crawl"
 )
 _CRAWL_COLUMNS = (
     "site_id, kind, worker, started_at, finished_at, fetched, new_pages, errors, interrupted"
@@ -156,7 +165,17 @@ class SQLiteSites(SiteStore):
     def record_check(
         self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
     ) -> None:
-        self._write(
+        def work() -> None:
+            self._record_check(site_id, status, reason, page, now)
+            if page is not None:
+                _add_feeds(self.conn, site_id, page.feeds, now)
+
+        self._transaction(work)
+
+    def _record_check(
+        self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
+    ) -> None:
+        self.conn.execute(
             """UPDATE sites SET status = :status, reason = :reason, checked_at = :now, recheck = 0,
               final_url = coalesce(:final_url, final_url), title = coalesce(:title, title),
               language = coalesce(:language, language), feeds = coalesce(:feeds, feeds),
@@ -175,18 +194,21 @@ class SQLiteSites(SiteStore):
             },
         )
 
-    def checkout(self, worker: str, now: float, lock_sec: float) -> Site | None:
+    def checkout(self, worker: str, due_by: float, now: float, lock_sec: float) -> Site | None:
         def work() -> Site | None:
-            # never crawled first, then the longest due (idx_sites_status)
+            # due for a full crawl (never crawled first) or a feed crawl, the longest due first
             row = self.conn.execute(
                 f"""UPDATE sites SET locked_by = :worker, locked_until = :until
                 WHERE id = (
                   SELECT id FROM sites
-                  WHERE status = 'relevant' AND coalesce(next_crawl, 0) <= :now
+                  WHERE status = 'relevant'
+                    AND (coalesce(next_crawl, 0) <= :due OR (next_feed_crawl <= :due
+                      AND EXISTS (SELECT 1 FROM site_feeds f WHERE f.site_id = sites.id)))
                     AND (locked_until IS NULL OR locked_until < :now)
-                  ORDER BY coalesce(next_crawl, 0), id LIMIT 1)
+                  ORDER BY min(coalesce(next_crawl, 0), coalesce(next_feed_crawl, :due)), id
+                  LIMIT 1)
                 RETURNING {_SITE_COLUMNS}""",
-                {"worker": worker, "until": now + lock_sec, "now": now},
+                {"worker": worker, "until": now + lock_sec, "now": now, "due": due_by},
             ).fetchone()
             return None if row is None else _site(row)
 
@@ -204,13 +226,20 @@ class SQLiteSites(SiteStore):
         return self._transaction(work)
 
     def checkin(
-        self, crawl: SiteCrawl, next_crawl: float, links: dict[str, int], now: float
+        self, crawl: SiteCrawl, schedule: SiteSchedule, links: dict[str, int], now: float
     ) -> int:
         def work() -> int:
             self.conn.execute(
-                "UPDATE sites SET locked_by = NULL, locked_until = NULL, next_crawl = ? "
-                "WHERE id = ? AND locked_by = ?",
-                (next_crawl, crawl.site_id, crawl.worker),
+                "UPDATE sites SET locked_by = NULL, locked_until = NULL, next_crawl = ?, "
+                "next_feed_crawl = ? WHERE id = ? AND locked_by = ?",
+                (schedule.next_crawl, schedule.next_feed_crawl, crawl.site_id, crawl.worker),
+            )
+            # feeds found while crawling the site (links that turned out to be feeds too)
+            self.conn.execute(
+                "INSERT OR IGNORE INTO site_feeds (site_id, url, first_seen) "
+                "SELECT s.id, p.norm_url, :now FROM sites s JOIN pages p ON p.host = s.host "
+                "WHERE s.id = :site AND p.kind = 'feed'",
+                {"site": crawl.site_id, "now": now},
             )
             self.conn.execute(
                 f"INSERT INTO site_crawls ({_CRAWL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -249,6 +278,21 @@ class SQLiteSites(SiteStore):
             ]
         )
 
+    def feeds(self, site_id: int) -> list[SiteFeed]:
+        return self._read(lambda c: read_feeds(c, site_id))
+
+    def listed(self, listings: Sequence[str]) -> list[str]:
+        return self._read(
+            lambda c: [
+                r[0]
+                for r in c.execute(
+                    "SELECT DISTINCT dst FROM page_links "
+                    "WHERE src IN (SELECT value FROM json_each(?))",
+                    (json.dumps(list(listings)),),
+                )
+            ]
+        )
+
     def crawls(self, site_id: int, limit: int) -> list[SiteCrawl]:
         return self._read(lambda c: read_crawls(c, site_id, limit))
 
@@ -278,11 +322,22 @@ def read_site(conn: sqlite3.Connection, base_url: str) -> Site | None:
     return None if row is None else _site(row)
 
 
+# the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
+_LISTING = """(SELECT a.kind FROM site_annotations a
+  WHERE a.base_url = sites.base_url AND a.kind IN ('whitelist', 'blacklist')
+  ORDER BY a.created_at DESC, a.id DESC LIMIT 1)"""
+
+
 def read_sites(conn: sqlite3.Connection, status: str | None, limit: int | None) -> list[Site]:
+    """Sites with ``status`` (one of STATUSES), or ``whitelisted`` / ``blacklisted``."""
+    value: str | None = status
+    if status in LISTINGS:
+        where, value = f"{_LISTING} = :status", status.removesuffix("ed")
+    else:
+        where = "(:status IS NULL OR status = :status)"
     rows = conn.execute(
-        f"SELECT {_SITE_COLUMNS} FROM sites WHERE (:status IS NULL OR status = :status) "
-        "ORDER BY base_url LIMIT :limit",
-        {"status": status, "limit": -1 if limit is None else limit},
+        f"SELECT {_SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT :limit",
+        {"status": value, "limit": -1 if limit is None else limit},
     ).fetchall()
     return [_site(r) for r in rows]
 
@@ -321,6 +376,24 @@ def read_site_links(
     return [(u, n) for u, n in rows]
 
 
+def read_feeds(conn: sqlite3.Connection, site_id: int) -> list[SiteFeed]:
+    rows = conn.execute(
+        """SELECT f.url, f.first_seen, p.last_crawl_time, p.status, p.etag, p.last_modified,
+          (SELECT count(*) FROM page_links l WHERE l.src = f.url)
+        FROM site_feeds f LEFT JOIN pages p ON p.norm_url = f.url
+        WHERE f.site_id = ? ORDER BY f.url""",
+        (site_id,),
+    ).fetchall()
+    return [SiteFeed(*r) for r in rows]
+
+
+def _add_feeds(conn: sqlite3.Connection, site_id: int, feeds: Sequence[str], now: float) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO site_feeds (site_id, url, first_seen) VALUES (?, ?, ?)",
+        [(site_id, url, now) for url in feeds],
+    )
+
+
 def _recheck(conn: sqlite3.Connection, base_url: str) -> None:
     """A white/blacklisting changed: the site is checked again at the next queue pass."""
     conn.execute("UPDATE sites SET recheck = 1 WHERE base_url = ?", (base_url,))
@@ -342,4 +415,5 @@ def _site(r: tuple[Any, ...]) -> Site:
         feeds=tuple(json.loads(r[11])),
         sitemaps=tuple(json.loads(r[12])),
         next_crawl=r[13],
+        next_feed_crawl=r[14],
     )
