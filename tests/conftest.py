@@ -8,6 +8,7 @@ start and end times), so tests assert on what really crossed the wire.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sqlite3
 import threading
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from hypothesis import HealthCheck, settings
+from pg_cluster import Cluster, find_bindir
 
 # Property tests must give the same verdict on a loaded 2-core machine as on an idle one: a
 # fixed derandomized run (same examples every time, no example database), no per-example
@@ -247,3 +249,24 @@ def have_chromium() -> bool:
     except BrowserUnavailable:
         return False
     return True
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One PostgreSQL server for the whole run, started when a test first needs it. Without
+    PostgreSQL's programs the tests that need it are skipped, except under CI (which has them)."""
+    bindir = find_bindir()
+    if bindir is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("no PostgreSQL programs (initdb) on this machine")
+        pytest.skip("no PostgreSQL on this machine")
+    cluster = Cluster(bindir)
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """A fresh empty database on the shared server: ``postgresql://...``."""
+    return pg_cluster.create_database()

@@ -1,0 +1,70 @@
+"""The PostgreSQL store: the same storage shape as the SQLite file, migrations applied once."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import psycopg
+
+from litecrawl.store.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from litecrawl.store.postgres.migrations import migrate as pg_migrate
+from litecrawl.store.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from litecrawl.store.sqlite.migrations import migrate as sqlite_migrate
+
+# FTS5's own tables in SQLite: the one place where the backends differ by design (the
+# tsvector column and the version table are left out of the PostgreSQL side below)
+_SQLITE_ONLY = ("resources_fts", "sqlite_")
+
+
+def _sqlite_shape(path: Path) -> dict[str, set[str]]:
+    conn = sqlite3.connect(path)
+    try:
+        sqlite_migrate(conn)
+        tables = [
+            t
+            for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not t.startswith(_SQLITE_ONLY)
+        ]
+        return {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")} for t in tables}
+    finally:
+        conn.close()
+
+
+async def _pg_shape(url: str) -> dict[str, set[str]]:
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await pg_migrate(conn)
+        cur = await conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = 'public'"
+        )
+        shape: dict[str, set[str]] = {}
+        for table, column in await cur.fetchall():
+            shape.setdefault(table, set()).add(column)
+    shape.pop("litecrawl_schema")
+    shape["resources"] -= {"tsv"}
+    return shape
+
+
+def test_both_backends_have_the_same_migrations_and_tables(tmp_path: Path, pg_url: str) -> None:
+    assert [n for n, _ in PG_MIGRATIONS] == [n for n, _ in SQLITE_MIGRATIONS]
+    assert asyncio.run(_pg_shape(pg_url)) == _sqlite_shape(tmp_path / "x.db")
+
+
+def test_workers_starting_at_once_apply_each_migration_once(pg_url: str) -> None:
+    async def one() -> int:
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            return await pg_migrate(conn)
+
+    async def many() -> list[int]:
+        return await asyncio.gather(*(one() for _ in range(4)))
+
+    assert asyncio.run(many()) == [len(PG_MIGRATIONS)] * 4
+
+    async def applied() -> list[tuple[int, str]]:
+        async with await psycopg.AsyncConnection.connect(pg_url) as conn:
+            cur = await conn.execute("SELECT version, name FROM litecrawl_schema ORDER BY version")
+            return [(v, n) for v, n in await cur.fetchall()]
+
+    assert asyncio.run(applied()) == [(i + 1, n) for i, (n, _) in enumerate(PG_MIGRATIONS)]
