@@ -14,7 +14,7 @@ import abc
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from litecrawl.schedule import Schedule
 
@@ -124,6 +124,12 @@ class WorkerRecord:
     heartbeat_at: float
     claims: int = 0
 
+    @classmethod
+    def from_row(cls, r: Sequence[Any]) -> WorkerRecord:
+        """From (id, hostname, pid, pid_scope, proc_start, command, started_at, heartbeat_at,
+        claims), the order both stores select them in."""
+        return cls(r[0], WorkerIdentity(r[1], r[2], r[3], r[4], r[5]), r[6], r[7], r[8])
+
 
 @dataclass(frozen=True, slots=True)
 class HostSummary:
@@ -203,6 +209,26 @@ class PageUpdate:
     links_out: Sequence[str] | None = None
     response_ms: int | None = None  # the fetch's time to the whole body; None keeps the stored
     kind: str | None = None  # a link that turned out to be a feed: "feed"; None keeps the stored
+
+    def page_row(self) -> dict[str, Any]:
+        """The pages row finalize upserts, by column name (both stores' statements)."""
+        return {
+            "norm_url": self.norm_url,
+            "host": self.host,
+            "last_crawl_time": self.last_crawl_time,
+            "next_crawl_time": self.next_crawl_time,
+            "content_hash": self.content_hash,
+            "depth": self.depth,
+            "state": 3 if self.error else 2,
+            "status": self.status,
+            "error": self.error,
+            "content_type": self.content_type,
+            "etag": self.etag,
+            "last_modified": self.last_modified,
+            "recheck_lastmod": self.recheck_lastmod,
+            "response_ms": self.response_ms,
+            "kind": self.kind,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -317,26 +317,7 @@ class SQLiteFrontier(Frontier):
         documents = [u.document for u in updates if isinstance(u.document, IndexDocument)]
         # Gone for good (404/410): the page leaves the index (its frontier row stays).
         gone = [u.norm_url for u in updates if u.status in (404, 410)]
-        pages = [
-            {
-                "norm_url": u.norm_url,
-                "host": u.host,
-                "last_crawl_time": u.last_crawl_time,
-                "next_crawl_time": u.next_crawl_time,
-                "content_hash": u.content_hash,
-                "depth": u.depth,
-                "state": 3 if u.error else 2,
-                "status": u.status,
-                "error": u.error,
-                "content_type": u.content_type,
-                "etag": u.etag,
-                "last_modified": u.last_modified,
-                "recheck_lastmod": u.recheck_lastmod,
-                "response_ms": u.response_ms,
-                "kind": u.kind,
-            }
-            for u in updates
-        ]
+        pages = [u.page_row() for u in updates]
         graph = [(u.norm_url, u.links_out) for u in updates if u.links_out is not None]
 
         def _finalize(conn: sqlite3.Connection) -> FinalizeResult:

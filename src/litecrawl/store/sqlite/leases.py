@@ -89,16 +89,7 @@ def read_workers(conn: sqlite3.Connection) -> list[WorkerRecord]:
         " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id)"
         " FROM workers w ORDER BY w.id"
     ).fetchall()
-    return [
-        WorkerRecord(
-            id=r[0],
-            identity=WorkerIdentity(r[1], r[2], r[3], r[4], r[5]),
-            started_at=r[6],
-            heartbeat_at=r[7],
-            claims=r[8],
-        )
-        for r in rows
-    ]
+    return [WorkerRecord.from_row(r) for r in rows]
 
 
 def recover_lost(
