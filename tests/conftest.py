@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from aiohttp import web
 from hypothesis import HealthCheck, settings
 from pg_cluster import Cluster, find_bindir
+from psycopg.rows import dict_row
 
 # Property tests must give the same verdict on a loaded 2-core machine as on an idle one: a
 # fixed derandomized run (same examples every time, no example database), no per-example
@@ -122,8 +124,11 @@ def serve() -> Iterator[Callable[[web.Application], LocalServer]]:
         stop()
 
 
-def db_rows(db: Path) -> dict[str, dict[str, Any]]:
-    """Every row of the ``pages`` table, keyed by norm_url."""
+def db_rows(db: Path | str) -> dict[str, dict[str, Any]]:
+    """Every row of the ``pages`` table, keyed by norm_url (a SQLite file or PostgreSQL)."""
+    if str(db).startswith("postgresql://"):
+        with psycopg.connect(str(db), row_factory=dict_row) as pg:
+            return {r["norm_url"]: r for r in pg.execute("SELECT * FROM pages").fetchall()}
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     try:
@@ -132,11 +137,28 @@ def db_rows(db: Path) -> dict[str, dict[str, Any]]:
         conn.close()
 
 
-def db_query(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    """The rows of one query on a SQLite database file."""
+def db_query(db: Path | str, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of one query (portable SQL) on a SQLite file or a PostgreSQL database."""
+    if str(db).startswith("postgresql://"):
+        with psycopg.connect(str(db)) as pg:
+            return [tuple(r) for r in pg.execute(sql.encode()).fetchall()]
     conn = sqlite3.connect(db)
     try:
         return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def db_execute(db: Path | str, sql: str) -> None:
+    """Run one statement that changes rows and commit it (a SQLite file or PostgreSQL)."""
+    if str(db).startswith("postgresql://"):
+        with psycopg.connect(str(db)) as pg:
+            pg.execute(sql.encode())
+        return
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute(sql)
+        conn.commit()
     finally:
         conn.close()
 
@@ -270,3 +292,16 @@ def pg_cluster() -> Iterator[Cluster]:
 def pg_url(pg_cluster: Cluster) -> str:
     """A fresh empty database on the shared server: ``postgresql://...``."""
     return pg_cluster.create_database()
+
+
+NewDb = Callable[[str], str]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> NewDb:
+    """Databases for a test run once per backend: ``new_db("name")`` is a SQLite file in
+    ``tmp_path`` or a fresh database on the shared PostgreSQL server (its URL)."""
+    if request.param == "sqlite":
+        return lambda name: str(tmp_path / f"{name}.db")
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    return lambda name: cluster.create_database()

@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_rows, html_page, site_app
+from conftest import LocalServer, NewDb, db_execute, db_query, db_rows, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -57,7 +56,7 @@ def tree_site(
     return app
 
 
-def crawl(db: Path, *args: str) -> Any:
+def crawl(db: Path | str, *args: str) -> Any:
     result = runner.invoke(
         app, ["crawl", "--db", str(db), "--no-cache", "--quiet", *args], catch_exceptions=False
     )
@@ -68,9 +67,11 @@ def fetched(site: LocalServer) -> list[str]:
     return [p for p in site.paths() if p != "/robots.txt"]
 
 
-def test_whole_site_unlimited_depth_each_page_once(tmp_path: Path, serve: Serve) -> None:
+def test_whole_site_unlimited_depth_each_page_once(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
     site = serve(tree_site())
-    db = tmp_path / "c.db"
+    db = new_db("c")
     result = crawl(db, site.url("/"), "--max-depth", "0", "--delay-ms", "0")
     assert result.exit_code == 0, result.output
     expected = 1 + 3 + 9 + 27
@@ -85,22 +86,20 @@ def test_whole_site_unlimited_depth_each_page_once(tmp_path: Path, serve: Serve)
     assert fetched(site) == []
 
 
-def test_bfs_depth_limit_and_max_pages(tmp_path: Path, serve: Serve) -> None:
+def test_bfs_depth_limit_and_max_pages(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
     site = serve(tree_site())
-    crawl(tmp_path / "a.db", site.url("/"), "--delay-ms", "0")  # default depth 2
+    crawl(new_db("a"), site.url("/"), "--delay-ms", "0")  # default depth 2
     assert sorted(len(p) for p in fetched(site)) == [1] + [3] * 3 + [4] * 9
     site.requests.clear()
-    crawl(
-        tmp_path / "b.db", site.url("/"), "--max-depth", "0", "--max-pages", "5", "--delay-ms", "0"
-    )
+    crawl(new_db("b"), site.url("/"), "--max-depth", "0", "--max-pages", "5", "--delay-ms", "0")
     assert len(fetched(site)) == 5
     # BFS: the first five are the home page and depth-1 pages before any depth-2 page.
     assert sorted(len(p) for p in fetched(site))[:4] == [1, 3, 3, 3]
 
 
-def test_any_domain_and_include_exclude(tmp_path: Path, serve: Serve) -> None:
+def test_any_domain_and_include_exclude(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
     site = serve(tree_site(levels=1))
-    db = tmp_path / "c.db"
+    db = new_db("c")
     crawl(
         db, site.url("/"), "--any-domain", "--exclude", "/n1$", "--delay-ms", "0", "--timeout", "2"
     )
@@ -109,10 +108,12 @@ def test_any_domain_and_include_exclude(tmp_path: Path, serve: Serve) -> None:
     assert site.url("/n1") not in got and site.url("/n0") in got
 
 
-def test_robots_obeyed_and_crawl_delay_honoured(tmp_path: Path, serve: Serve) -> None:
+def test_robots_obeyed_and_crawl_delay_honoured(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
     robots = "User-agent: *\nDisallow: /n1\nCrawl-delay: 0.3\n"
     site = serve(tree_site(levels=1, robots=robots))
-    db = tmp_path / "c.db"
+    db = new_db("c")
     result = crawl(db, site.url("/"), "--delay-ms", "0")
     assert result.exit_code == 0
     assert "/n1" not in site.paths() and "/n0" in site.paths()
@@ -124,22 +125,24 @@ def test_robots_obeyed_and_crawl_delay_honoured(tmp_path: Path, serve: Serve) ->
     assert gaps and min(gaps) >= 0.2
 
 
-def test_per_host_concurrency_and_delay_measured_at_server(tmp_path: Path, serve: Serve) -> None:
+def test_per_host_concurrency_and_delay_measured_at_server(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
     site = serve(tree_site(fanout=12, levels=1, delay=0.3))
-    crawl(
-        tmp_path / "c.db", site.url("/"), "--per-host", "2", "--concurrency", "8", "--delay-ms", "0"
-    )
+    crawl(new_db("c"), site.url("/"), "--per-host", "2", "--concurrency", "8", "--delay-ms", "0")
     spans = [(r.start, r.end) for r in site.requests if r.path != "/robots.txt"]
     peak = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
     assert peak == 2
     site.requests.clear()
-    crawl(tmp_path / "d.db", site.url("/"), "--per-host", "4", "--delay-ms", "200")
+    crawl(new_db("d"), site.url("/"), "--per-host", "4", "--delay-ms", "200")
     starts = sorted(r.start for r in site.requests if r.path != "/robots.txt")
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= 0.1  # 200 ms asked; server-side clock: room for a loaded machine
 
 
-def test_conditional_get_304_reuses_cached_body(tmp_path: Path, serve: Serve) -> None:
+def test_conditional_get_304_reuses_cached_body(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
     web_app = web.Application()
 
     async def doc(request: web.Request) -> web.Response:
@@ -153,7 +156,7 @@ def test_conditional_get_304_reuses_cached_body(tmp_path: Path, serve: Serve) ->
 
     web_app.router.add_get("/doc", doc)
     site = serve(web_app)
-    db = tmp_path / "c.db"
+    db = new_db("c")
     cache = tmp_path / "cache"
     args = ["crawl", "--db", str(db), "--quiet", "--delay-ms", "0", site.url("/doc")]
     cfg = tmp_path / "cache.toml"
@@ -168,10 +171,7 @@ def test_conditional_get_304_reuses_cached_body(tmp_path: Path, serve: Serve) ->
     cached = list(cache.rglob("*.html"))
     assert len(cached) == 1 and b"cached body" in cached[0].read_bytes()
     assert len(list(cache.rglob("*.headers.json"))) == 1
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE pages SET next_crawl_time = 1")
-    conn.commit()
-    conn.close()
+    db_execute(db, "UPDATE pages SET next_crawl_time = 1")
     result = run()
     assert result.exit_code == 0
     doc_requests = [r for r in site.requests if r.path == "/doc"]
@@ -182,7 +182,7 @@ def test_conditional_get_304_reuses_cached_body(tmp_path: Path, serve: Serve) ->
     assert second["status"] == 200 and second["error"] is None
 
 
-def test_429_retry_after_and_5xx_then_success(tmp_path: Path, serve: Serve) -> None:
+def test_429_retry_after_and_5xx_then_success(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
     hits: dict[str, int] = {}
     busy_times: list[float] = []
 
@@ -199,7 +199,7 @@ def test_429_retry_after_and_5xx_then_success(tmp_path: Path, serve: Serve) -> N
     app_ = web.Application()
     app_.router.add_get("/{tail:.*}", flaky)
     site = serve(app_)
-    db = tmp_path / "c.db"
+    db = new_db("c")
     result = crawl(db, site.url("/busy"), site.url("/broken"), "--delay-ms", "0")
     assert result.exit_code == 0
     got = db_rows(db)
@@ -276,9 +276,9 @@ def test_config_merge_order_files_env_flags(tmp_path: Path, serve: Serve) -> Non
     assert db2.exists() and len(fetched(site)) == 7  # flags beat files and environment
 
 
-def _spawn(db: Path, url: str, *extra: str) -> subprocess.Popen[bytes]:
+def _spawn(log_path: Path, db: str, url: str, *extra: str) -> subprocess.Popen[bytes]:
     # Output to a file, not a pipe: after kill -9 nothing else may hold our end open.
-    log = (db.parent / "crawl.log").open("ab")
+    log = log_path.open("ab")
     return subprocess.Popen(
         [
             sys.executable,
@@ -317,10 +317,14 @@ def _alive(pids: set[int]) -> set[int]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_interrupt_and_resume(tmp_path: Path, serve: Serve, sig: signal.Signals) -> None:
+def test_interrupt_and_resume(
+    tmp_path: Path, new_db: NewDb, serve: Serve, sig: signal.Signals
+) -> None:
     site = serve(tree_site(fanout=4, levels=2, delay=0.2))
-    db = tmp_path / "c.db"
-    proc = _spawn(db, site.url("/"), "--concurrency", "2", "--per-host", "2")
+    db = new_db("c")
+    proc = _spawn(
+        tmp_path / "crawl.log", db, site.url("/"), "--concurrency", "2", "--per-host", "2"
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(fetched(site)) < 5:
         time.sleep(0.05)
@@ -333,22 +337,22 @@ def test_interrupt_and_resume(tmp_path: Path, serve: Serve, sig: signal.Signals)
     assert not _alive(helpers), "worker processes outlived the crawler"
     if sig == signal.SIGINT:
         assert proc.returncode == 0
-        assert b"fetched" in (db.parent / "crawl.log").read_bytes()  # the summary
+        assert b"fetched" in (tmp_path / "crawl.log").read_bytes()  # the summary
         assert all(r["processing_time"] is None for r in db_rows(db).values())  # claims released
     first = set(fetched(site))
     assert 0 < len(first) < 21
     # Resume: the same command continues at once; after SIGKILL the dead worker's claims are
     # recovered as soon as the new run sees its process gone.
-    proc = _spawn(db, site.url("/"))
+    proc = _spawn(tmp_path / "crawl.log", db, site.url("/"))
     assert proc.wait(60) == 0
     assert set(fetched(site)) == {"/"} | {f"/n{i}" for i in range(4)} | {
         f"/n{i}{j}" for i in range(4) for j in range(4)
     }
 
 
-def test_seeds_add_then_crawl(tmp_path: Path, serve: Serve) -> None:
+def test_seeds_add_then_crawl(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
     site = serve(tree_site(fanout=2, levels=1))
-    db = tmp_path / "c.db"
+    db = new_db("c")
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(f"# seeds\n{site.url('/n0')}\n\n{site.url('/n1')}\nmailto:x@y\n")
     result = runner.invoke(app, ["seeds", "add", str(seeds), "--db", str(db)])
@@ -364,10 +368,10 @@ def test_seeds_add_then_crawl(tmp_path: Path, serve: Serve) -> None:
     assert missing.exit_code == 2
 
 
-def test_watch_keeps_running_until_interrupted(tmp_path: Path, serve: Serve) -> None:
+def test_watch_keeps_running_until_interrupted(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
     site = serve(tree_site(fanout=2, levels=1))
-    db = tmp_path / "c.db"
-    proc = _spawn(db, site.url("/"), "--watch")
+    db = new_db("c")
+    proc = _spawn(tmp_path / "crawl.log", db, site.url("/"), "--watch")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(fetched(site)) < 3:
         time.sleep(0.05)
@@ -390,7 +394,9 @@ def docs_site() -> web.Application:
     return site_app({"/": index, "/docs/2.4/guide/frontier.html": docs, "/news/a": news})
 
 
-def test_output_markdown_honours_dom_remove_and_extra_remove(tmp_path: Path, serve: Serve) -> None:
+def test_output_markdown_honours_dom_remove_and_extra_remove(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
     site = serve(docs_site())
     cfg = tmp_path / "filter.toml"
     cfg.write_text(
@@ -398,7 +404,7 @@ def test_output_markdown_honours_dom_remove_and_extra_remove(tmp_path: Path, ser
     )
     out = tmp_path / "out"
     args = ("--max-depth", "0", "--delay-ms", "0", "--output", str(out), "--config", str(cfg))
-    result = crawl(tmp_path / "c.db", site.url("/"), *args)
+    result = crawl(new_db("c"), site.url("/"), *args)
     assert result.exit_code == 0, result.output
     md = next(out.rglob("frontier*.md")).read_text("utf-8")
     assert "```python\nfrom crawlkit import Frontier" in md and "| max_depth |" in md
@@ -408,17 +414,17 @@ def test_output_markdown_honours_dom_remove_and_extra_remove(tmp_path: Path, ser
 
 
 @pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
-def test_main_article_engine_from_config(tmp_path: Path, serve: Serve, engine: str) -> None:
+def test_main_article_engine_from_config(
+    tmp_path: Path, new_db: NewDb, serve: Serve, engine: str
+) -> None:
     site = serve(docs_site())
     cfg = tmp_path / "engine.toml"
     cfg.write_text(f'[extract]\nengine = "{engine}"\n')
-    db, out = tmp_path / "c.db", tmp_path / "out"
+    db, out = new_db("c"), tmp_path / "out"
     args = ("--max-depth", "0", "--delay-ms", "0", "--main-article", "--output", str(out))
     result = crawl(db, site.url("/"), *args, "--config", str(cfg))
     assert result.exit_code == 0, result.output
-    conn = sqlite3.connect(db)
-    modes = dict(conn.execute("SELECT url, extraction_mode FROM documents").fetchall())
-    conn.close()
+    modes = dict(db_query(db, "SELECT url, extraction_mode FROM documents"))
     assert modes[site.url("/news/a")] == "article"
     assert modes[site.url("/")] == "fullpage"  # two links: nothing to extract, the full page
     md = next(out.rglob("a.md")).read_text("utf-8")

@@ -7,12 +7,11 @@ __all__ = ["ClaimedPage", "Frontier", "NewLink", "PageUpdate", "open_frontier"]
 
 def open_frontier(location: str) -> Frontier:
     """The frontier for a database location: a file path (SQLite) or ``postgresql://`` URL."""
-    if location.startswith(("postgresql://", "postgres://")):
-        from litecrawl.errors import ConfigError
-        from litecrawl.urls import shown_location
-
-        raise ConfigError(f"PostgreSQL is not available yet: {shown_location(location)}")
     # Imported here: the backends import this package's base module.
+    if location.startswith(("postgresql://", "postgres://")):
+        from litecrawl.store.postgres.frontier import PostgresFrontier
+
+        return PostgresFrontier(location)
     from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
     return SQLiteFrontier(location)

@@ -9,14 +9,15 @@ rows counted with ``RETURNING (xmax = 0)`` where SQLite counts ``total_changes``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from litecrawl.errors import FrontierError
 from litecrawl.frontier.base import (
+    PARKED,
     ClaimedPage,
     ClaimFocus,
     FinalizeResult,
@@ -30,10 +31,16 @@ from litecrawl.frontier.base import (
 )
 from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
+from litecrawl.store.postgres import leases
+from litecrawl.store.postgres.index import remove_documents, write_documents
 from litecrawl.store.postgres.migrations import migrate
+from litecrawl.store.postgres.summary import read_summary
+from litecrawl.store.sqlite.links import MAX_LINKS_PER_PAGE, link_key
 from litecrawl.urls import shown_location
 
 __all__ = ["PostgresFrontier"]
+
+T = TypeVar("T")
 
 _CLAIM_COLUMNS = (
     "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
@@ -79,6 +86,9 @@ class PostgresFrontier(Frontier):
         self.shown = shown_location(url)  # never the password, in messages and logs
         self._pool_size = pool_size
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self._worker: tuple[WorkerIdentity, float] | None = None  # identity, started_at
+        self._beat_conn: psycopg.Connection[Any] | None = None  # the heartbeat thread's
+        self._reader: psycopg.Connection[Any] | None = None  # a strategy's synchronous reads
 
     @property
     def pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
@@ -106,6 +116,10 @@ class PostgresFrontier(Frontier):
         self._pool = pool
 
     async def close(self) -> None:
+        for conn in (self._beat_conn, self._reader):
+            if conn is not None:
+                conn.close()
+        self._beat_conn = self._reader = None
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
@@ -115,6 +129,13 @@ class PostgresFrontier(Frontier):
             async with self.pool.connection() as conn:
                 cur = await conn.execute(sql.encode(), params)
                 return await cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise FrontierError(f"{self.shown}: {exc}") from exc
+
+    async def _transaction(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
+        try:
+            async with self.pool.connection() as conn, conn.transaction():
+                return await work(conn)
         except psycopg.Error as exc:
             raise FrontierError(f"{self.shown}: {exc}") from exc
 
@@ -142,7 +163,11 @@ class PostgresFrontier(Frontier):
     async def recover_stale(
         self, older_than: int, now: int, schedule: Schedule, retry_uncrawled: bool = False
     ) -> int:
-        raise FrontierError(f"{self.shown}: recovery on PostgreSQL is not built yet")
+        async def work(conn: psycopg.AsyncConnection[Any]) -> int:
+            rows = await leases.claims_older_than(conn, older_than)
+            return await leases.reset_claims(conn, rows, now, schedule, retry_uncrawled)
+
+        return await self._transaction(work)
 
     async def claim(
         self,
@@ -153,7 +178,7 @@ class PostgresFrontier(Frontier):
         focus: ClaimFocus | None = None,
     ) -> list[ClaimedPage]:
         if partition is not None:
-            raise FrontierError(f"{self.shown}: --partition on PostgreSQL is not built yet")
+            raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
         narrow = ""
         params: dict[str, Any] = {"now": now, "limit": limit, "worker": self.worker_id}
         if focus is not None:
@@ -218,31 +243,42 @@ class PostgresFrontier(Frontier):
     async def finalize(self, updates: Sequence[PageUpdate]) -> FinalizeResult:
         if not updates:
             return FinalizeResult()
-        if any(isinstance(u.document, IndexDocument) for u in updates):
-            raise FrontierError(f"{self.shown}: the index on PostgreSQL is not built yet")
-        if any(u.strategy is not None or u.links_out is not None for u in updates):
-            raise FrontierError(f"{self.shown}: strategies and link graph: not built yet")
         listed = [link for u in updates for link in u.links if link.lastmod is not None]
         now = max(u.last_crawl_time for u in updates)
-        new_links = fresh_by_links = 0
-        try:
-            async with self.pool.connection() as conn, conn.transaction():
-                for u in updates:
-                    page = u.page_row()
-                    links = [link for link in u.links if link.lastmod is None]
-                    if links:
-                        cur = await conn.execute(_NEW_LINKS.encode(), _columns(links))
-                        new = sum(1 for (inserted,) in await cur.fetchall() if inserted)
-                        new_links += new
-                        if new and u.next_crawl_time_if_new_links is not None:
-                            page["next_crawl_time"] = u.next_crawl_time_if_new_links
-                            fresh_by_links += 1
-                    await conn.execute(_UPSERT_PAGE.encode(), page)
-                if listed:
-                    new_links += await _insert_listed(conn, listed, now)
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
-        return FinalizeResult(new_links, fresh_by_links)
+        documents = [u.document for u in updates if isinstance(u.document, IndexDocument)]
+        # Gone for good (404/410): the page leaves the index (its frontier row stays).
+        gone = [u.norm_url for u in updates if u.status in (404, 410)]
+        pages = [u.page_row() for u in updates]
+        graph = [(u.norm_url, u.links_out) for u in updates if u.links_out is not None]
+
+        async def work(conn: psycopg.AsyncConnection[Any]) -> FinalizeResult:
+            new_links = fresh_by_links = 0
+            for update, page in zip(updates, pages, strict=True):
+                links = _unique([link for link in update.links if link.lastmod is None])
+                if not links:
+                    continue
+                cur = await conn.execute(_NEW_LINKS.encode(), _columns(links))
+                new = sum(1 for (inserted,) in await cur.fetchall() if inserted)
+                new_links += new
+                if new and update.next_crawl_time_if_new_links is not None:
+                    page["next_crawl_time"] = update.next_crawl_time_if_new_links
+                    fresh_by_links += 1
+            if listed:
+                new_links += await _insert_listed(conn, listed, now)
+            async with conn.cursor() as cur:
+                await cur.executemany(_UPSERT_PAGE, pages)
+            if graph:
+                await write_links(conn, graph)
+            for update in updates:
+                if update.strategy is not None:
+                    new_links += await _write_strategy(conn, update.strategy)
+            if documents:
+                await write_documents(conn, documents)
+            if gone:
+                await remove_documents(conn, gone)
+            return FinalizeResult(new_links, fresh_by_links)
+
+        return await self._transaction(work)
 
     async def delete(self, urls: Sequence[str]) -> None:
         await self._rowcount("DELETE FROM pages WHERE norm_url = ANY(%s)", (list(urls),))
@@ -274,23 +310,24 @@ class PostgresFrontier(Frontier):
 
     async def register_worker(self, identity: WorkerIdentity, now: float) -> int:
         rows = await self._fetch(
-            "INSERT INTO workers (hostname, pid, pid_scope, proc_start, command, started_at,"
-            " heartbeat_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (
-                identity.hostname,
-                identity.pid,
-                identity.pid_scope,
-                identity.proc_start,
-                identity.command,
-                now,
-                now,
-            ),
+            leases.INSERT_WORKER, leases.insert_worker_params(identity, now, now)
         )
         self.worker_id = int(rows[0][0])
+        self._worker = (identity, now)
         return self.worker_id
 
     def beat(self, now: float) -> bool:
-        raise FrontierError(f"{self.shown}: heartbeats on PostgreSQL are not built yet")
+        if self.worker_id is None or self._worker is None:
+            return True
+        try:
+            if self._beat_conn is None:  # the heartbeat thread's own connection
+                self._beat_conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            return leases.beat(self._beat_conn, self.worker_id, *self._worker, now)
+        except psycopg.Error as exc:
+            if self._beat_conn is not None:
+                self._beat_conn.close()
+                self._beat_conn = None  # a new connection at the next beat
+            raise FrontierError(f"{self.shown}: heartbeat: {exc}") from exc
 
     async def unregister_worker(self) -> int:
         worker_id = self.worker_id
@@ -302,16 +339,15 @@ class PostgresFrontier(Frontier):
             (worker_id,),
         )
         await self._rowcount("DELETE FROM workers WHERE id = %s", (worker_id,))
-        self.worker_id = None
+        self.worker_id = self._worker = None
         return released
 
     async def workers(self) -> list[WorkerRecord]:
-        rows = await self._fetch(
-            "SELECT w.id, w.hostname, w.pid, w.pid_scope, w.proc_start, w.command, w.started_at,"
-            " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id)"
-            " FROM workers w ORDER BY w.id"
-        )
-        return [WorkerRecord.from_row(r) for r in rows]
+        try:
+            async with self.pool.connection() as conn:
+                return await leases.read_workers(conn)
+        except psycopg.Error as exc:
+            raise FrontierError(f"{self.shown}: {exc}") from exc
 
     async def recover_lost(
         self,
@@ -320,21 +356,47 @@ class PostgresFrontier(Frontier):
         schedule: Schedule,
         retry_uncrawled: bool = False,
     ) -> int:
-        raise FrontierError(f"{self.shown}: recovery on PostgreSQL is not built yet")
+        return await self._transaction(
+            lambda conn: leases.recover_lost(conn, is_dead, now, schedule, retry_uncrawled)
+        )
 
     # -- crawling strategies --------------------------------------------------------------------
 
     async def write_strategy(self, writes: StrategyWrites) -> int:
-        raise FrontierError(f"{self.shown}: strategies on PostgreSQL are not built yet")
+        return await self._transaction(lambda conn: _write_strategy(conn, writes))
+
+    def _read_conn(self) -> psycopg.Connection[Any]:
+        if self._reader is None:
+            self._reader = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        return self._reader
 
     def read_states(self, urls: list[str]) -> dict[str, tuple[int, float, str | None]]:
-        raise FrontierError(f"{self.shown}: strategies on PostgreSQL are not built yet")
+        try:
+            rows = (
+                self._read_conn()
+                .execute(
+                    "SELECT norm_url, state, score, meta FROM pages WHERE norm_url = ANY(%s)",
+                    (list(set(urls)),),
+                )
+                .fetchall()
+            )
+        except psycopg.Error as exc:
+            raise FrontierError(f"{self.shown}: {exc}") from exc
+        return {url: (state, score, meta) for url, state, score, meta in rows}
 
     def read_domain(self, domain: str) -> str | None:
-        raise FrontierError(f"{self.shown}: strategies on PostgreSQL are not built yet")
+        try:
+            row = (
+                self._read_conn()
+                .execute("SELECT data FROM domain_metadata WHERE domain = %s", (domain,))
+                .fetchone()
+            )
+        except psycopg.Error as exc:
+            raise FrontierError(f"{self.shown}: {exc}") from exc
+        return str(row[0]) if row else None
 
     async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
-        raise FrontierError(f"{self.shown}: partitions on PostgreSQL are not built yet")
+        raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
 
     async def domain_metadata(self) -> dict[str, str]:
         rows = await self._fetch("SELECT domain, data FROM domain_metadata ORDER BY domain")
@@ -386,7 +448,61 @@ class PostgresFrontier(Frontier):
         )
 
     async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
-        raise FrontierError(f"{self.shown}: the summary on PostgreSQL is not built yet")
+        try:
+            async with self.pool.connection() as conn:
+                return await read_summary(conn, now, hosts)
+        except psycopg.Error as exc:
+            raise FrontierError(f"{self.shown}: {exc}") from exc
+
+
+# A strategy's change to one URL, as the SQLite store's: inserted if unknown (due now when
+# queued, else parked), then only the values it changed are set.
+_INSERT_STRATEGY_LINK = """
+INSERT INTO pages (norm_url, host, depth, source, score, kind, state, meta, next_crawl_time)
+VALUES (%(url)s, %(host)s, %(depth)s, 'link', coalesce(%(score)s, 0.5), 'page',
+        coalesce(%(state)s, 0), %(meta)s, CASE WHEN %(queue)s THEN NULL ELSE %(parked)s END)
+ON CONFLICT (norm_url) DO NOTHING
+"""
+_UPDATE_STRATEGY_LINK = """
+UPDATE pages SET score = coalesce(%(score)s, score), state = coalesce(%(state)s, state),
+  meta = coalesce(%(meta)s, meta),
+  next_crawl_time = CASE WHEN %(queue)s AND next_crawl_time = %(parked)s THEN NULL
+                    ELSE next_crawl_time END
+WHERE norm_url = %(url)s
+"""
+
+
+async def _write_strategy(conn: psycopg.AsyncConnection[Any], writes: StrategyWrites) -> int:
+    """A strategy's link writes and domain metadata; returns how many URLs were new."""
+    rows = [
+        {
+            "url": w.url,
+            "host": w.host,
+            "depth": w.depth,
+            "state": w.state,
+            "meta": w.meta,
+            "score": w.score,
+            "queue": w.queue,
+            "parked": PARKED,
+        }
+        for w in writes.links
+    ]
+    new = 0
+    async with conn.cursor() as cur:
+        if rows:
+            await cur.executemany(_INSERT_STRATEGY_LINK, rows)
+            new = max(cur.rowcount, 0)  # summed over the rows (psycopg >= 3.1)
+            await cur.executemany(_UPDATE_STRATEGY_LINK, rows)
+        for domain, data in writes.domains:
+            if data is None:
+                await cur.execute("DELETE FROM domain_metadata WHERE domain = %s", (domain,))
+            else:
+                await cur.execute(
+                    "INSERT INTO domain_metadata (domain, data) VALUES (%s, %s) "
+                    "ON CONFLICT (domain) DO UPDATE SET data = excluded.data",
+                    (domain, data),
+                )
+    return new
 
 
 async def _insert_listed(
@@ -412,6 +528,34 @@ async def _insert_listed(
         (now, now, cols[0], [link.lastmod for link in links]),
     )
     return new
+
+
+def _unique(links: list[NewLink]) -> list[NewLink]:
+    """One row per URL (the smallest depth): one INSERT ... ON CONFLICT DO UPDATE may not touch
+    a row twice."""
+    kept: dict[str, NewLink] = {}
+    for link in links:
+        if link.url not in kept or link.depth < kept[link.url].depth:
+            kept[link.url] = link
+    return list(kept.values())
+
+
+async def write_links(
+    conn: psycopg.AsyncConnection[Any], graph: Sequence[tuple[str, Sequence[str]]]
+) -> None:
+    """Replace the stored outgoing links of each page (as the SQLite store's ``write_links``)."""
+    await conn.execute("DELETE FROM page_links WHERE src = ANY(%s)", ([src for src, _ in graph],))
+    rows: list[tuple[str, str, int]] = []
+    for src, dsts in graph:
+        unique = dict.fromkeys(dsts)
+        unique.pop(src, None)
+        rows += [(src, dst, link_key(dst)) for dst in list(unique)[:MAX_LINKS_PER_PAGE]]
+    if rows:
+        await conn.execute(
+            "INSERT INTO page_links (src, dst, dst_key) "
+            "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[])",
+            tuple(list(column) for column in zip(*rows, strict=True)),
+        )
 
 
 def _columns(links: Sequence[NewLink]) -> tuple[list[Any], ...]:

@@ -1,0 +1,183 @@
+"""Writing the index on PostgreSQL: the SQLite store's ``index`` in PostgreSQL's dialect.
+
+The resource of each document is decided by :class:`litecrawl.index.placement.Placement`, as on
+SQLite; look-ups take their keys as arrays (``= ANY(%s)``), new resources go out in one
+``INSERT ... SELECT FROM unnest(...)``, documents in one ``executemany``. The full-text index
+is the generated ``tsv`` column, so it is never written here. Runs inside the caller's
+transaction (``PostgresFrontier.finalize``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+
+from litecrawl.index.document import IndexDocument
+from litecrawl.index.placement import (
+    Known,
+    Placement,
+    Wanted,
+    chunks,
+    document_row,
+    resource_row,
+)
+from litecrawl.index.vectors import MODEL
+
+__all__ = ["remove_documents", "write_documents"]
+
+_CHANGED = " OR ".join(
+    f"documents.{column} IS DISTINCT FROM excluded.{column}"
+    for column in (
+        "resource_id",
+        "title",
+        "keywords",
+        "text_preview",
+        "language",
+        "author",
+        "published",
+        "content_type",
+        "status",
+        "extraction_mode",
+        "markdown_path",
+        "canonical",
+    )
+)
+_NOW = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+_UPSERT_DOCUMENT = f"""
+INSERT INTO documents (url, resource_id, title, keywords, text_preview, language, author,
+                       published, content_type, status, depth, source, extraction_mode,
+                       markdown_path, canonical)
+VALUES (%(url)s, %(resource_id)s, %(title)s, %(keywords)s, %(text_preview)s, %(language)s,
+        %(author)s, %(published)s, %(content_type)s, %(status)s, %(depth)s, %(source)s,
+        %(extraction_mode)s, %(markdown_path)s, %(canonical)s)
+ON CONFLICT (url) DO UPDATE SET
+  updated_at = CASE WHEN %(rewritten)s OR {_CHANGED} THEN {_NOW} ELSE documents.updated_at END,
+  resource_id = excluded.resource_id,
+  title = excluded.title,
+  keywords = excluded.keywords,
+  text_preview = excluded.text_preview,
+  language = excluded.language,
+  author = excluded.author,
+  published = excluded.published,
+  content_type = excluded.content_type,
+  status = excluded.status,
+  depth = excluded.depth,
+  source = excluded.source,
+  extraction_mode = excluded.extraction_mode,
+  markdown_path = excluded.markdown_path,
+  canonical = excluded.canonical
+"""
+_INSERT_RESOURCES = """
+INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, title, text, language)
+SELECT * FROM unnest(%s::text[], %s::bigint[], %s::int[], %s::int[], %s::int[], %s::int[],
+                     %s::text[], %s::text[], %s::text[])
+RETURNING id, text_hash
+"""
+_REWRITE_RESOURCE = """
+UPDATE resources SET text_hash = %s, simhash = %s, band0 = %s, band1 = %s, band2 = %s,
+  band3 = %s, title = %s, text = %s, language = %s WHERE id = %s
+"""
+_DELETE_ORPHANS = """
+DELETE FROM resources WHERE id = ANY(%s)
+  AND NOT EXISTS (SELECT 1 FROM documents WHERE resource_id = resources.id)
+"""
+# the vector of a document's own text (see store/sqlite/vectors.py)
+_PUT_VECTOR = """
+INSERT INTO resource_vectors (resource_id, model, vector)
+SELECT id, %(model)s, %(vector)s FROM resources WHERE text_hash = %(text_hash)s
+ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
+WHERE resource_vectors.model IS DISTINCT FROM excluded.model
+"""
+
+
+async def write_documents(
+    conn: psycopg.AsyncConnection[Any], docs: Sequence[IndexDocument]
+) -> None:
+    """Insert or update the documents of ``docs`` (in order; a URL given twice ends up as its
+    last version) and link them to resources."""
+    if not docs:
+        return
+    plan = Placement()
+    for chunk in chunks(docs):
+        wanted = plan.wants(chunk)
+        plan.know(wanted, await _known(conn, wanted))
+        for doc in chunk:
+            plan.place(doc)
+    await _write(conn, plan)
+    vectors = [
+        {"model": MODEL, "vector": doc.embedding, "text_hash": doc.text_hash}
+        for doc in docs
+        if doc.embedding is not None
+    ]
+    if vectors:
+        async with conn.cursor() as cur:
+            await cur.executemany(_PUT_VECTOR, vectors)
+
+
+async def remove_documents(conn: psycopg.AsyncConnection[Any], urls: Iterable[str]) -> None:
+    """Delete the documents of ``urls`` and the resources they leave without any document."""
+    cur = await conn.execute(
+        "DELETE FROM documents WHERE url = ANY(%s) RETURNING resource_id", (list(set(urls)),)
+    )
+    left = sorted({rid for (rid,) in await cur.fetchall() if rid is not None})
+    if left:
+        await conn.execute(_DELETE_ORPHANS, (left,))
+
+
+async def _pairs(
+    conn: psycopg.AsyncConnection[Any], sql: str, keys: Iterable[Any]
+) -> dict[Any, Any]:
+    keys = list(keys)
+    if not keys:
+        return {}
+    cur = await conn.execute(sql.encode(), (keys,))
+    return {a: b for a, b in await cur.fetchall()}
+
+
+async def _known(conn: psycopg.AsyncConnection[Any], wanted: Wanted) -> Known:
+    current = await _pairs(
+        conn, "SELECT url, resource_id FROM documents WHERE url = ANY(%s)", wanted.urls
+    )
+    by_hash = await _pairs(
+        conn, "SELECT text_hash, id FROM resources WHERE text_hash = ANY(%s)", wanted.hashes
+    )
+    by_band = tuple(
+        [
+            await _pairs(conn, f"SELECT id, simhash FROM resources WHERE band{n} = ANY(%s)", values)
+            for n, values in enumerate(wanted.bands)
+        ]
+    )
+    ids = {rid for rid in current.values() if rid is not None} | set(by_hash.values())
+    ids.update(rid for found in by_band for rid in found)
+    references = await _pairs(
+        conn,
+        "SELECT resource_id, count(*) FROM documents WHERE resource_id = ANY(%s) "
+        "GROUP BY resource_id",
+        ids,
+    )
+    return Known(current, by_hash, by_band, references)
+
+
+async def _write(conn: psycopg.AsyncConnection[Any], plan: Placement) -> None:
+    """Rewrites, new resources (one statement), documents, then orphans (one statement)."""
+    async with conn.cursor() as cur:
+        if plan.rewrites:
+            await cur.executemany(
+                _REWRITE_RESOURCE,
+                [(*resource_row(doc), rid) for rid, doc in plan.rewrites.items()],
+            )
+        ids: dict[str, int] = {}
+        new = [resource_row(doc) for doc in plan.new_resources()]
+        if new:
+            await cur.execute(
+                _INSERT_RESOURCES, [list(column) for column in zip(*new, strict=True)]
+            )
+            ids.update((h, rid) for rid, h in await cur.fetchall())
+        await cur.executemany(
+            _UPSERT_DOCUMENT,
+            [document_row(doc, rid, rewritten) for doc, rid, rewritten in plan.documents(ids)],
+        )
+        if plan.left:
+            await cur.execute(_DELETE_ORPHANS, (sorted(plan.left),))

@@ -1,0 +1,126 @@
+"""The frontier at a glance on PostgreSQL: the SQLite store's ``summary`` in PostgreSQL's
+dialect (``count(*) FILTER (WHERE ...)`` where SQLite sums booleans)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+
+from litecrawl.frontier.base import PARKED, ErrorSummary, FrontierSummary, HostSummary, RunSummary
+from litecrawl.store.postgres.leases import read_workers
+from litecrawl.store.sqlite.summary import STATE_NAMES
+
+__all__ = ["read_summary"]
+
+_RUNS = 10
+_DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= %(now)s)"
+
+
+async def _rows(
+    conn: psycopg.AsyncConnection[Any], sql: str, params: Any = None
+) -> list[tuple[Any, ...]]:
+    cur = await conn.execute(sql.encode(), params)
+    return await cur.fetchall()
+
+
+async def read_summary(
+    conn: psycopg.AsyncConnection[Any], now: int, hosts: int | None = 10
+) -> FrontierSummary:
+    """The summary as of ``now`` (epoch seconds); ``hosts`` top hosts (None: all)."""
+    p = {"now": now, "parked": PARKED}
+    states = dict(await _rows(conn, "SELECT state, count(*) FROM pages GROUP BY state"))
+    kinds = dict(await _rows(conn, "SELECT kind, count(*) FROM pages GROUP BY kind"))
+    ((due, claimed, n_hosts, soonest),) = await _rows(
+        conn,
+        f"SELECT count(*) FILTER (WHERE {_DUE}), "
+        "count(*) FILTER (WHERE processing_time IS NOT NULL), count(DISTINCT host), "
+        # a strategy's known-but-not-queued URLs are never due
+        "min(next_crawl_time) FILTER (WHERE processing_time IS NULL "
+        "AND next_crawl_time < %(parked)s) FROM pages",
+        p,
+    )
+    errors = [
+        ErrorSummary(category, pages, sample)
+        for category, pages, sample in await _rows(
+            conn,
+            "SELECT error, count(*), min(norm_url) FROM pages WHERE error IS NOT NULL "
+            "GROUP BY error ORDER BY count(*) DESC, error",
+        )
+    ]
+    return FrontierSummary(
+        by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
+        by_kind=kinds,
+        due_now=due,
+        claimed=claimed,
+        hosts=n_hosts,
+        errors=errors,
+        next_due=now if due else soonest,
+        runs=await _runs(conn),
+        top_hosts=await _hosts(conn, now, hosts),
+        workers=await read_workers(conn),
+    )
+
+
+async def _hosts(
+    conn: psycopg.AsyncConnection[Any], now: int, limit: int | None
+) -> list[HostSummary]:
+    if limit == 0:
+        return []
+    rows = await _rows(
+        conn,
+        f"""SELECT p.host, p.pages, p.crawled, p.errors, p.due, p.claimed,
+                  h.slowed_until, h.crawl_delay, p.avg_response_ms
+        FROM (SELECT host, count(*) AS pages,
+                     count(*) FILTER (WHERE last_crawl_time IS NOT NULL AND error IS NULL)
+                       AS crawled,
+                     count(*) FILTER (WHERE error IS NOT NULL) AS errors,
+                     count(*) FILTER (WHERE {_DUE}) AS due,
+                     count(*) FILTER (WHERE processing_time IS NOT NULL) AS claimed,
+                     avg(response_ms)::float8 AS avg_response_ms
+              FROM pages GROUP BY host) AS p
+        LEFT JOIN hosts h ON h.host = p.host
+        ORDER BY p.pages DESC, p.host
+        LIMIT %(limit)s""",
+        {"now": now, "limit": limit},
+    )
+    return [
+        HostSummary(
+            host=r[0],
+            pages=r[1],
+            crawled=r[2],
+            errors=r[3],
+            due=r[4],
+            claimed=r[5],
+            slowed_until=r[6] if r[6] is not None and r[6] > now else None,
+            crawl_delay=r[7],
+            avg_response_ms=None if r[8] is None else round(r[8], 1),
+        )
+        for r in rows
+    ]
+
+
+async def _runs(conn: psycopg.AsyncConnection[Any]) -> list[RunSummary]:
+    runs = []
+    for run_id, started, finished, command, stats, worker_id in await _rows(
+        conn,
+        "SELECT id, started_at, finished_at, command, stats, worker_id FROM runs "
+        "ORDER BY id DESC LIMIT %s",
+        (_RUNS,),
+    ):
+        try:
+            parsed = json.loads(stats)
+        except ValueError:
+            parsed = {}
+        runs.append(
+            RunSummary(
+                id=run_id,
+                command=command,
+                started_at=started,
+                finished_at=finished,
+                worker_id=worker_id,
+                stats=parsed if isinstance(parsed, dict) else {},
+            )
+        )
+    return runs
