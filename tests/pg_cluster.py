@@ -59,10 +59,15 @@ class Cluster:
             "initdb", "-D", str(self.data), "-U", self.user, "-A", "trust", "--no-sync",
             "-E", "UTF8", "--locale=C",
         )  # fmt: skip
+        self._start()
+
+    def _start(self) -> None:
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir} -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
+        # -l: the server's output goes to the log, never to our pipes (which would then stay
+        # open and hang the capture)
         self._run(
             "pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w",
             "start",
@@ -76,7 +81,8 @@ class Cluster:
 
     def restart(self) -> None:
         """Stop fast and start again (a database restart under a running crawl)."""
-        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "restart")
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+        self._start()
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"

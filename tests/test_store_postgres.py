@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
+from aiohttp import web
+from conftest import LocalServer, db_query, db_rows, html_page, site_app
+from pg_cluster import Cluster
 
 from litecrawl.store.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from litecrawl.store.postgres.migrations import migrate as pg_migrate
@@ -68,3 +76,28 @@ def test_workers_starting_at_once_apply_each_migration_once(pg_url: str) -> None
             return [(v, n) for v, n in await cur.fetchall()]
 
     assert asyncio.run(applied()) == [(i + 1, n) for i, (n, _) in enumerate(PG_MIGRATIONS)]
+
+
+def test_a_crawl_outlives_a_database_restart(
+    tmp_path: Path, pg_cluster: Cluster, serve: Callable[[web.Application], LocalServer]
+) -> None:
+    pages = {"/": "".join(f'<a href="/p{i}">p{i}</a>' for i in range(40))}
+    pages.update({f"/p{i}": "<p>fish</p>" for i in range(40)})
+    site = serve(site_app({path: html_page(body) for path, body in pages.items()}))
+    db = pg_cluster.create_database()
+    log = (tmp_path / "crawl.log").open("wb")
+    cmd = [sys.executable, "-m", "litecrawl", "crawl", site.url("/"), "--db", db, "--no-cache"]
+    # 5 pages a second: the restart comes early in an 8-second crawl
+    proc = subprocess.Popen([*cmd, "--delay-ms", "200"], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(site.paths()) < 8:
+        time.sleep(0.05)
+    pg_cluster.restart()
+    assert proc.wait(120) == 0
+    log.close()
+    output = (tmp_path / "crawl.log").read_text()
+    assert "unreachable" in output and "is back" in output, output
+    assert Counter(p for p in site.paths() if p != "/robots.txt") == {p: 1 for p in pages}
+    rows = db_rows(db)
+    assert {u.removeprefix(site.base) for u, r in rows.items() if r["state"] == 2} == set(pages)
+    assert db_query(db, "SELECT count(*) FROM documents") == [(41,)]

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from litecrawl.errors import FrontierError
 from litecrawl.frontier.base import (
@@ -32,11 +31,10 @@ from litecrawl.frontier.base import (
 from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
 from litecrawl.store.postgres import leases
+from litecrawl.store.postgres.connection import Conn, Database
 from litecrawl.store.postgres.index import remove_documents, write_documents
-from litecrawl.store.postgres.migrations import migrate
 from litecrawl.store.postgres.summary import read_summary
 from litecrawl.store.sqlite.links import MAX_LINKS_PER_PAGE, link_key
-from litecrawl.urls import shown_location
 
 __all__ = ["PostgresFrontier"]
 
@@ -83,69 +81,40 @@ ON CONFLICT (norm_url) DO UPDATE SET
 class PostgresFrontier(Frontier):
     def __init__(self, url: str, pool_size: int = 4) -> None:
         self.url = url
-        self.shown = shown_location(url)  # never the password, in messages and logs
-        self._pool_size = pool_size
-        self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self.db = Database(url, pool_size)
+        self.shown = self.db.shown  # never the password, in messages and logs
         self._worker: tuple[WorkerIdentity, float] | None = None  # identity, started_at
         self._beat_conn: psycopg.Connection[Any] | None = None  # the heartbeat thread's
         self._reader: psycopg.Connection[Any] | None = None  # a strategy's synchronous reads
 
-    @property
-    def pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
-        if self._pool is None:
-            raise FrontierError(f"{self.shown}: the frontier is not open")
-        return self._pool
-
     # -- life cycle -------------------------------------------------------------------------
 
     async def open(self) -> None:
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
-            self.url,
-            min_size=1,
-            max_size=self._pool_size,
-            kwargs={"autocommit": True},
-            open=False,
-        )
-        try:
-            await pool.open(wait=True, timeout=10)
-            async with pool.connection() as conn:
-                await migrate(conn)
-        except (psycopg.Error, TimeoutError) as exc:
-            await pool.close()
-            raise FrontierError(f"cannot open PostgreSQL database {self.shown}: {exc}") from exc
-        self._pool = pool
+        await self.db.open()
 
     async def close(self) -> None:
         for conn in (self._beat_conn, self._reader):
             if conn is not None:
                 conn.close()
         self._beat_conn = self._reader = None
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        await self.db.close()
+
+    async def _transaction(self, work: Callable[[Conn], Awaitable[T]]) -> T:
+        return await self.db.transaction(work)
 
     async def _fetch(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        try:
-            async with self.pool.connection() as conn:
-                cur = await conn.execute(sql.encode(), params)
-                return await cur.fetchall() if cur.description else []
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
+        async def work(conn: Conn) -> list[tuple[Any, ...]]:
+            cur = await conn.execute(sql.encode(), params)
+            return await cur.fetchall() if cur.description else []
 
-    async def _transaction(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
-        try:
-            async with self.pool.connection() as conn, conn.transaction():
-                return await work(conn)
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
+        return await self.db.read(work)
 
     async def _rowcount(self, sql: str, params: Any = None) -> int:
-        try:
-            async with self.pool.connection() as conn:
-                cur = await conn.execute(sql.encode(), params)
-                return max(cur.rowcount, 0)
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
+        async def work(conn: Conn) -> int:
+            cur = await conn.execute(sql.encode(), params)
+            return max(cur.rowcount, 0)
+
+        return await self.db.read(work)
 
     # -- frontier operations ----------------------------------------------------------------
 
@@ -163,7 +132,7 @@ class PostgresFrontier(Frontier):
     async def recover_stale(
         self, older_than: int, now: int, schedule: Schedule, retry_uncrawled: bool = False
     ) -> int:
-        async def work(conn: psycopg.AsyncConnection[Any]) -> int:
+        async def work(conn: Conn) -> int:
             rows = await leases.claims_older_than(conn, older_than)
             return await leases.reset_claims(conn, rows, now, schedule, retry_uncrawled)
 
@@ -215,22 +184,21 @@ class PostgresFrontier(Frontier):
         return pages
 
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
-        try:
-            async with self.pool.connection() as conn, conn.transaction():
-                await conn.execute(
-                    "INSERT INTO pages (norm_url, host, depth) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (norm_url) DO NOTHING",
-                    (url, host, depth),
-                )
-                cur = await conn.execute(
-                    f"UPDATE pages SET processing_time = %s, state = 1, worker_id = %s "
-                    f"WHERE norm_url = %s AND processing_time IS NULL RETURNING {_CLAIM_COLUMNS}",
-                    (now, self.worker_id, url),
-                )
-                row = await cur.fetchone()
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
-        return ClaimedPage(*row) if row else None
+        async def work(conn: Conn) -> ClaimedPage | None:
+            await conn.execute(
+                "INSERT INTO pages (norm_url, host, depth) VALUES (%s, %s, %s) "
+                "ON CONFLICT (norm_url) DO NOTHING",
+                (url, host, depth),
+            )
+            cur = await conn.execute(
+                f"UPDATE pages SET processing_time = %s, state = 1, worker_id = %s "
+                f"WHERE norm_url = %s AND processing_time IS NULL RETURNING {_CLAIM_COLUMNS}",
+                (now, self.worker_id, url),
+            )
+            row = await cur.fetchone()
+            return ClaimedPage(*row) if row else None
+
+        return await self._transaction(work)
 
     async def known(self, urls: Sequence[str]) -> set[str]:
         if not urls:
@@ -251,7 +219,7 @@ class PostgresFrontier(Frontier):
         pages = [u.page_row() for u in updates]
         graph = [(u.norm_url, u.links_out) for u in updates if u.links_out is not None]
 
-        async def work(conn: psycopg.AsyncConnection[Any]) -> FinalizeResult:
+        async def work(conn: Conn) -> FinalizeResult:
             new_links = fresh_by_links = 0
             for update, page in zip(updates, pages, strict=True):
                 links = _unique([link for link in update.links if link.lastmod is None])
@@ -300,11 +268,7 @@ class PostgresFrontier(Frontier):
         )
 
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
-        try:
-            async with self.pool.connection() as conn, conn.transaction():
-                return await _insert_listed(conn, links, now)
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
+        return await self._transaction(lambda conn: _insert_listed(conn, links, now))
 
     # -- leases -------------------------------------------------------------------------------
 
@@ -343,11 +307,7 @@ class PostgresFrontier(Frontier):
         return released
 
     async def workers(self) -> list[WorkerRecord]:
-        try:
-            async with self.pool.connection() as conn:
-                return await leases.read_workers(conn)
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
+        return await self.db.read(leases.read_workers)
 
     async def recover_lost(
         self,
@@ -448,11 +408,7 @@ class PostgresFrontier(Frontier):
         )
 
     async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
-        try:
-            async with self.pool.connection() as conn:
-                return await read_summary(conn, now, hosts)
-        except psycopg.Error as exc:
-            raise FrontierError(f"{self.shown}: {exc}") from exc
+        return await self.db.read(lambda conn: read_summary(conn, now, hosts))
 
 
 # A strategy's change to one URL, as the SQLite store's: inserted if unknown (due now when
@@ -472,7 +428,7 @@ WHERE norm_url = %(url)s
 """
 
 
-async def _write_strategy(conn: psycopg.AsyncConnection[Any], writes: StrategyWrites) -> int:
+async def _write_strategy(conn: Conn, writes: StrategyWrites) -> int:
     """A strategy's link writes and domain metadata; returns how many URLs were new."""
     rows = [
         {
@@ -505,9 +461,7 @@ async def _write_strategy(conn: psycopg.AsyncConnection[Any], writes: StrategyWr
     return new
 
 
-async def _insert_listed(
-    conn: psycopg.AsyncConnection[Any], links: Sequence[NewLink], now: int
-) -> int:
+async def _insert_listed(conn: Conn, links: Sequence[NewLink], now: int) -> int:
     """Sitemap/feed entries (as the SQLite store's ``_insert_listed``): new ones inserted; a
     listed lastmod newer than our last fetch makes a known page due now."""
     cols = _columns(links)
@@ -540,9 +494,7 @@ def _unique(links: list[NewLink]) -> list[NewLink]:
     return list(kept.values())
 
 
-async def write_links(
-    conn: psycopg.AsyncConnection[Any], graph: Sequence[tuple[str, Sequence[str]]]
-) -> None:
+async def write_links(conn: Conn, graph: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Replace the stored outgoing links of each page (as the SQLite store's ``write_links``)."""
     await conn.execute("DELETE FROM page_links WHERE src = ANY(%s)", ([src for src, _ in graph],))
     rows: list[tuple[str, str, int]] = []
