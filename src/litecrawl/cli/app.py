@@ -10,6 +10,7 @@ from litecrawl.cli import index as index_cmd
 from litecrawl.cli import search as search_cmd
 from litecrawl.cli import serve as serve_cmd
 from litecrawl.cli import stats as stats_cmd
+from litecrawl.cli.db import db_app
 from litecrawl.cli.seeds import seeds_app
 from litecrawl.cli.sites import sites_app
 
@@ -31,6 +32,7 @@ app.command("serve")(serve_cmd.serve)
 app.command("export")(export_cmd.export)
 app.add_typer(seeds_app, name="seeds")
 app.add_typer(sites_app, name="sites")
+app.add_typer(db_app, name="db")
 
 
 def main() -> None:

@@ -1,0 +1,131 @@
+"""Whole tables of a PostgreSQL database (``litecrawl db copy``); see
+:mod:`litecrawl.store.tables`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from litecrawl.errors import FrontierError
+from litecrawl.store.postgres.migrations import migrate
+from litecrawl.store.tables import LINKS, TABLES, Row, Table, TableStore
+from litecrawl.urls import shown_location
+
+__all__ = ["PostgresTables"]
+
+_CONNECT_TIMEOUT = 10
+
+
+class PostgresTables(TableStore):
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.location = shown_location(url)  # never the password
+        self._conn: psycopg.Connection[Any] | None = None
+
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        if self._conn is None:
+            raise FrontierError(f"{self.location}: the database is not open")
+        return self._conn
+
+    def open(self) -> None:
+        try:
+            asyncio.run(_migrate(self.url))
+            self._conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
+            )
+        except psycopg.Error as exc:
+            raise FrontierError(f"cannot open PostgreSQL database {self.location}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def begin_snapshot(self) -> None:
+        self._run("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+
+    def end_snapshot(self) -> None:
+        self._run("COMMIT")
+
+    def columns(self, table: str) -> list[str]:
+        rows = self._run(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s AND is_generated = 'NEVER' "
+            "ORDER BY ordinal_position",
+            (table,),
+        )
+        return [str(r[0]) for r in rows]
+
+    def count(self, table: str) -> int:
+        return int(self._run(f"SELECT count(*) FROM {table}")[0][0])
+
+    def read(
+        self, table: Table, columns: Sequence[str], after: Row | None, limit: int
+    ) -> list[Row]:
+        cols = ", ".join(columns)
+        key = ", ".join(table.key)
+        if table.name == LINKS:
+            srcs = "SELECT DISTINCT src FROM page_links WHERE src > %s ORDER BY src LIMIT %s"
+            return self._run(
+                f"SELECT {cols} FROM page_links WHERE src IN ({srcs}) ORDER BY src, dst",
+                (after[0] if after else "", limit),
+            )
+        where = ""
+        params: tuple[object, ...] = ()
+        if after is not None:
+            marks = ", ".join("%s" for _ in table.key)
+            where = f"WHERE ({key}) > ({marks})"
+            params = tuple(after)
+        return self._run(
+            f"SELECT {cols} FROM {table.name} {where} ORDER BY {key} LIMIT %s", (*params, limit)
+        )
+
+    def write(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> None:
+        cols = ", ".join(columns)
+        marks = ", ".join("%s" for _ in columns)
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                if table.name == LINKS:
+                    src = list(columns).index("src")
+                    cur.execute(
+                        "DELETE FROM page_links WHERE src = ANY(%s)",
+                        (sorted({r[src] for r in rows}),),
+                    )
+                    cur.executemany(f"INSERT INTO page_links ({cols}) VALUES ({marks})", rows)
+                    return
+                update = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in table.key)
+                upsert = f"DO UPDATE SET {update}" if update else "DO NOTHING"
+                cur.executemany(
+                    f"INSERT INTO {table.name} ({cols}) VALUES ({marks}) "
+                    f"ON CONFLICT ({', '.join(table.key)}) {upsert}",
+                    rows,
+                )
+        except psycopg.Error as exc:
+            raise FrontierError(f"{self.location}: {table.name}: {exc}") from exc
+
+    def finish(self) -> None:
+        for table in TABLES:
+            if table.identity:
+                self._run(
+                    f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                    f"coalesce((SELECT max(id) FROM {table.name}), 0) + 1, false)"
+                )
+
+    def _run(self, sql: str, params: Sequence[object] | None = None) -> list[Row]:
+        try:
+            cur = self.conn.execute(sql.encode(), params)
+            return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise FrontierError(f"{self.location}: {exc}") from exc
+
+
+async def _migrate(url: str) -> None:
+    conn = await psycopg.AsyncConnection.connect(
+        url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
+    )
+    async with conn:
+        await migrate(conn)

@@ -1,0 +1,108 @@
+"""Whole tables of a SQLite file (``litecrawl db copy``); see :mod:`litecrawl.store.tables`."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from litecrawl.errors import ConfigError, FrontierError
+from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.migrations import migrate
+from litecrawl.store.tables import LINKS, Row, Table, TableStore
+
+__all__ = ["SQLiteTables"]
+
+
+class SQLiteTables(TableStore):
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.location = str(path)
+        self._create = create
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise FrontierError(f"{self.location}: the database is not open")
+        return self._conn
+
+    def open(self) -> None:
+        if not self._create and not Path(self.location).is_file():
+            raise ConfigError(f"no database at {self.location}")
+        self._conn = connect(self.location)
+        try:
+            migrate(self._conn)
+        except sqlite3.Error as exc:
+            raise FrontierError(f"{self.location}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def begin_snapshot(self) -> None:
+        # in WAL mode one read transaction sees the file as it was at its first read
+        self.conn.execute("BEGIN")
+        self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+    def end_snapshot(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def columns(self, table: str) -> list[str]:
+        return [row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")]
+
+    def count(self, table: str) -> int:
+        return int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    def read(
+        self, table: Table, columns: Sequence[str], after: Row | None, limit: int
+    ) -> list[Row]:
+        cols = ", ".join(columns)
+        key = ", ".join(table.key)
+        if table.name == LINKS:
+            # whole pages' links: the next ``limit`` source pages
+            srcs = "SELECT DISTINCT src FROM page_links WHERE src > ? ORDER BY src LIMIT ?"
+            return self.conn.execute(
+                f"SELECT {cols} FROM page_links WHERE src IN ({srcs}) ORDER BY src, rowid",
+                (after[0] if after else "", limit),
+            ).fetchall()
+        where = ""
+        params: tuple[object, ...] = ()
+        if after is not None:
+            marks = ", ".join("?" for _ in table.key)
+            where = f"WHERE ({key}) > ({marks})"
+            params = tuple(after)
+        return self.conn.execute(
+            f"SELECT {cols} FROM {table.name} {where} ORDER BY {key} LIMIT ?", (*params, limit)
+        ).fetchall()
+
+    def write(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> None:
+        cols = ", ".join(columns)
+        marks = ", ".join("?" for _ in columns)
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if table.name == LINKS:
+                src = list(columns).index("src")
+                conn.executemany(
+                    "DELETE FROM page_links WHERE src = ?", sorted({(r[src],) for r in rows})
+                )
+                conn.executemany(f"INSERT INTO page_links ({cols}) VALUES ({marks})", rows)
+            else:
+                update = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in table.key)
+                upsert = f"DO UPDATE SET {update}" if update else "DO NOTHING"
+                conn.executemany(
+                    f"INSERT INTO {table.name} ({cols}) VALUES ({marks}) "
+                    f"ON CONFLICT ({', '.join(table.key)}) {upsert}",
+                    rows,
+                )
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise FrontierError(f"{self.location}: {table.name}: {exc}") from exc
+            raise
+
+    def finish(self) -> None:
+        """Nothing to do: SQLite numbers after the largest id (AUTOINCREMENT keeps its counter
+        up to date on explicit ids)."""

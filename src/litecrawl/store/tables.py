@@ -1,0 +1,113 @@
+"""Whole tables, read and written backend-neutrally: what ``litecrawl db copy`` moves.
+
+:class:`TableStore` is the small interface both backends implement
+(``store/sqlite/tables.py``, ``store/postgres/tables.py``); :data:`TABLES` lists every table of
+the schema in an order that respects the foreign keys, with the key each is read and upserted by.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+__all__ = ["LINKS", "TABLES", "Row", "Table", "TableStore", "open_tables"]
+
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    name: str
+    key: tuple[str, ...]  # read in this order (keyset pages) and upserted on it
+    identity: bool = False  # an ``id`` the database generates: its counter follows the copy
+
+
+# Parents before children (foreign keys). page_links has no key: it is copied a page's links at
+# a time (``key`` = the source page), replacing that page's links in the target.
+TABLES: tuple[Table, ...] = (
+    Table("pages", ("norm_url",)),
+    Table("hosts", ("host",)),
+    Table("robots", ("origin",)),
+    Table("runs", ("id",), identity=True),
+    Table("workers", ("id",), identity=True),
+    Table("domain_metadata", ("domain",)),
+    Table("resources", ("id",), identity=True),
+    Table("documents", ("id",), identity=True),
+    Table("resource_vectors", ("resource_id",)),
+    Table("page_links", ("src",)),
+    Table("sites", ("id",), identity=True),
+    Table("site_annotations", ("id",), identity=True),
+    Table("site_crawls", ("id",), identity=True),
+    Table("site_links", ("from_site", "to_site")),
+    Table("site_feeds", ("site_id", "url")),
+)
+LINKS = "page_links"
+
+
+class TableStore(ABC):
+    """Synchronous; ``with store:`` connects and brings the schema up to date."""
+
+    location: str  # for messages: never with a password
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def open(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def begin_snapshot(self) -> None:
+        """Every read until :meth:`end_snapshot` sees one moment of the database (a crawl may
+        go on writing meanwhile)."""
+
+    @abstractmethod
+    def end_snapshot(self) -> None: ...
+
+    @abstractmethod
+    def columns(self, table: str) -> list[str]:
+        """The table's stored columns (not the computed ones, such as the full-text vector)."""
+
+    @abstractmethod
+    def count(self, table: str) -> int: ...
+
+    @abstractmethod
+    def read(
+        self, table: Table, columns: Sequence[str], after: Row | None, limit: int
+    ) -> list[Row]:
+        """Up to ``limit`` rows with a key above ``after`` (None: from the start), by key.
+        For page_links: the links of up to ``limit`` source pages above ``after``."""
+
+    @abstractmethod
+    def write(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> None:
+        """Insert the rows, replacing those with the same key, in one transaction. For
+        page_links: the rows' source pages lose their other links."""
+
+    @abstractmethod
+    def finish(self) -> None:
+        """After a copy: generated ids continue after the copied ones."""
+
+
+def open_tables(location: str) -> TableStore:
+    """The table store of a SQLite file or a ``postgresql://`` URL."""
+    if location.startswith(("postgresql://", "postgres://")):
+        from litecrawl.store.postgres.tables import PostgresTables
+
+        return PostgresTables(location)
+    from litecrawl.store.sqlite.tables import SQLiteTables
+
+    return SQLiteTables(location)
