@@ -1,11 +1,13 @@
 """Frontier micro-benchmark (no network): claim + finalize + link insert, in URLs/s.
 
-    uv run python bench/frontier_bench.py --rows 10000 1000000
+    uv run python bench/frontier_bench.py --rows 10000 1000000 [--backend sqlite postgres]
+                                          [--pg-url postgresql://...]
 
-For each size, fills a fresh SQLite frontier with that many never-crawled rows, then measures
-rounds of: claim 64 due rows, finalize them with 20 new links each (the shape of a real crawl
-page: ~30 hrefs, ~20 distinct on-site). Prints URLs/s for claim+finalize and the claim's query
-plan, so the cost per URL at 10^6 rows can be compared with 10^4.
+For each backend and size, fills a fresh frontier with that many never-crawled rows, then
+measures rounds of: claim 64 due rows, finalize them with 20 new links each (the shape of a real
+crawl page: ~30 hrefs, ~20 distinct on-site). Prints URLs/s for claim+finalize and the claim's
+query plan, so the cost per URL at 10^6 rows can be compared with 10^4. PostgreSQL: a throwaway
+server with its durable defaults (fsync, synchronous commit) unless ``--pg-url`` is given.
 """
 
 from __future__ import annotations
@@ -17,20 +19,37 @@ import tempfile
 import time
 from pathlib import Path
 
+import psycopg
+from pg import empty, server
+
+from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import NewLink, PageUpdate
-from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
+from litecrawl.store.sqlite.frontier import connect
 
 BATCH = 64
 LINKS_PER_PAGE = 20
+_CLAIM_WHERE = (
+    "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= 0) "
+    "ORDER BY next_crawl_time{nulls}, depth, score DESC LIMIT 64"
+)
 
 
-async def create(path: Path) -> None:
-    async with SQLiteFrontier(path):  # creates and migrates the schema
+async def create(location: str) -> None:
+    async with open_frontier(location):  # creates and migrates the schema
         pass
 
 
-def fill(path: Path, rows: int) -> None:
-    conn = connect(path)
+def fill(location: str, rows: int) -> None:
+    if location.startswith("postgresql://"):
+        with psycopg.connect(location, autocommit=True) as pg:
+            pg.execute(
+                "INSERT INTO pages (norm_url, host, depth) SELECT 'http://bench.test/p' || i, "
+                "'bench.test', i %% 6 FROM generate_series(0, %s) AS i",
+                (rows - 1,),
+            )
+            pg.execute("VACUUM ANALYZE pages")
+        return
+    conn = connect(location)
     conn.execute("BEGIN")
     conn.executemany(
         "INSERT INTO pages (norm_url, host, depth) VALUES (?, 'bench.test', ?)",
@@ -41,8 +60,8 @@ def fill(path: Path, rows: int) -> None:
     conn.close()
 
 
-async def measure(path: Path, rounds: int) -> tuple[float, float]:
-    async with SQLiteFrontier(path) as frontier:
+async def measure(location: str, rounds: int) -> tuple[float, float]:
+    async with open_frontier(location) as frontier:
         next_link = 10**9
         claim_time = finalize_time = 0.0
         done = 0
@@ -78,12 +97,18 @@ async def measure(path: Path, rounds: int) -> tuple[float, float]:
         return done / claim_time, done / finalize_time
 
 
-def plan(path: Path) -> str:
-    conn = sqlite3.connect(path)
+def plan(location: str) -> str:
+    if location.startswith("postgresql://"):
+        with psycopg.connect(location) as pg:
+            rows = pg.execute(
+                "EXPLAIN SELECT norm_url FROM pages WHERE "
+                + _CLAIM_WHERE.format(nulls=" NULLS FIRST")
+                + " FOR UPDATE SKIP LOCKED"
+            ).fetchall()
+        return "\n".join(r[0] for r in rows)
+    conn = sqlite3.connect(location)
     rows = conn.execute(
-        "EXPLAIN QUERY PLAN SELECT rowid FROM pages WHERE processing_time IS NULL "
-        "AND (next_crawl_time IS NULL OR next_crawl_time <= 0) "
-        "ORDER BY next_crawl_time, depth, score DESC LIMIT 64"
+        "EXPLAIN QUERY PLAN SELECT rowid FROM pages WHERE " + _CLAIM_WHERE.format(nulls="")
     ).fetchall()
     conn.close()
     return "; ".join(r[-1] for r in rows)
@@ -93,22 +118,38 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=150)
+    parser.add_argument(
+        "--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"]
+    )
+    parser.add_argument("--pg-url", help="a PostgreSQL database to use (emptied!)")
     args = parser.parse_args()
     print(
-        f"| rows | claim URLs/s | finalize (+{LINKS_PER_PAGE} links) URLs/s | "
+        f"| backend | rows | claim URLs/s | finalize (+{LINKS_PER_PAGE} links) URLs/s | "
         "claim+finalize URLs/s |"
     )
-    print("|---|---|---|---|")
-    for rows in args.rows:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "bench.db"
-            asyncio.run(create(path))
-            fill(path, rows)
-            claim, finalize = asyncio.run(measure(path, args.rounds))
-            both = 1 / (1 / claim + 1 / finalize)
-            print(f"| {rows:,} | {claim:,.0f} | {finalize:,.0f} | {both:,.0f} |")
-            query_plan = plan(path)
-    print(f"\nclaim query plan: {query_plan}")
+    print("|---|---|---|---|---|")
+    plans: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp, server(
+        args.pg_url if "postgres" in args.backend else "unused"
+    ) as (pg_url, _):
+        for rows in args.rows:
+            for backend in args.backend:
+                if backend == "postgres":
+                    empty(pg_url)
+                    location = pg_url
+                else:
+                    location = str(Path(tmp) / f"bench-{rows}.db")
+                asyncio.run(create(location))
+                fill(location, rows)
+                claim, finalize = asyncio.run(measure(location, args.rounds))
+                both = 1 / (1 / claim + 1 / finalize)
+                print(
+                    f"| {backend} | {rows:,} | {claim:,.0f} | {finalize:,.0f} | {both:,.0f} |",
+                    flush=True,
+                )
+                plans[f"{backend} at {rows:,} rows"] = plan(location)
+    for name, text in plans.items():
+        print(f"\nclaim query plan, {name}:\n{text}")
 
 
 if __name__ == "__main__":

@@ -37,8 +37,9 @@ def find_bindir() -> Path | None:
 
 
 class Cluster:
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, durable: bool = False) -> None:
         self.bindir = bindir
+        self.durable = durable  # PostgreSQL's own defaults (the benchmarks), not the tests' speed
         self.dir = Path(tempfile.mkdtemp(prefix="litecrawl-pg-"))
         self.data = self.dir / "data"
         self.port = _free_port()
@@ -63,9 +64,10 @@ class Cluster:
 
     def _start(self) -> None:
         options = (
-            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir} -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir} -c max_connections=200"
         )
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         # -l: the server's output goes to the log, never to our pipes (which would then stay
         # open and hang the capture)
         self._run(

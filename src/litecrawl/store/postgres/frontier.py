@@ -9,6 +9,7 @@ rows counted with ``RETURNING (xmax = 0)`` where SQLite counts ``total_changes``
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -48,7 +49,7 @@ _NEW_LINKS = """
 INSERT INTO pages (norm_url, host, depth, source, score, kind)
 SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::float8[], %s::text[])
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
-RETURNING (xmax = 0)
+RETURNING norm_url, (xmax = 0)
 """
 _UPSERT_PAGE = """
 INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
@@ -219,18 +220,23 @@ class PostgresFrontier(Frontier):
         pages = [u.page_row() for u in updates]
         graph = [(u.norm_url, u.links_out) for u in updates if u.links_out is not None]
 
+        links, first_seen_on = _batch_links(updates)
+
         async def work(conn: Conn) -> FinalizeResult:
             new_links = fresh_by_links = 0
-            for update, page in zip(updates, pages, strict=True):
-                links = _unique([link for link in update.links if link.lastmod is None])
-                if not links:
-                    continue
+            if links:
+                # one statement for the whole batch (a round trip per page cost 3x): a new
+                # URL counts for the first page of the batch that links to it, as when the
+                # pages are written one by one
                 cur = await conn.execute(_NEW_LINKS.encode(), _columns(links))
-                new = sum(1 for (inserted,) in await cur.fetchall() if inserted)
-                new_links += new
-                if new and update.next_crawl_time_if_new_links is not None:
-                    page["next_crawl_time"] = update.next_crawl_time_if_new_links
-                    fresh_by_links += 1
+                new = Counter(
+                    first_seen_on[url] for url, inserted in await cur.fetchall() if inserted
+                )
+                new_links = sum(new.values())
+                for i, update in enumerate(updates):
+                    if new[i] and update.next_crawl_time_if_new_links is not None:
+                        pages[i]["next_crawl_time"] = update.next_crawl_time_if_new_links
+                        fresh_by_links += 1
             if listed:
                 new_links += await _insert_listed(conn, listed, now)
             async with conn.cursor() as cur:
@@ -484,14 +490,22 @@ async def _insert_listed(conn: Conn, links: Sequence[NewLink], now: int) -> int:
     return new
 
 
-def _unique(links: list[NewLink]) -> list[NewLink]:
-    """One row per URL (the smallest depth): one INSERT ... ON CONFLICT DO UPDATE may not touch
-    a row twice."""
+def _batch_links(updates: Sequence[PageUpdate]) -> tuple[list[NewLink], dict[str, int]]:
+    """The batch's followed links, one per URL at its smallest depth, and for each URL the
+    index of the first page that links to it."""
     kept: dict[str, NewLink] = {}
-    for link in links:
-        if link.url not in kept or link.depth < kept[link.url].depth:
-            kept[link.url] = link
-    return list(kept.values())
+    first_seen_on: dict[str, int] = {}
+    for i, update in enumerate(updates):
+        for link in update.links:
+            if link.lastmod is not None:
+                continue
+            old = kept.get(link.url)
+            if old is None:
+                kept[link.url] = link
+                first_seen_on[link.url] = i
+            elif link.depth < old.depth:
+                kept[link.url] = link
+    return list(kept.values()), first_seen_on
 
 
 async def write_links(conn: Conn, graph: Sequence[tuple[str, Sequence[str]]]) -> None:
