@@ -13,9 +13,9 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from pg_cluster import Cluster, find_bindir  # noqa: E402
+from pg_cluster import Cluster, find_bindir
 
-__all__ = ["empty", "server", "server_cpu"]
+__all__ = ["empty", "server", "server_cpu", "top_statements"]
 
 
 @contextmanager
@@ -27,7 +27,10 @@ def server(url: str | None) -> Iterator[tuple[str, Cluster | None]]:
     bindir = find_bindir()
     if bindir is None:
         raise SystemExit("no PostgreSQL programs (initdb): install postgresql or give --pg-url")
-    cluster = Cluster(bindir, durable=True)
+    # pg_stat_statements (in Debian's postgresql package): where the server's time goes
+    cluster = Cluster(
+        bindir, durable=True, options="-c shared_preload_libraries=pg_stat_statements"
+    )
     cluster.start()
     try:
         yield cluster.create_database(), cluster
@@ -40,6 +43,29 @@ def empty(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP SCHEMA public CASCADE")
         conn.execute("CREATE SCHEMA public")
+        try:  # kept out of public, which the next run drops
+            conn.execute("CREATE SCHEMA IF NOT EXISTS monitor")
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA monitor")
+            conn.execute("SELECT monitor.pg_stat_statements_reset()")
+        except psycopg.Error:
+            pass  # a server without the library: no statement table
+
+
+def top_statements(url: str, limit: int = 8) -> list[str]:
+    """The statements that took the server's time since :func:`empty`, most first (needs
+    pg_stat_statements: our own server has it)."""
+    try:
+        with psycopg.connect(url) as conn:
+            rows = conn.execute(
+                "SELECT calls, total_exec_time, rows, "
+                "left(regexp_replace(query, '\\s+', ' ', 'g'), 90) FROM monitor.pg_stat_statements "
+                "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                "ORDER BY total_exec_time DESC LIMIT %s",
+                (limit,),
+            ).fetchall()
+    except psycopg.Error:
+        return []
+    return [f"{ms / 1000:7.2f} s {calls:>7} calls {n:>8} rows  {q}" for calls, ms, n, q in rows]
 
 
 def server_cpu(cluster: Cluster | None) -> float:

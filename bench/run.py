@@ -27,6 +27,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from pg import empty, server_cpu, top_statements
+from pg import server as pg_server
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 # The console script, not "python -m": the kit runs crawlers in a work directory that may hold
@@ -105,52 +108,88 @@ def timed(cmd: list[str]) -> dict[str, float]:
     }
 
 
-def crawl_once(base: str, work: Path, extra: list[str]) -> dict[str, float]:
+def crawl_once(
+    base: str, work: Path, extra: list[str], pg_url: str | None = None
+) -> dict[str, float]:
+    """One crawl into a new SQLite file, or into the emptied PostgreSQL database ``pg_url``."""
     db = work / "bench.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
+    if pg_url:
+        empty(pg_url)
+    location = pg_url or str(db)
     metrics = timed(
-        [*LITECRAWL, "crawl", f"{base}/index.html", "--db", str(db), *CRAWL_FLAGS, *extra]
+        [*LITECRAWL, "crawl", f"{base}/index.html", "--db", location, *CRAWL_FLAGS, *extra]
     )
-    conn = sqlite3.connect(db)
-    metrics["pages_ok"] = conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[
-        0
-    ]
-    metrics["documents"] = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-    conn.close()
+    query = lambda sql: _count(location, sql)  # noqa: E731
+    metrics["pages_ok"] = query("SELECT count(*) FROM pages WHERE status = 200")
+    metrics["documents"] = query("SELECT count(*) FROM documents")
     return metrics
+
+
+def _count(location: str, sql: str) -> int:
+    if location.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(location) as pg:
+            row = pg.execute(sql.encode()).fetchone()
+            return int(row[0]) if row else 0
+    conn = sqlite3.connect(location)
+    try:
+        return int(conn.execute(sql).fetchone()[0])
+    finally:
+        conn.close()
 
 
 def cmd_crawl(args: argparse.Namespace) -> None:
     root = site_dir(args.n)
     manifest = json.loads((root / "manifest.json").read_text())
     nginx = Nginx(root)
-    rows = []
+    rows: dict[str, list[dict[str, float]]] = {b: [] for b in args.backend}
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            pg_server(args.pg_url if "postgres" in args.backend else "unused") as (pg_url, cluster),
+        ):
             for _ in range(args.runs):
-                nginx.reset_log()
-                m = crawl_once(manifest["base"], Path(tmp), args.extra)
-                seen = nginx.requests()
-                m["requests"] = sum(seen.values())
-                m["max_per_url"] = max(seen.values())
-                m["pages_per_s"] = m["pages_ok"] / m["wall"]
-                rows.append(m)
-                print(json.dumps({k: round(v, 2) for k, v in m.items()}), flush=True)
+                for backend in args.backend:  # alternated: the machine's noise hits both alike
+                    nginx.reset_log()
+                    server_before = server_cpu(cluster)
+                    m = crawl_once(
+                        manifest["base"],
+                        Path(tmp),
+                        args.extra,
+                        pg_url if backend == "postgres" else None,
+                    )
+                    m["db_cpu"] = (
+                        server_cpu(cluster) - server_before if backend == "postgres" else 0.0
+                    )
+                    seen = nginx.requests()
+                    m["requests"] = sum(seen.values())
+                    m["max_per_url"] = max(seen.values())
+                    m["pages_per_s"] = m["pages_ok"] / m["wall"]
+                    rows[backend].append(m)
+                    print(backend, json.dumps({k: round(v, 2) for k, v in m.items()}), flush=True)
+                    if backend == "postgres":
+                        print("\n".join(f"  {line}" for line in top_statements(pg_url)))
     finally:
         nginx.stop()
-    med = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
     print(
-        "\n| n | runs | extra flags | pages/s (median) | CPU s | peak RSS MiB | pages ok / "
-        "expected | documents | requests | max fetches of one URL |"
+        "\n| backend | n | runs | extra flags | pages/s (median) | crawler CPU s | database "
+        "server CPU s | CPU ms per page (both) | peak RSS MiB | pages ok / expected | documents "
+        "| requests | max fetches of one URL |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    print(
-        f"| {args.n} | {args.runs} | {' '.join(args.extra) or '-'} | {med('pages_per_s'):.0f} | "
-        f"{med('cpu'):.1f} | {med('rss_mib'):.0f} | {med('pages_ok'):.0f} / "
-        f"{manifest['reachable']} | {med('documents'):.0f} | {med('requests'):.0f} | "
-        f"{max(r['max_per_url'] for r in rows):.0f} |"
-    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for backend, runs in rows.items():
+        med = lambda key, runs=runs: statistics.median(r[key] for r in runs)  # noqa: E731
+        per_page = (med("cpu") + med("db_cpu")) / max(med("pages_ok"), 1) * 1000
+        print(
+            f"| {backend} | {args.n} | {args.runs} | {' '.join(args.extra) or '-'} | "
+            f"{med('pages_per_s'):.0f} | {med('cpu'):.1f} | {med('db_cpu'):.1f} | {per_page:.2f} | "
+            f"{med('rss_mib'):.0f} | {med('pages_ok'):.0f} / {manifest['reachable']} | "
+            f"{med('documents'):.0f} | {med('requests'):.0f} | "
+            f"{max(r['max_per_url'] for r in runs):.0f} |"
+        )
 
 
 def cmd_peers(args: argparse.Namespace) -> None:
@@ -237,6 +276,12 @@ def main() -> None:
     crawl = sub.add_parser("crawl")
     crawl.add_argument("--n", type=int, default=10_000)
     crawl.add_argument("--runs", type=int, default=3)
+    crawl.add_argument(
+        "--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"],
+        help="alternate the runs over these backends",
+    )  # fmt: skip
+    crawl.add_argument("--pg-url", help="a PostgreSQL database to use (emptied!); default: a "
+                       "throwaway server with PostgreSQL's durable defaults")  # fmt: skip
     crawl.add_argument("extra", nargs="*", help="extra flags for litecrawl crawl (after --)")
     peers = sub.add_parser("peers")
     peers.add_argument("--n", type=int, default=10_000)

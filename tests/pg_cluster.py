@@ -37,9 +37,10 @@ def find_bindir() -> Path | None:
 
 
 class Cluster:
-    def __init__(self, bindir: Path, durable: bool = False) -> None:
+    def __init__(self, bindir: Path, durable: bool = False, options: str = "") -> None:
         self.bindir = bindir
         self.durable = durable  # PostgreSQL's own defaults (the benchmarks), not the tests' speed
+        self.options = options  # more server settings (``-c name=value ...``)
         self.dir = Path(tempfile.mkdtemp(prefix="litecrawl-pg-"))
         self.data = self.dir / "data"
         self.port = _free_port()
@@ -68,6 +69,7 @@ class Cluster:
         )
         if not self.durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        options += f" {self.options}"
         # -l: the server's output goes to the log, never to our pipes (which would then stay
         # open and hang the capture)
         self._run(
