@@ -129,9 +129,10 @@ def main() -> None:
     )
     print("|---|---|---|---|---|")
     plans: dict[str, str] = {}
-    with tempfile.TemporaryDirectory() as tmp, server(
-        args.pg_url if "postgres" in args.backend else "unused"
-    ) as (pg_url, _):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        server(args.pg_url if "postgres" in args.backend else "unused") as (pg_url, _),
+    ):
         for rows in args.rows:
             for backend in args.backend:
                 if backend == "postgres":
