@@ -101,3 +101,29 @@ def test_a_crawl_outlives_a_database_restart(
     rows = db_rows(db)
     assert {u.removeprefix(site.base) for u, r in rows.items() if r["state"] == 2} == set(pages)
     assert db_query(db, "SELECT count(*) FROM documents") == [(41,)]
+
+
+def test_passwords_stay_out_of_run_records_stats_and_logs(
+    pg_cluster: Cluster, serve: Callable[[web.Application], LocalServer]
+) -> None:
+    site = serve(site_app({"/": html_page("<p>fish</p>")}))
+    # the test server trusts local connections: the password is accepted and never checked
+    db = pg_cluster.create_database().replace("litecrawl@", "litecrawl:s3cret@")
+    crawl = subprocess.run(
+        [sys.executable, "-m", "litecrawl", "crawl", site.url("/"), "--db", db, "--verbose"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert crawl.returncode == 0, crawl.stderr
+    stats = subprocess.run(
+        [sys.executable, "-m", "litecrawl", "stats", "--db", db, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert stats.returncode == 0, stats.stderr
+    [(command,)] = db_query(db, "SELECT command FROM runs")
+    assert "--db postgresql://litecrawl:***@" in command
+    for text in (crawl.stdout, crawl.stderr, stats.stdout, stats.stderr, command):
+        assert "s3cret" not in text

@@ -35,7 +35,7 @@ from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
-from litecrawl.urls import DomainScope, UrlRules
+from litecrawl.urls import DomainScope, UrlRules, without_passwords
 
 __all__ = ["CrawlReport", "Focus", "crawl", "run_crawl"]
 
@@ -147,6 +147,7 @@ async def run_crawl(
     """One crawl of ``config`` until nothing is due (or ``stop``), of all the frontier or of
     its ``focus``."""
     seeds = list(config.seeds)
+    command = without_passwords(command)  # kept in run and worker records, shown by stats
     factory = strategy_for(config.strategy.name)  # unknown: fails before network or DB work
     async with contextlib.AsyncExitStack() as stack:
         frontier = await stack.enter_async_context(open_frontier(config.db))

@@ -14,6 +14,7 @@ from typing import Any
 from litecrawl.frontier.base import FrontierSummary, HostSummary, RunSummary, WorkerRecord
 from litecrawl.lease import LeaseRules, current_identity
 from litecrawl.politeness.robots import RobotsPolicy
+from litecrawl.urls import shown_location
 
 __all__ = ["Robots", "iso", "robots_origins", "robots_state", "stats_view"]
 
@@ -54,7 +55,7 @@ def stats_view(
     status = {w.id: _status(w, now, rules) for w in s.workers}
     live = {i for i, st in status.items() if st != "dead"}
     return {
-        "db": db,
+        "db": shown_location(db),  # never the password
         "pages": {"total": sum(s.by_state.values()), "by_state": s.by_state, "by_kind": s.by_kind},
         "due_now": s.due_now,
         "claimed": s.claimed,

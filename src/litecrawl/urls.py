@@ -21,6 +21,7 @@ __all__ = [
     "host_of",
     "normalize_and_validate_url",
     "shown_location",
+    "without_passwords",
 ]
 
 # Longer URLs are almost always spider traps (ever-growing paths or session ids).
@@ -352,6 +353,14 @@ class DomainScope:
         if verdict is None:
             verdict = self._verdicts[host] = self.site_of(url) in self.domains
         return verdict
+
+
+_PASSWORD_IN_URL = re.compile(r"(\w+://[^/\s:@]*:)[^@\s/]*@")
+
+
+def without_passwords(text: str) -> str:
+    """Any text (a command line) with the password of every URL in it replaced by ``***``."""
+    return _PASSWORD_IN_URL.sub(r"\1***@", text)
 
 
 def shown_location(location: str) -> str:
