@@ -1,4 +1,5 @@
-"""The SQLite search and ``litecrawl search``: ranking, phrases, prefixes, near-duplicates."""
+"""Keyword search and ``litecrawl search`` on both backends (FTS5, tsvector): ranking,
+phrases, prefixes, near-duplicates."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ from typing import Any
 
 import pytest
 import typer
+from conftest import NewDb, db_execute
 from typer.testing import CliRunner
 
 from litecrawl.cli.search import search as search_cmd
 from litecrawl.errors import ConfigError
+from litecrawl.frontier import open_frontier
+from litecrawl.frontier.base import PageUpdate
 from litecrawl.index.document import IndexDocument
+from litecrawl.index.reader import SearchHit, best_url, open_index
 from litecrawl.index.simhash import simhash
-from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
-from litecrawl.store.sqlite.index import write_documents
-from litecrawl.store.sqlite.search import SearchHit, best_url, search
 
 FILLER = (
     "The committee met on Tuesday to review the budget for the coming year. Members discussed "
@@ -61,30 +63,37 @@ def make_doc(url: str, title: str, text: str) -> IndexDocument:
     )
 
 
-def build(path: Path, docs: list[IndexDocument]) -> Path:
-    async def migrate() -> None:
-        async with SQLiteFrontier(path):
-            pass
+def build(db: str, docs: list[IndexDocument]) -> str:
+    """An index holding ``docs``, written as a crawl writes them (the frontier's finalize)."""
 
-    asyncio.run(migrate())
-    conn = connect(path)
-    conn.execute("BEGIN IMMEDIATE")
-    write_documents(conn, docs)
-    conn.execute("COMMIT")
-    conn.close()
-    return path
+    async def write() -> None:
+        async with open_frontier(db) as frontier:
+            await frontier.finalize(
+                [
+                    PageUpdate(doc.url, "h", 1, 2, doc.text_hash, status=200, document=doc)
+                    for doc in docs
+                ]
+            )
+
+    asyncio.run(write())
+    return db
+
+
+def search(db: str | Path, query: str, **options: Any) -> list[SearchHit]:
+    with open_index(str(db)) as index:
+        return index.keyword(query, **options)
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return build(tmp_path / "index.db", [make_doc(u, t, x) for u, (t, x) in PAGES.items()])
+def db(new_db: NewDb) -> str:
+    return build(new_db("index"), [make_doc(u, t, x) for u, (t, x) in PAGES.items()])
 
 
 def urls(hits: list[SearchHit]) -> list[str]:
     return [hit.url for hit in hits]
 
 
-def test_bm25_puts_the_relevant_page_first(db: Path) -> None:
+def test_ranking_puts_the_relevant_page_first(db: str) -> None:
     hits = search(db, "solar")
     assert urls(hits) == ["https://energy.example/solar", "https://town.example/minutes"]
     assert hits[0].score > hits[1].score > 0
@@ -95,9 +104,9 @@ def test_bm25_puts_the_relevant_page_first(db: Path) -> None:
     assert urls(search(db, "council"))[0] == "https://town.example/minutes"  # title only
 
 
-def test_title_weight_beats_a_single_text_mention(tmp_path: Path) -> None:
+def test_title_weight_beats_a_single_text_mention(new_db: NewDb) -> None:
     db = build(
-        tmp_path / "t.db",
+        new_db("t"),
         [
             make_doc("https://a.example/", "Kayak trips", FILLER + " We paddle on the river."),
             make_doc("https://b.example/", "Town news", FILLER + " A kayak was seen. " + FILLER),
@@ -106,7 +115,7 @@ def test_title_weight_beats_a_single_text_mention(tmp_path: Path) -> None:
     assert urls(search(db, "kayak")) == ["https://a.example/", "https://b.example/"]
 
 
-def test_phrase_query_needs_the_exact_words_in_order(db: Path) -> None:
+def test_phrase_query_needs_the_exact_words_in_order(db: str) -> None:
     assert urls(search(db, '"lazy dog"')) == ["https://lang.example/cpp"]
     assert search(db, '"dog lazy"') == []
     assert urls(search(db, "lazy dog")) == ["https://lang.example/cpp"]
@@ -114,7 +123,7 @@ def test_phrase_query_needs_the_exact_words_in_order(db: Path) -> None:
     assert "[quick brown fox]" in hit.snippet  # a phrase is highlighted whole
 
 
-def test_prefix_query(db: Path) -> None:
+def test_prefix_query(db: str) -> None:
     assert set(urls(search(db, "sol*"))) == {
         "https://energy.example/solar",
         "https://town.example/minutes",
@@ -123,7 +132,7 @@ def test_prefix_query(db: Path) -> None:
     assert search(db, "zzz*") == []
 
 
-def test_bad_syntax_is_retried_as_words_and_never_raises(db: Path) -> None:
+def test_bad_syntax_is_retried_as_words_and_never_raises(db: str) -> None:
     assert urls(search(db, "c++")) == ["https://lang.example/cpp"]
     assert urls(search(db, 'programming "language')) == ["https://lang.example/cpp"]
     assert urls(search(db, "sun-light roses")) == []  # "sun light" is not in any page
@@ -132,7 +141,7 @@ def test_bad_syntax_is_retried_as_words_and_never_raises(db: Path) -> None:
     assert search(db, "   ") == []
 
 
-def test_column_filter_and_operators(db: Path) -> None:
+def test_column_filter_and_operators(db: str) -> None:
     assert urls(search(db, "title:roses")) == ["https://garden.example/roses"]
     assert set(urls(search(db, "roses OR silicon"))) == {
         "https://garden.example/roses",
@@ -141,7 +150,7 @@ def test_column_filter_and_operators(db: Path) -> None:
     assert urls(search(db, "solar NOT park")) == ["https://energy.example/solar"]
 
 
-def test_markers_limit_and_offset(db: Path) -> None:
+def test_markers_limit_and_offset(db: str) -> None:
     hit = search(db, "silicon", open_mark="<b>", close_mark="</b>")[0]
     assert "<b>silicon</b>" in hit.snippet
     all_hits = search(db, "the")
@@ -151,21 +160,17 @@ def test_markers_limit_and_offset(db: Path) -> None:
     assert search(db, "the", limit=0) == []
 
 
-def test_near_duplicates_come_back_once_with_their_other_urls(tmp_path: Path) -> None:
+def test_near_duplicates_come_back_once_with_their_other_urls(new_db: NewDb) -> None:
     title, text = PAGES["https://energy.example/solar"]
-    db = build(tmp_path / "d.db", [make_doc("https://energy.example/solar", title, text)])
-    conn = connect(db)
-    conn.execute("UPDATE documents SET crawled_at = '2020-01-01 00:00:00'")
-    conn.execute("BEGIN IMMEDIATE")
-    write_documents(
-        conn,
+    db = build(new_db("d"), [make_doc("https://energy.example/solar", title, text)])
+    db_execute(db, "UPDATE documents SET crawled_at = '2020-01-01 00:00:00'")
+    build(
+        db,
         [
             make_doc("https://mirror.example/solar", "Mirror", text),
             make_doc("https://energy.example/solar?ref=rss", title, text),
         ],
     )
-    conn.execute("COMMIT")
-    conn.close()
     hits = search(db, "solar")
     assert len(hits) == 1
     assert hits[0].url == "https://energy.example/solar"  # the earliest crawled
@@ -197,7 +202,7 @@ runner = CliRunner()
 ENV: dict[str, Any] = {"CRAWLER_DB_PATH": None, "LITECRAWL_DB": None}
 
 
-def test_cli_prints_url_title_and_highlighted_snippet(db: Path) -> None:
+def test_cli_prints_url_title_and_highlighted_snippet(db: str) -> None:
     result = runner.invoke(app, ["search", "silicon", "--db", str(db)], env=ENV)
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -207,7 +212,7 @@ def test_cli_prints_url_title_and_highlighted_snippet(db: Path) -> None:
     assert "town.example" not in out
 
 
-def test_cli_json(db: Path) -> None:
+def test_cli_json(db: str) -> None:
     result = runner.invoke(app, ["search", "solar", "--db", str(db), "--json", "--limit", "1"])
     assert result.exit_code == 0, result.output
     hits = json.loads(result.stdout)
@@ -216,7 +221,7 @@ def test_cli_json(db: Path) -> None:
     assert "[solar]" in hits[0]["snippet"].lower()
 
 
-def test_cli_no_results_and_missing_database(db: Path, tmp_path: Path) -> None:
+def test_cli_no_results_and_missing_database(db: str, tmp_path: Path) -> None:
     result = runner.invoke(app, ["search", "nothingmatches", "--db", str(db)])
     assert result.exit_code == 0 and "no results" in result.output
     result = runner.invoke(app, ["search", "x", "--db", str(tmp_path / "missing.db")])
@@ -239,7 +244,7 @@ def test_best_url_prefers_the_canonical_then_the_shortest_without_query() -> Non
     assert best_url(["https://a.example/b", "https://a.example/a"]) == "https://a.example/b"
 
 
-def test_crawled_duplicates_are_shown_under_their_best_url(tmp_path: Path, serve: Any) -> None:
+def test_crawled_duplicates_are_shown_under_their_best_url(new_db: NewDb, serve: Any) -> None:
     from conftest import html_page, site_app
 
     from litecrawl.cli import app
@@ -264,9 +269,9 @@ def test_crawled_duplicates_are_shown_under_their_best_url(tmp_path: Path, serve
             }
         )
     )
-    db = tmp_path / "c.db"
+    db = new_db("c")
     crawl = CliRunner().invoke(
-        app, ["crawl", site.url("/"), "--db", str(db), "--delay-ms", "0", "--no-cache", "-q"]
+        app, ["crawl", site.url("/"), "--db", db, "--delay-ms", "0", "--no-cache", "-q"]
     )
     assert crawl.exit_code == 0, crawl.output
     hits = {h.title: h for h in search(db, "trains OR beans")}

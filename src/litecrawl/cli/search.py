@@ -15,7 +15,8 @@ from rich.text import Text
 
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
-from litecrawl.store.sqlite.search import SearchHit
+from litecrawl.index.reader import SearchHit
+from litecrawl.urls import shown_location
 
 __all__ = ["search", "similar"]
 
@@ -29,7 +30,7 @@ def search(
         str,
         typer.Argument(help='Words or a question; keywords also take "a phrase", x*, OR, NOT.'),
     ],
-    db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
+    db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
     limit: Annotated[int, typer.Option(min=1, help="How many hits.")] = 10,
     offset: Annotated[int, typer.Option(min=0, help="Skip this many hits (paging).")] = 0,
@@ -45,7 +46,7 @@ def search(
     """Search the index: best matches first, near-duplicates shown once."""
     from litecrawl.index.semantic import find  # numpy and the model: only when searching
 
-    path = _sqlite_db(config, db, "search")
+    path = load_or_exit(config, {"db": db}).db
     markers = ("[", "]") if json_out else (_OPEN, _CLOSE)
     try:
         results = find(
@@ -67,7 +68,7 @@ def search(
 
 def similar(
     url: Annotated[str, typer.Argument(help="A crawled URL.")],
-    db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
+    db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
     limit: Annotated[int, typer.Option(min=1, help="How many pages.")] = 10,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
@@ -75,27 +76,19 @@ def similar(
     """The crawled pages closest in meaning to URL (by their embeddings)."""
     from litecrawl.index.semantic import similar as run_similar
 
-    path = _sqlite_db(config, db, "similar")
+    path = load_or_exit(config, {"db": db}).db
     try:
         hits = run_similar(path, url, limit=limit)
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    _show(hits, 0, json_out, f"no other page with a vector in {path}")
+    _show(hits, 0, json_out, f"no other page with a vector in {shown_location(path)}")
 
 
 class SearchMode(StrEnum):
     keyword = "keyword"
     semantic = "semantic"
     hybrid = "hybrid"
-
-
-def _sqlite_db(config: list[Path] | None, db: str | None, command: str) -> str:
-    cfg = load_or_exit(config, {"db": db})
-    if cfg.db.startswith(("postgresql://", "postgres://")):
-        typer.echo(f"error: {command} works on a SQLite database for now", err=True)
-        raise typer.Exit(2)
-    return cfg.db
 
 
 def _show(hits: list[SearchHit], offset: int, json_out: bool, nothing: str) -> None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are computed, not by the cr
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["DIMENSIONS", "MODEL", "Neighbour", "Passage", "VectorStore"]
+__all__ = ["DIMENSIONS", "MODEL", "Neighbour", "Passage", "VectorStore", "scan_nearest"]
 
 MODEL = "wordllama-l2-supercat-256"  # stored beside each vector: another model never mixes in
 DIMENSIONS = 256
@@ -69,3 +69,28 @@ class VectorStore(ABC):
     ) -> list[Neighbour]:
         """The ``limit`` resources closest to the unit vector ``query``, closest first (ties by
         id), leaving out ``exclude``."""
+
+
+def scan_nearest(
+    rows: Sequence[tuple[int, bytes]],
+    query: npt.NDArray[np.float32],
+    limit: int,
+    exclude: Sequence[int] = (),
+) -> list[Neighbour]:
+    """The exact scan both stores use: every (resource id, float32 vector) of ``rows`` scored
+    against the unit vector ``query``; the ``limit`` best, ties by id, ``exclude`` left out."""
+    import numpy as np
+
+    if not rows or limit <= 0:
+        return []
+    ids = np.fromiter((rid for rid, _ in rows), dtype=np.int64, count=len(rows))
+    matrix = np.frombuffer(b"".join(bytes(v) for _, v in rows), dtype="<f4")
+    matrix = matrix.reshape(len(rows), DIMENSIONS).astype(np.float32, copy=False)
+    scores = matrix @ np.asarray(query, dtype=np.float32)
+    if exclude:
+        scores[np.isin(ids, np.asarray(exclude, dtype=np.int64))] = -np.inf
+    wanted = min(limit + len(exclude), len(ids))
+    top = np.argpartition(-scores, wanted - 1)[:wanted]
+    order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), int(ids[i])))
+    found = [Neighbour(int(ids[i]), float(scores[i])) for i in order if np.isfinite(scores[i])]
+    return found[:limit]

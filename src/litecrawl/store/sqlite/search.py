@@ -1,33 +1,30 @@
-"""Full-text search over the index: ranked, highlighted, one hit per resource.
+"""Full-text search over the SQLite index (FTS5): ranked, highlighted, one hit per resource.
 
-Queries use SQLite FTS5 syntax: words (all must match), ``"exact phrase"``, ``prefix*``,
+Queries use FTS5's syntax: words (all must match), ``"exact phrase"``, ``prefix*``,
 ``OR``/``NOT``, ``title:word``. A query FTS5 rejects (stray quotes, punctuation such as
 ``c++`` or ``foo-bar``) is retried with every word as a quoted phrase, so user input never
 raises a syntax error. Ranking is FTS5's bm25 with title matches weighted
-:data:`TITLE_WEIGHT` times text matches.
-
-Near-duplicate URLs share one resource, so each resource is returned once, under the best of its
-URLs (:func:`best_url`: the pages' ``rel=canonical`` target when it is one of them, else the
-shortest URL without a query) with the others in ``other_urls``.
+:data:`~litecrawl.index.reader.TITLE_WEIGHT` times text matches. See
+:mod:`litecrawl.index.reader` for the interface and the choice of each hit's URL.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import TypeVar
 
 from litecrawl.errors import ConfigError, FrontierError
+from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, best_url, make_hit
 from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.vectors import SQLiteVectors, resource_of_url, resource_previews
 
-__all__ = ["TITLE_WEIGHT", "SearchHit", "best_url", "search"]
+__all__ = ["SQLiteIndex", "SearchHit", "best_url", "search"]
 
-TITLE_WEIGHT = 10.0
 _TEXT_WEIGHT = 1.0
+T = TypeVar("T")
 _PREFIX_WORD = re.compile(r"(.*?)(\*?)")
 
 _QUERY = """
@@ -41,18 +38,6 @@ ORDER BY score DESC, r.id
 LIMIT :limit OFFSET :offset
 """
 _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One resource that matched: its canonical URL, title and a snippet of its text."""
-
-    url: str  # the best URL of the resource (see best_url)
-    title: str
-    snippet: str  # matches wrapped in the open/close markers
-    score: float  # bm25 relevance, higher is better (FTS5's bm25() is negated)
-    other_urls: tuple[str, ...]  # the other URLs with the same (or nearly the same) text
-    resource_id: int
 
 
 def search(
@@ -73,29 +58,87 @@ def search(
     Raises :class:`~litecrawl.errors.ConfigError` if ``db`` does not exist and
     :class:`~litecrawl.errors.FrontierError` if it cannot be read as a litecrawl index.
     """
-    path = Path(db)
-    if not path.is_file():
-        raise ConfigError(f"no database at {db}")
-    if not query.strip() or limit <= 0:
-        return []
-    params: dict[str, object] = {
-        "title_weight": TITLE_WEIGHT,
-        "text_weight": _TEXT_WEIGHT,
-        "open": open_mark,
-        "close": close_mark,
-        "ellipsis": ellipsis,
-        "tokens": max(1, min(snippet_tokens, 64)),
-        "limit": limit,
-        "offset": max(0, offset),
-    }
-    conn = connect(path)
-    try:
-        rows = _match(conn, query, params)
-        return [_hit(conn, *row) for row in rows]
-    except sqlite3.Error as exc:
-        raise FrontierError(f"cannot search {db}: {exc}") from exc
-    finally:
-        conn.close()
+    with SQLiteIndex(db) as index:
+        return index.keyword(
+            query,
+            limit=limit,
+            offset=offset,
+            open_mark=open_mark,
+            close_mark=close_mark,
+            ellipsis=ellipsis,
+            snippet_tokens=snippet_tokens,
+        )
+
+
+class SQLiteIndex(IndexReader):
+    def __init__(self, path: str | Path) -> None:
+        self.location = str(path)
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise FrontierError(f"{self.location}: the index is not open")
+        return self._conn
+
+    def open(self) -> None:
+        if not Path(self.location).is_file():
+            raise ConfigError(f"no database at {self.location}")
+        self._conn = connect(self.location)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def vectors(self) -> SQLiteVectors:
+        return SQLiteVectors(self.conn)
+
+    def keyword(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        open_mark: str = "[",
+        close_mark: str = "]",
+        ellipsis: str = "…",
+        snippet_tokens: int = 16,
+    ) -> list[SearchHit]:
+        if not query.strip() or limit <= 0:
+            return []
+        params: dict[str, object] = {
+            "title_weight": TITLE_WEIGHT,
+            "text_weight": _TEXT_WEIGHT,
+            "open": open_mark,
+            "close": close_mark,
+            "ellipsis": ellipsis,
+            "tokens": max(1, min(snippet_tokens, 64)),
+            "limit": limit,
+            "offset": max(0, offset),
+        }
+        try:
+            rows = _match(self.conn, query, params)
+            return [self.hit(*row) for row in rows]
+        except sqlite3.Error as exc:
+            raise FrontierError(f"cannot search {self.location}: {exc}") from exc
+
+    def resource_of_url(self, url: str) -> int | None:
+        return self._read(lambda: resource_of_url(self.conn, url))
+
+    def previews(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        return self._read(lambda: resource_previews(self.conn, ids))
+
+    def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
+        rows = self._read(lambda: self.conn.execute(_URLS, (resource_id,)).fetchall())
+        return make_hit(resource_id, score, snippet, title, rows)
+
+    def _read(self, work: Callable[[], T]) -> T:
+        try:
+            return work()
+        except sqlite3.Error as exc:
+            raise FrontierError(f"cannot search {self.location}: {exc}") from exc
 
 
 def _match(
@@ -139,36 +182,3 @@ def _quote_words(query: str) -> str:
         if body:
             parts.append(f'"{body}"{star}')
     return " ".join(parts)
-
-
-def _hit(
-    conn: sqlite3.Connection, resource_id: int, score: float, snippet: str, title: str
-) -> SearchHit:
-    rows: list[tuple[str, str, str | None]] = conn.execute(_URLS, (resource_id,)).fetchall()
-    urls = [url for url, _, _ in rows]
-    best = best_url(urls, [canonical for _, _, canonical in rows])
-    titles = {url: t for url, t, _ in rows}
-    return SearchHit(
-        url=best,
-        title=titles[best] or title,
-        snippet=snippet or "",
-        score=float(score),
-        other_urls=tuple(url for url in urls if url != best),
-        resource_id=resource_id,
-    )
-
-
-def best_url(urls: Sequence[str], canonicals: Sequence[str | None] = ()) -> str:
-    """The address to show for URLs with the same text (``urls`` in crawl order, non-empty).
-
-    The ``rel=canonical`` its pages name, when it is one of ``urls`` (the one most of them name,
-    the earliest on a tie); else the shortest URL without a query string; else the shortest.
-    Ties go to the earliest crawled.
-    """
-    known = set(urls)
-    named = Counter(c for c in canonicals if c is not None and c in known)
-    if named:
-        most = max(named.values())
-        return next(u for u in urls if named.get(u) == most)
-    plain = [u for u in urls if not urlsplit(u).query]
-    return min(plain or urls, key=len)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.vectors import DIMENSIONS, MODEL, Neighbour, Passage, VectorStore
+from litecrawl.index.vectors import MODEL, Neighbour, Passage, VectorStore, scan_nearest
 
 if TYPE_CHECKING:  # imported when searching: the crawler's writer never needs numpy
     import numpy as np
@@ -101,32 +101,11 @@ class SQLiteVectors(VectorStore):
     def nearest(
         self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()
     ) -> list[Neighbour]:
-        import numpy as np
-
-        ids, matrix = self._all()
-        if not len(ids) or limit <= 0:
-            return []
-        scores = matrix @ np.asarray(query, dtype=np.float32)
-        if exclude:
-            scores[np.isin(ids, np.asarray(exclude, dtype=np.int64))] = -np.inf
-        wanted = min(limit + len(exclude), len(ids))
-        top = np.argpartition(-scores, wanted - 1)[:wanted]
-        order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), int(ids[i])))
-        return [Neighbour(int(ids[i]), float(scores[i])) for i in order if np.isfinite(scores[i])][
-            :limit
-        ]
-
-    def _all(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Every vector of the model: ids and one (n, DIMENSIONS) matrix."""
-        import numpy as np
-
         rows = self.conn.execute(
             "SELECT resource_id, vector FROM resource_vectors WHERE model = ? ORDER BY resource_id",
             (MODEL,),
         ).fetchall()
-        ids = np.fromiter((rid for rid, _ in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4")
-        return ids, matrix.reshape(len(rows), DIMENSIONS).astype(np.float32, copy=False)
+        return scan_nearest(rows, query, limit, exclude)
 
 
 def resource_of_url(conn: sqlite3.Connection, url: str) -> int | None:

@@ -1,0 +1,143 @@
+"""Reading the index: the interface search talks to, whichever database holds it.
+
+:class:`IndexReader` is implemented by ``store/sqlite/search.py`` (FTS5) and
+``store/postgres/search.py`` (``tsvector``); :func:`open_index` picks one by location. Both take
+the same query syntax: words (all must match), ``"exact phrase"``, ``prefix*``, ``OR``, ``NOT``,
+``title:word``; a query a backend cannot parse is retried with every word quoted, so user input
+never raises a syntax error.
+
+Near-duplicate URLs share one resource, so each resource is returned once, under the best of its
+URLs (:func:`best_url`) with the others in ``other_urls``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+from urllib.parse import urlsplit
+
+from litecrawl.index.vectors import VectorStore
+
+__all__ = ["TITLE_WEIGHT", "IndexReader", "SearchHit", "best_url", "make_hit", "open_index"]
+
+TITLE_WEIGHT = 10.0  # a match in the title counts this many times a match in the text
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One resource that matched: its canonical URL, title and a snippet of its text."""
+
+    url: str  # the best URL of the resource (see best_url)
+    title: str
+    snippet: str  # matches wrapped in the open/close markers
+    score: float  # relevance, higher is better (bm25 on SQLite, ts_rank_cd on PostgreSQL)
+    other_urls: tuple[str, ...]  # the other URLs with the same (or nearly the same) text
+    resource_id: int
+
+
+class IndexReader(ABC):
+    """Synchronous; ``with reader:`` connects (and raises ConfigError when there is no
+    database there)."""
+
+    location: str  # for messages: never with a password
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def open(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @property
+    @abstractmethod
+    def vectors(self) -> VectorStore:
+        """The index's vectors (on the same connection)."""
+
+    @abstractmethod
+    def keyword(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        open_mark: str = "[",
+        close_mark: str = "]",
+        ellipsis: str = "…",
+        snippet_tokens: int = 16,
+    ) -> list[SearchHit]:
+        """Ranked hits for the words of ``query`` (best first); each matched term of the
+        snippet (about ``snippet_tokens`` words) wrapped in the marks."""
+
+    @abstractmethod
+    def resource_of_url(self, url: str) -> int | None:
+        """The resource of the document at ``url`` (None: no such document)."""
+
+    @abstractmethod
+    def previews(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """Title and the first 200 characters of text of each resource (a hit found by meaning
+        has no matched words to show)."""
+
+    @abstractmethod
+    def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
+        """The hit for a resource: its URLs read, the best one chosen."""
+
+
+def best_url(urls: Sequence[str], canonicals: Sequence[str | None] = ()) -> str:
+    """The address to show for URLs with the same text (``urls`` in crawl order, non-empty).
+
+    The ``rel=canonical`` its pages name, when it is one of ``urls`` (the one most of them name,
+    the earliest on a tie); else the shortest URL without a query string; else the shortest.
+    Ties go to the earliest crawled.
+    """
+    known = set(urls)
+    named = Counter(c for c in canonicals if c is not None and c in known)
+    if named:
+        most = max(named.values())
+        return next(u for u in urls if named.get(u) == most)
+    plain = [u for u in urls if not urlsplit(u).query]
+    return min(plain or urls, key=len)
+
+
+def make_hit(
+    resource_id: int, score: float, snippet: str, title: str, rows: Sequence[tuple[str, str, str]]
+) -> SearchHit:
+    """A hit from its resource's documents ``rows`` (url, title, canonical; crawl order)."""
+    urls = [url for url, _, _ in rows]
+    if not urls:  # the resource lost its documents meanwhile
+        return SearchHit("", title, snippet or "", float(score), (), resource_id)
+    best = best_url(urls, [canonical for _, _, canonical in rows])
+    titles = {url: t for url, t, _ in rows}
+    return SearchHit(
+        url=best,
+        title=titles[best] or title,
+        snippet=snippet or "",
+        score=float(score),
+        other_urls=tuple(url for url in urls if url != best),
+        resource_id=resource_id,
+    )
+
+
+def open_index(location: str) -> IndexReader:
+    """The index of a SQLite file or a ``postgresql://`` URL."""
+    if location.startswith(("postgresql://", "postgres://")):
+        from litecrawl.store.postgres.search import PostgresIndex
+
+        return PostgresIndex(location)
+    from litecrawl.store.sqlite.search import SQLiteIndex
+
+    return SQLiteIndex(location)
