@@ -1,4 +1,5 @@
-"""litecrawl.export and ``litecrawl export``: every format read back by a real reader."""
+"""litecrawl.export and ``litecrawl export``: every format read back by a real reader, from
+both backends."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import io
 import json
 import sqlite3
 import tracemalloc
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 import typer
+from conftest import NewDb, db_execute
+from psycopg.rows import dict_row
 from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
@@ -23,10 +28,10 @@ from litecrawl.cli.export import export as export_cmd
 from litecrawl.errors import ConfigError
 from litecrawl.export import FIELDS, export
 from litecrawl.fetch.base import FetchResult
+from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import PageUpdate
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.simhash import simhash
-from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
 
 TEXTS = {
     "https://a.example/": 'Welcome to A. A page about apples, "quotes", commas, and\nnew lines.',
@@ -51,9 +56,9 @@ def make_doc(url: str, text: str, **fields: Any) -> IndexDocument:
     )
 
 
-async def _setup(path: Path, cache: DiskCache | None) -> None:
+async def _setup(db: str, cache: DiskCache | None) -> None:
     """Documents via the frontier's finalize (as a crawl writes them) and a disk cache."""
-    async with SQLiteFrontier(path) as frontier:
+    async with open_frontier(db) as frontier:
         updates = []
         for i, (url, text) in enumerate(TEXTS.items()):
             updates.append(
@@ -86,21 +91,39 @@ def cache(tmp_path: Path) -> DiskCache:
 
 
 @pytest.fixture
-def db(tmp_path: Path, cache: DiskCache) -> Path:
-    path = tmp_path / "index.db"
-    asyncio.run(_setup(path, cache))
-    return path
+def db(new_db: NewDb, cache: DiskCache) -> str:
+    location = new_db("index")
+    asyncio.run(_setup(location, cache))
+    return location
 
 
-def db_records(db: Path) -> list[dict[str, Any]]:
-    conn = connect(db)
+_RECORDS = (
+    "SELECT d.*, r.text FROM documents d LEFT JOIN resources r ON r.id = d.resource_id"
+    " ORDER BY d.id"
+)
+
+
+def db_records(db: str) -> list[dict[str, Any]]:
+    if db.startswith("postgresql://"):
+        with psycopg.connect(db, row_factory=dict_row) as pg:
+            return list(pg.execute(_RECORDS).fetchall())
+    conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
-    rows = conn.execute(
-        "SELECT d.*, r.text FROM documents d LEFT JOIN resources r ON r.id = d.resource_id"
-        " ORDER BY d.id"
-    ).fetchall()
+    rows = conn.execute(_RECORDS).fetchall()
     conn.close()
     return [dict(row) for row in rows]
+
+
+def insert_many(db: str, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
+    """``sql`` with ``?`` placeholders run for every row, in one transaction."""
+    if db.startswith("postgresql://"):
+        with psycopg.connect(db) as pg, pg.cursor() as cur:
+            cur.executemany(sql.replace("?", "%s").encode(), rows)
+        return
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.executemany(sql, rows)
+    conn.close()
 
 
 def iso(stamp: str) -> str:
@@ -117,7 +140,7 @@ def check_record(got: dict[str, Any], row: dict[str, Any]) -> None:
         assert got[name] == expected, name
 
 
-def test_jsonl_round_trip(db: Path) -> None:
+def test_jsonl_round_trip(db: str) -> None:
     out = io.StringIO()
     assert export(db, "jsonl", out) == 3
     lines = out.getvalue().splitlines()
@@ -131,7 +154,7 @@ def test_jsonl_round_trip(db: Path) -> None:
     assert "日本語" in out.getvalue()  # UTF-8, not \u escapes
 
 
-def test_csv_round_trip_binary_stream(db: Path) -> None:
+def test_csv_round_trip_binary_stream(db: str) -> None:
     out = io.BytesIO()
     assert export(db, "csv", out) == 3
     assert not out.closed
@@ -148,7 +171,7 @@ def test_csv_round_trip_binary_stream(db: Path) -> None:
         assert got["author"] == (row["author"] or "")
 
 
-def test_es_bulk_is_ndjson_action_document_pairs(db: Path) -> None:
+def test_es_bulk_is_ndjson_action_document_pairs(db: str) -> None:
     out = io.BytesIO()
     assert export(db, "es-bulk", out, index_name="pages") == 3
     data = out.getvalue().decode("utf-8")
@@ -168,11 +191,9 @@ def test_es_bulk_is_ndjson_action_document_pairs(db: Path) -> None:
     assert json.loads(lines[1])["text"] == TEXTS["https://a.example/"]
 
 
-def test_since_filters_on_updated_at(db: Path) -> None:
-    conn = connect(db)
-    conn.execute("UPDATE documents SET updated_at = '2020-01-01 10:00:00'")
-    conn.execute("UPDATE documents SET updated_at = '2024-06-01 12:00:00' WHERE url LIKE '%/b'")
-    conn.close()
+def test_since_filters_on_updated_at(db: str) -> None:
+    db_execute(db, "UPDATE documents SET updated_at = '2020-01-01 10:00:00'")
+    db_execute(db, "UPDATE documents SET updated_at = '2024-06-01 12:00:00' WHERE url LIKE '%/b'")
     out = io.StringIO()
     assert export(db, "jsonl", out, since=datetime(2024, 1, 1)) == 1
     assert json.loads(out.getvalue())["url"] == "https://a.example/b"
@@ -183,7 +204,7 @@ def test_since_filters_on_updated_at(db: Path) -> None:
     assert export(db, "csv", io.StringIO(), since=datetime(2019, 1, 1, tzinfo=UTC)) == 3
 
 
-def test_warc_request_response_pairs_from_the_cache(db: Path, cache: DiskCache) -> None:
+def test_warc_request_response_pairs_from_the_cache(db: str, cache: DiskCache) -> None:
     out = io.BytesIO()
     skipped: list[str] = []
     assert export(db, "warc", out, cache_dir=cache.directory, on_skip=skipped.append) == 2
@@ -229,7 +250,7 @@ def _read_warc(stream: io.BytesIO) -> list[dict[str, Any]]:
     return records
 
 
-def test_warc_since_and_errors(db: Path, cache: DiskCache, tmp_path: Path) -> None:
+def test_warc_since_and_errors(db: str, cache: DiskCache, tmp_path: Path) -> None:
     future = datetime(2100, 1, 1, tzinfo=UTC)
     assert export(db, "warc", io.BytesIO(), cache_dir=cache.directory, since=future) == 0
     with pytest.raises(ConfigError, match="cache"):
@@ -240,19 +261,19 @@ def test_warc_since_and_errors(db: Path, cache: DiskCache, tmp_path: Path) -> No
         export(db, "xml", io.StringIO())  # type: ignore[arg-type]
 
 
-def test_streaming_keeps_memory_flat(tmp_path: Path) -> None:
+def test_streaming_keeps_memory_flat(tmp_path: Path, new_db: NewDb) -> None:
     """20k documents (~30 MB of es-bulk output) are exported with a small, bounded peak."""
-    path = tmp_path / "big.db"
+    path = new_db("big")
     asyncio.run(_setup(path, None))
-    conn = connect(path)
-    conn.execute("BEGIN")
     texts = [f"resource {i} " + "lorem ipsum dolor sit amet " * 40 for i in range(100)]
-    conn.executemany(
+    insert_many(
+        path,
         "INSERT INTO resources (id, text_hash, simhash, band0, band1, band2, band3, title, text)"
         " VALUES (?, ?, 0, 0, 0, 0, 0, 't', ?)",
         [(1000 + i, f"hash{i}", text) for i, text in enumerate(texts)],
     )
-    conn.executemany(
+    insert_many(
+        path,
         "INSERT INTO documents (url, resource_id, title, keywords, text_preview)"
         ' VALUES (?, ?, ?, \'["lorem", "ipsum"]\', ?)',
         [
@@ -260,8 +281,6 @@ def test_streaming_keeps_memory_flat(tmp_path: Path) -> None:
             for i in range(20_000)
         ],
     )
-    conn.execute("COMMIT")
-    conn.close()
     for fmt in ("es-bulk", "csv"):  # jsonl shares the es-bulk code path
         target = tmp_path / f"out.{fmt}"
         with target.open("wb") as handle:
@@ -292,16 +311,16 @@ def _root() -> None:
 runner = CliRunner()
 
 
-def test_cli_jsonl_to_stdout(db: Path) -> None:
-    result = runner.invoke(app, ["export", "--format", "jsonl", "--db", str(db)])
+def test_cli_jsonl_to_stdout(db: str) -> None:
+    result = runner.invoke(app, ["export", "--format", "jsonl", "--db", db])
     assert result.exit_code == 0, result.output
     assert [json.loads(line)["url"] for line in result.stdout.splitlines()] == list(TEXTS)
     assert "exported 3 documents" in result.stderr
 
 
-def test_cli_csv_and_warc_to_files(db: Path, cache: DiskCache, tmp_path: Path) -> None:
+def test_cli_csv_and_warc_to_files(db: str, cache: DiskCache, tmp_path: Path) -> None:
     out = tmp_path / "index.csv"
-    result = runner.invoke(app, ["export", "-f", "csv", "--db", str(db), "--out", str(out)])
+    result = runner.invoke(app, ["export", "-f", "csv", "--db", db, "--out", str(out)])
     assert result.exit_code == 0, result.output
     with out.open(newline="", encoding="utf-8") as handle:
         assert [row["url"] for row in csv.DictReader(handle)] == list(TEXTS)
@@ -324,14 +343,14 @@ def test_cli_csv_and_warc_to_files(db: Path, cache: DiskCache, tmp_path: Path) -
         assert sum(r.rec_type == "response" for r in ArchiveIterator(handle)) == 2
 
 
-def test_cli_since_and_bad_usage(db: Path, tmp_path: Path) -> None:
+def test_cli_since_and_bad_usage(db: str, tmp_path: Path) -> None:
     result = runner.invoke(
-        app, ["export", "-f", "es-bulk", "--db", str(db), "--since", "2100-01-01T00:00:00Z"]
+        app, ["export", "-f", "es-bulk", "--db", db, "--since", "2100-01-01T00:00:00Z"]
     )
     assert result.exit_code == 0 and result.stdout == ""
-    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", str(db), "--since", "yesterday"])
+    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", db, "--since", "yesterday"])
     assert result.exit_code == 2 and "--since" in result.output
     result = runner.invoke(app, ["export", "-f", "jsonl", "--db", str(tmp_path / "no.db")])
     assert result.exit_code == 2 and "no database" in result.output
-    result = runner.invoke(app, ["export", "-f", "xml", "--db", str(db)])
+    result = runner.invoke(app, ["export", "-f", "xml", "--db", db])
     assert result.exit_code == 2

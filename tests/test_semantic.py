@@ -1,17 +1,16 @@
 """Embeddings while crawling, ``search --mode``, ``similar``, ``index --embed``, the export's
-vectors: real local sites, real workers, real SQLite."""
+vectors: real local sites, real workers, real SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, html_page, site_app
+from conftest import LocalServer, NewDb, db_execute, db_query, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -120,43 +119,41 @@ def topic_site(pages: dict[str, tuple[str, str]]) -> web.Application:
     return application
 
 
-def crawl(db: Path, site: LocalServer, *args: str) -> None:
+def crawl(db: str, site: LocalServer, *args: str) -> None:
     result = runner.invoke(
         app,
-        ["crawl", "--db", str(db), "--no-cache", "-q", "--delay-ms", "0", site.url("/"), *args],
+        ["crawl", "--db", db, "--no-cache", "-q", "--delay-ms", "0", site.url("/"), *args],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
 
 
-def rows(db: Path, sql: str, *params: Any) -> list[Any]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
+def rows(db: str, sql: str, *params: str) -> list[Any]:
+    for param in params:  # URLs of the local site: no quotes in them
+        sql = sql.replace("?", f"'{param}'", 1)
+    return db_query(db, sql)
 
 
-def vector_of(db: Path, url: str) -> bytes | None:
+def vector_of(db: str, url: str) -> bytes | None:
     found = rows(
         db,
         "SELECT v.vector FROM documents d JOIN resource_vectors v ON v.resource_id = d.resource_id"
         " WHERE d.url = ?",
         url,
     )
-    return found[0][0] if found else None
+    return bytes(found[0][0]) if found else None
 
 
 @pytest.fixture
-def crawled(tmp_path: Path, serve: Serve) -> tuple[Path, LocalServer]:
-    db = tmp_path / "c.db"
+def crawled(new_db: NewDb, serve: Serve) -> tuple[str, LocalServer]:
+    db = new_db("c")
     site = serve(topic_site(PAGES))
     crawl(db, site)
     return db, site
 
 
 def test_vectors_written_for_pages_and_shared_by_near_duplicates(
-    crawled: tuple[Path, LocalServer],
+    crawled: tuple[str, LocalServer],
 ) -> None:
     db, site = crawled
     resources = rows(db, "SELECT count(*) FROM resources WHERE text <> ''")[0][0]
@@ -177,7 +174,7 @@ def test_vectors_written_for_pages_and_shared_by_near_duplicates(
     assert vector_of(db, site.url("/ja")) is not None
 
 
-def test_semantic_query_finds_a_page_sharing_no_word(crawled: tuple[Path, LocalServer]) -> None:
+def test_semantic_query_finds_a_page_sharing_no_word(crawled: tuple[str, LocalServer]) -> None:
     db, site = crawled
     assert find(db, "canine companion", mode="keyword").hits == []
     hits = find(db, "canine companion", mode="semantic", limit=3).hits
@@ -187,7 +184,7 @@ def test_semantic_query_finds_a_page_sharing_no_word(crawled: tuple[Path, LocalS
     assert [h.url for h in top] == [site.url("/cook1")]
 
 
-def test_hybrid_ranks_the_exact_phrase_first(crawled: tuple[Path, LocalServer]) -> None:
+def test_hybrid_ranks_the_exact_phrase_first(crawled: tuple[str, LocalServer]) -> None:
     db, site = crawled
     results = find(db, '"quick brown fox jumps over the lazy dog"')
     assert results.mode == "hybrid"  # the default once the database has vectors
@@ -195,81 +192,81 @@ def test_hybrid_ranks_the_exact_phrase_first(crawled: tuple[Path, LocalServer]) 
     assert "[" in results.hits[0].snippet  # the keyword snippet, matches marked
 
 
-def test_similar_returns_topic_neighbours_first(crawled: tuple[Path, LocalServer]) -> None:
+def test_similar_returns_topic_neighbours_first(crawled: tuple[str, LocalServer]) -> None:
     db, site = crawled
     for page, neighbour in (("dogs1", "dogs2"), ("cook1", "cook2"), ("astro1", "astro2")):
         hits = similar(db, site.url(f"/{page}"), limit=3)
         assert hits[0].url == site.url(f"/{neighbour}"), (page, [h.url for h in hits])
         assert site.url(f"/{page}") not in {h.url for h in hits}
-    result = runner.invoke(app, ["similar", site.url("/astro2"), "--db", str(db), "--json"])
+    result = runner.invoke(app, ["similar", site.url("/astro2"), "--db", db, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["url"] == site.url("/astro1")
-    unknown = runner.invoke(app, ["similar", site.url("/nowhere"), "--db", str(db)])
+    unknown = runner.invoke(app, ["similar", site.url("/nowhere"), "--db", db])
     assert unknown.exit_code == 2
     assert "not in the index" in unknown.output
 
 
-def test_cli_search_modes(crawled: tuple[Path, LocalServer]) -> None:
+def test_cli_search_modes(crawled: tuple[str, LocalServer]) -> None:
     db, site = crawled
     for mode in ("keyword", "semantic", "hybrid"):
-        result = runner.invoke(
-            app, ["search", "bread dough", "--db", str(db), "--mode", mode, "--json"]
-        )
+        result = runner.invoke(app, ["search", "bread dough", "--db", db, "--mode", mode, "--json"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)[0]["url"] == site.url("/cook2"), mode
-    bad = runner.invoke(app, ["search", "bread", "--db", str(db), "--mode", "fuzzy"])
+    bad = runner.invoke(app, ["search", "bread", "--db", db, "--mode", "fuzzy"])
     assert bad.exit_code == 2
 
 
-def test_export_with_vectors(crawled: tuple[Path, LocalServer], tmp_path: Path) -> None:
+def test_export_with_vectors(crawled: tuple[str, LocalServer], tmp_path: Path) -> None:
     db, site = crawled
     out = tmp_path / "e.jsonl"
     result = runner.invoke(
-        app, ["export", "-f", "jsonl", "--with-vectors", "--db", str(db), "-o", str(out)]
+        app, ["export", "-f", "jsonl", "--with-vectors", "--db", db, "-o", str(out)]
     )
     assert result.exit_code == 0, result.output
     records = {r["url"]: r for r in map(json.loads, out.read_text().splitlines())}
     dog = records[site.url("/dogs1")]["vector"]
     assert len(dog) == 256 and abs(sum(x * x for x in dog) - 1.0) < 1e-3
     assert records[site.url("/harbour")]["vector"] == records[site.url("/harbour-print")]["vector"]
-    plain = runner.invoke(app, ["export", "-f", "jsonl", "--db", str(db)])
+    plain = runner.invoke(app, ["export", "-f", "jsonl", "--db", db])
     assert "vector" not in json.loads(plain.stdout.splitlines()[0])
-    csv = runner.invoke(app, ["export", "-f", "csv", "--with-vectors", "--db", str(db)])
+    csv = runner.invoke(app, ["export", "-f", "csv", "--with-vectors", "--db", db])
     assert csv.exit_code == 2
     assert "jsonl only" in csv.output
 
 
-def test_no_embed_then_index_embed_fills_the_database(tmp_path: Path, serve: Serve) -> None:
-    db = tmp_path / "c.db"
+def test_no_embed_then_index_embed_fills_the_database(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
+    db = new_db("c")
     site = serve(topic_site(PAGES))
     crawl(db, site, "--no-embed")
     assert rows(db, "SELECT count(*) FROM resource_vectors") == [(0,)]
     # without vectors: keyword, with a one-line note
-    result = runner.invoke(app, ["search", "bread", "--db", str(db), "--mode", "hybrid"])
+    result = runner.invoke(app, ["search", "bread", "--db", db, "--mode", "hybrid"])
     assert result.exit_code == 0, result.output
     notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
     assert len(notes) == 1 and "keyword" in notes[0] and "index --embed" in notes[0]
     assert site.url("/cook2") in result.stdout
     assert find(db, "bread").mode == "keyword"
-    no_vectors = runner.invoke(app, ["similar", site.url("/dogs1"), "--db", str(db)])
+    no_vectors = runner.invoke(app, ["similar", site.url("/dogs1"), "--db", db])
     assert no_vectors.exit_code == 2 and "index --embed" in no_vectors.output
-    nothing = runner.invoke(app, ["index", "--db", str(db)])
+    nothing = runner.invoke(app, ["index", "--db", db])
     assert nothing.exit_code == 2
 
-    filled = runner.invoke(app, ["index", "--embed", "--db", str(db)])
+    filled = runner.invoke(app, ["index", "--embed", "--db", db])
     assert filled.exit_code == 0, filled.output
     resources = rows(db, "SELECT count(*) FROM resources WHERE text <> ''")[0][0]
     assert rows(db, "SELECT count(*) FROM resource_vectors") == [(resources,)]
     assert f"embedded {resources} texts" in filled.stderr
-    again = runner.invoke(app, ["index", "--embed", "--db", str(db)])  # resumable: nothing left
+    again = runner.invoke(app, ["index", "--embed", "--db", db])  # resumable: nothing left
     assert "embedded 0 texts" in again.stderr
     assert find(db, "bread").mode == "hybrid"
     hits = find(db, "canine companion", mode="semantic", limit=3).hits
     assert {h.url for h in hits} == {site.url(f"/{p}") for p in ("dogs1", "dogs2", "scatter")}
 
 
-def test_vector_follows_a_changed_text(tmp_path: Path, serve: Serve) -> None:
-    db = tmp_path / "c.db"
+def test_vector_follows_a_changed_text(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
+    db = new_db("c")
     app_ = topic_site(PAGES)
     site = serve(app_)
     crawl(db, site)
@@ -277,10 +274,7 @@ def test_vector_follows_a_changed_text(tmp_path: Path, serve: Serve) -> None:
     assert before is not None
     # /cook2 now tells about the moon; every page is due again
     app_[SERVED]["/cook2"] = html_page(f"<p>{PAGES['astro2'][1]} Again.</p>", "Moon")
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE pages SET next_crawl_time = 0")
-    conn.commit()
-    conn.close()
+    db_execute(db, "UPDATE pages SET next_crawl_time = 0")
     crawl(db, site)
     changed = vector_of(db, site.url("/cook2"))
     assert changed is not None and changed != before
@@ -291,7 +285,7 @@ def test_vector_follows_a_changed_text(tmp_path: Path, serve: Serve) -> None:
     assert nearest in {site.url("/astro2"), site.url("/astro1")}
 
 
-def test_python_api(crawled: tuple[Path, LocalServer]) -> None:
+def test_python_api(crawled: tuple[str, LocalServer]) -> None:
     import litecrawl
 
     db, site = crawled
@@ -301,8 +295,10 @@ def test_python_api(crawled: tuple[Path, LocalServer]) -> None:
     assert litecrawl.similar(db, site.url("/cook1"), limit=1)[0].url == site.url("/cook2")
 
 
-def test_config_embed_false_crawls_without_vectors(tmp_path: Path, serve: Serve) -> None:
-    db = tmp_path / "c.db"
+def test_config_embed_false_crawls_without_vectors(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
+    db = new_db("c")
     config = tmp_path / "site.toml"
     config.write_text("[extract]\nembed = false\n")
     site = serve(topic_site({"dogs1": PAGES["dogs1"], "cook1": PAGES["cook1"]}))

@@ -30,7 +30,6 @@ import hashlib
 import io
 import json
 import logging
-import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -43,9 +42,8 @@ from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
 from litecrawl.cache import DiskCache
-from litecrawl.errors import ConfigError, FrontierError
-from litecrawl.store.sqlite.frontier import connect
-from litecrawl.store.sqlite.vectors import vectors_of_resources
+from litecrawl.errors import ConfigError
+from litecrawl.index.reader import IndexReader, open_index
 
 __all__ = ["FIELDS", "FORMATS", "ExportFormat", "export"]
 
@@ -71,7 +69,7 @@ FIELDS = (
     "updated_at",
     "resource_id",
 )
-_BATCH = 500  # rows per fetchmany: memory is bounded by one batch, whatever the table size
+_BATCH = 500  # documents whose vectors are read at once
 _TIMES = ("crawled_at", "updated_at")
 # the cache holds decoded bodies: headers describing the wire encoding no longer apply
 _WIRE_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length"})
@@ -100,63 +98,45 @@ def export(
     """
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
-    path = Path(db)
-    if not path.is_file():
-        raise ConfigError(f"no database at {db}")
     if fmt == "warc" and cache_dir is None:
         raise ConfigError("the warc export reads the disk cache: give its directory (cache_dir)")
     if with_vectors and fmt != "jsonl":
         raise ConfigError(f"vectors are exported in jsonl only, not in {fmt}")
-    conn = connect(path)
-    try:
+    with open_index(str(db)) as index:
         if fmt == "warc":
             assert cache_dir is not None
-            return _warc(conn, _binary(out), DiskCache(cache_dir), since, on_skip)
+            return _warc(index, _binary(out), DiskCache(cache_dir), since, on_skip)
         with _Text(out) as text:
             if fmt == "csv":
-                return _csv(conn, text, since)
+                return _csv(index, text, since)
             if with_vectors:
-                return _ndjson_with_vectors(conn, text, since)
-            return _ndjson(conn, text, since, index_name if fmt == "es-bulk" else None)
-    except sqlite3.Error as exc:
-        raise FrontierError(f"cannot export {db}: {exc}") from exc
-    finally:
-        conn.close()
+                return _ndjson_with_vectors(index, text, since)
+            return _ndjson(index, text, since, index_name if fmt == "es-bulk" else None)
 
 
 # -- documents ---------------------------------------------------------------------------------
 
 
 def _documents(
-    conn: sqlite3.Connection, since: datetime | None, with_text: bool
+    index: IndexReader, since: datetime | None, with_text: bool
 ) -> Iterator[dict[str, Any]]:
-    columns = ", ".join(f"d.{name}" for name in FIELDS)
-    sql = f"SELECT {columns}{', r.text' if with_text else ''} FROM documents AS d"
-    if with_text:
-        sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
-    params: tuple[str, ...] = ()
-    if since is not None:
-        sql += " WHERE d.updated_at >= ?"
-        params = (_utc(since).strftime("%Y-%m-%d %H:%M:%S"),)
-    sql += " ORDER BY d.id"
+    moment = None if since is None else _utc(since).strftime("%Y-%m-%d %H:%M:%S")
     names = (*FIELDS, "text") if with_text else FIELDS
-    cursor = conn.execute(sql, params)
-    while rows := cursor.fetchmany(_BATCH):
-        for row in rows:
-            record = dict(zip(names, row, strict=True))
-            record["keywords"] = _keywords(record["keywords"])
-            for name in _TIMES:
-                record[name] = _iso(record[name])
-            if with_text and record["text"] is None:
-                record["text"] = ""
-            yield record
+    for row in index.documents(FIELDS, moment, with_text):
+        record = dict(zip(names, row, strict=True))
+        record["keywords"] = _keywords(record["keywords"])
+        for name in _TIMES:
+            record[name] = _iso(record[name])
+        if with_text and record["text"] is None:
+            record["text"] = ""
+        yield record
 
 
 def _ndjson(
-    conn: sqlite3.Connection, out: IO[str], since: datetime | None, index_name: str | None
+    index: IndexReader, out: IO[str], since: datetime | None, index_name: str | None
 ) -> int:
     count = 0
-    for record in _documents(conn, since, with_text=index_name is not None):
+    for record in _documents(index, since, with_text=index_name is not None):
         if index_name is not None:
             doc_id = hashlib.sha256(record["url"].encode("utf-8")).hexdigest()
             action = {"index": {"_index": index_name, "_id": doc_id}}
@@ -166,25 +146,23 @@ def _ndjson(
     return count
 
 
-def _ndjson_with_vectors(conn: sqlite3.Connection, out: IO[str], since: datetime | None) -> int:
+def _ndjson_with_vectors(index: IndexReader, out: IO[str], since: datetime | None) -> int:
     """JSON Lines with each document's vector, looked up one batch of documents at a time."""
     count = 0
     batch: list[dict[str, Any]] = []
-    for record in _documents(conn, since, with_text=False):
+    for record in _documents(index, since, with_text=False):
         batch.append(record)
         if len(batch) == _BATCH:
-            count += _write_with_vectors(conn, out, batch)
+            count += _write_with_vectors(index, out, batch)
             batch = []
-    return count + _write_with_vectors(conn, out, batch)
+    return count + _write_with_vectors(index, out, batch)
 
 
-def _write_with_vectors(
-    conn: sqlite3.Connection, out: IO[str], records: list[dict[str, Any]]
-) -> int:
+def _write_with_vectors(index: IndexReader, out: IO[str], records: list[dict[str, Any]]) -> int:
     from litecrawl.index.embed import from_blob  # numpy: only when vectors are asked for
 
     ids = [r["resource_id"] for r in records if r["resource_id"] is not None]
-    vectors = vectors_of_resources(conn, ids) if ids else {}
+    vectors = index.vectors.of_resources(ids) if ids else {}
     for record in records:
         blob = vectors.get(record["resource_id"])
         record["vector"] = None if blob is None else [round(float(x), 6) for x in from_blob(blob)]
@@ -192,11 +170,11 @@ def _write_with_vectors(
     return len(records)
 
 
-def _csv(conn: sqlite3.Connection, out: IO[str], since: datetime | None) -> int:
+def _csv(index: IndexReader, out: IO[str], since: datetime | None) -> int:
     writer = csv.writer(out)
     writer.writerow(FIELDS)
     count = 0
-    for record in _documents(conn, since, with_text=False):
+    for record in _documents(index, since, with_text=False):
         record["keywords"] = json.dumps(record["keywords"], ensure_ascii=False)
         writer.writerow(["" if record[name] is None else record[name] for name in FIELDS])
         count += 1
@@ -226,7 +204,7 @@ def _utc(moment: datetime) -> datetime:
 
 
 def _warc(
-    conn: sqlite3.Connection,
+    index: IndexReader,
     out: IO[bytes],
     cache: DiskCache,
     since: datetime | None,
@@ -241,41 +219,32 @@ def _warc(
         "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
     }
     writer.write_record(writer.create_warcinfo_record("", info))
-    sql = (
-        "SELECT norm_url FROM pages WHERE last_crawl_time IS NOT NULL"
-        " AND status BETWEEN 200 AND 299"
-    )
-    params: tuple[int, ...] = ()
-    if since is not None:
-        sql += " AND last_crawl_time >= ?"
-        params = (int(_utc(since).timestamp()),)
-    cursor = conn.execute(sql + " ORDER BY rowid", params)
+    moment = None if since is None else int(_utc(since).timestamp())
     count = skipped = 0
-    while rows := cursor.fetchmany(_BATCH):
-        for (url,) in rows:
-            cached = cache.load(url)
-            if cached is None:
-                skipped += 1
-                if on_skip is not None:
-                    on_skip(url)
-                continue
-            date = datetime_to_iso_date(
-                datetime.fromtimestamp(cached.fetched_at, UTC).replace(tzinfo=None),
-                use_micros=True,
-            )
-            response = writer.create_warc_record(
-                url,
-                "response",
-                payload=io.BytesIO(cached.body),
-                length=len(cached.body),
-                http_headers=_response_headers(cached.status, cached.headers, len(cached.body)),
-                warc_headers_dict={"WARC-Date": date},
-            )
-            request = writer.create_warc_record(
-                url, "request", http_headers=_request_headers(url, cached.headers)
-            )
-            writer.write_request_response_pair(request, response)
-            count += 1
+    for url in index.fetched_urls(moment):
+        cached = cache.load(url)
+        if cached is None:
+            skipped += 1
+            if on_skip is not None:
+                on_skip(url)
+            continue
+        date = datetime_to_iso_date(
+            datetime.fromtimestamp(cached.fetched_at, UTC).replace(tzinfo=None),
+            use_micros=True,
+        )
+        response = writer.create_warc_record(
+            url,
+            "response",
+            payload=io.BytesIO(cached.body),
+            length=len(cached.body),
+            http_headers=_response_headers(cached.status, cached.headers, len(cached.body)),
+            warc_headers_dict={"WARC-Date": date},
+        )
+        request = writer.create_warc_record(
+            url, "request", http_headers=_request_headers(url, cached.headers)
+        )
+        writer.write_request_response_pair(request, response)
+        count += 1
     if skipped:
         log.warning("warc export: %d fetched URLs had no cached body and were skipped", skipped)
     out.flush()

@@ -34,7 +34,7 @@ def export(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Output file (default: stdout).")
     ] = None,
-    db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
+    db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     cache_dir: Annotated[
         Path | None, typer.Option(help="Disk cache directory (warc; default from config).")
     ] = None,
@@ -46,12 +46,6 @@ def export(
 ) -> None:
     """Export the index (jsonl, csv, es-bulk) or the cached responses (warc), streamed."""
     cfg = load_or_exit(config, {"db": db, "cache.dir": str(cache_dir) if cache_dir else None})
-    if cfg.db.startswith(("postgresql://", "postgres://")):
-        typer.echo("error: export works on a SQLite database for now", err=True)
-        raise typer.Exit(2)
-    if not Path(cfg.db).is_file():
-        typer.echo(f"error: no database at {cfg.db}", err=True)
-        raise typer.Exit(2)
     moment = _parse_since(since)
     skipped: list[str] = []
     try:

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.cli.output import console
 from litecrawl.errors import LitecrawlError
+from litecrawl.urls import shown_location
 
 __all__ = ["index"]
 
@@ -19,7 +20,7 @@ def index(
     embed: Annotated[
         bool, typer.Option("--embed", help="Embed the texts that have no vector yet.")
     ] = False,
-    db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
+    db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
 ) -> None:
     """Work on the index of an existing crawl, without refetching (resumable)."""
@@ -29,9 +30,6 @@ def index(
         typer.echo("error: nothing to do: give --embed", err=True)
         raise typer.Exit(2)
     cfg = load_or_exit(config, {"db": db})
-    if cfg.db.startswith(("postgresql://", "postgres://")):
-        typer.echo("error: index --embed works on a SQLite database for now", err=True)
-        raise typer.Exit(2)
     columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, disable=not console.is_terminal) as progress:
         task = progress.add_task("embed", total=None)
@@ -44,4 +42,4 @@ def index(
         except LitecrawlError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
-    typer.echo(f"embedded {done} texts into {cfg.db}", err=True)
+    typer.echo(f"embedded {done} texts into {shown_location(cfg.db)}", err=True)

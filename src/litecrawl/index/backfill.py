@@ -8,15 +8,11 @@ is still the one embedded (see :meth:`~litecrawl.index.vectors.VectorStore.put`)
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.index.embed import embedder, page_text, to_blob
-from litecrawl.store.sqlite.frontier import connect
-from litecrawl.store.sqlite.migrations import migrate
-from litecrawl.store.sqlite.vectors import SQLiteVectors
+from litecrawl.index.reader import open_index
 
 __all__ = ["embed_missing"]
 
@@ -29,18 +25,15 @@ def embed_missing(
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
 ) -> int:
-    """Embed every resource of ``db`` that has text and no vector; returns how many got one.
+    """Embed every resource of ``db`` (a SQLite file or a ``postgresql://`` URL) that has text
+    and no vector; returns how many got one.
 
     ``on_start(total)`` is called once with the number to do, ``on_batch(n)`` after each
     committed batch of ``n``.
     """
-    path = Path(db)
-    if not path.is_file():
-        raise ConfigError(f"no database at {db}")
-    conn = connect(path)
-    try:
-        migrate(conn)
-        store = SQLiteVectors(conn)
+    with open_index(str(db)) as index:
+        index.upgrade()
+        store = index.vectors
         if on_start is not None:
             on_start(store.count_missing())
         model = embedder()
@@ -52,18 +45,8 @@ def embed_missing(
                 vector = model.vector(page_text(passage.title, passage.text))
                 if vector is not None:
                     vectors.append((passage, to_blob(vector)))
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                store.put(vectors)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            store.put(vectors)
             done += len(vectors)
             if on_batch is not None:
                 on_batch(len(passages))
         return done
-    except sqlite3.Error as exc:
-        raise FrontierError(f"cannot embed into {db}: {exc}") from exc
-    finally:
-        conn.close()

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
 
+from litecrawl.errors import FrontierError
 from litecrawl.index.vectors import VectorStore
 
 __all__ = ["TITLE_WEIGHT", "IndexReader", "SearchHit", "best_url", "make_hit", "open_index"]
@@ -44,6 +45,8 @@ class IndexReader(ABC):
     database there)."""
 
     location: str  # for messages: never with a password
+    # the driver's errors, raised as FrontierError when they leave a ``with`` block
+    driver_errors: tuple[type[Exception], ...] = ()
 
     def __enter__(self) -> Self:
         self.open()
@@ -56,12 +59,19 @@ class IndexReader(ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+        if isinstance(exc, self.driver_errors):
+            raise FrontierError(f"{self.location}: {exc}") from exc
 
     @abstractmethod
     def open(self) -> None: ...
 
     @abstractmethod
     def close(self) -> None: ...
+
+    @abstractmethod
+    def upgrade(self) -> None:
+        """Bring the schema up to date (before writing: ``index --embed``); reading never
+        changes the database."""
 
     @property
     @abstractmethod
@@ -95,6 +105,18 @@ class IndexReader(ABC):
     @abstractmethod
     def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
         """The hit for a resource: its URLs read, the best one chosen."""
+
+    @abstractmethod
+    def documents(
+        self, columns: Sequence[str], since: str | None, with_text: bool
+    ) -> Iterator[tuple[object, ...]]:
+        """Every document's ``columns`` (names of the documents table), and its resource's
+        text last when ``with_text``, by id; ``since``: updated at or after that UTC time
+        (``YYYY-MM-DD HH:MM:SS``). Streamed: memory holds one batch, whatever the index size."""
+
+    @abstractmethod
+    def fetched_urls(self, since: int | None) -> Iterator[str]:
+        """The URLs fetched with a 2xx answer (at or after the epoch ``since``), streamed."""
 
 
 def best_url(urls: Sequence[str], canonicals: Sequence[str | None] = ()) -> str:

@@ -57,11 +57,15 @@ class VectorStore(ABC):
     @abstractmethod
     def put(self, vectors: Iterable[tuple[Passage, bytes]]) -> None:
         """Store each passage's vector, replacing what was there, unless the resource's text
-        changed meanwhile (a crawl running beside the backfill)."""
+        changed meanwhile (a crawl running beside the backfill); one transaction."""
 
     @abstractmethod
     def of_resource(self, resource_id: int) -> bytes | None:
         """The vector of one resource (None: it has none)."""
+
+    @abstractmethod
+    def of_resources(self, resource_ids: Sequence[int]) -> dict[int, bytes]:
+        """The vectors of the resources that have one (the export)."""
 
     @abstractmethod
     def nearest(

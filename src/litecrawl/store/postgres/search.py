@@ -12,14 +12,16 @@ every word quoted and ANDed, so user input never raises a syntax error.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import psycopg
 
 from litecrawl.errors import FrontierError
 from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, make_hit
+from litecrawl.store.postgres.migrations import migrate
 from litecrawl.store.postgres.vectors import PostgresVectors
 from litecrawl.urls import shown_location
 
@@ -27,6 +29,7 @@ __all__ = ["PostgresIndex", "to_tsquery_text"]
 
 T = TypeVar("T")
 _CONNECT_TIMEOUT = 10
+_BATCH = 500  # rows per round trip when streaming
 # ts_rank_cd's weights for D, C, B (text), A (title): a title match counts TITLE_WEIGHT times;
 # normalization 1 divides by 1 + log(length), as bm25 favours short documents
 _WEIGHTS = [0.0, 0.0, 1.0 / TITLE_WEIGHT, 1.0]
@@ -47,6 +50,8 @@ _COLUMNS = {"title": "A", "text": "B"}
 
 
 class PostgresIndex(IndexReader):
+    driver_errors = (psycopg.Error,)
+
     def __init__(self, url: str) -> None:
         self.url = url
         self.location = shown_location(url)
@@ -70,6 +75,12 @@ class PostgresIndex(IndexReader):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def upgrade(self) -> None:
+        try:
+            asyncio.run(_migrate(self.url))
+        except psycopg.Error as exc:
+            raise FrontierError(f"cannot upgrade {self.location}: {exc}") from exc
 
     @property
     def vectors(self) -> PostgresVectors:
@@ -136,6 +147,41 @@ class PostgresIndex(IndexReader):
     def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
         rows = self._read(lambda: self.conn.execute(_URLS, (resource_id,)).fetchall())
         return make_hit(resource_id, score, snippet, title, rows)
+
+    def documents(
+        self, columns: Sequence[str], since: str | None, with_text: bool
+    ) -> Iterator[tuple[object, ...]]:
+        names = ", ".join(f"d.{name}" for name in columns)
+        sql = f"SELECT {names}{', r.text' if with_text else ''} FROM documents AS d"
+        if with_text:
+            sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
+        params: tuple[str, ...] = ()
+        if since is not None:
+            sql += " WHERE d.updated_at >= %s"
+            params = (since,)
+        yield from self._stream(sql + " ORDER BY d.id", params)
+
+    def fetched_urls(self, since: int | None) -> Iterator[str]:
+        sql = (
+            "SELECT norm_url FROM pages WHERE last_crawl_time IS NOT NULL"
+            " AND status BETWEEN 200 AND 299"
+        )
+        params: tuple[int, ...] = ()
+        if since is not None:
+            sql += " AND last_crawl_time >= %s"
+            params = (since,)
+        for (url,) in self._stream(sql + " ORDER BY last_crawl_time, norm_url", params):
+            yield str(url)
+
+    def _stream(self, sql: str, params: tuple[object, ...]) -> Iterator[tuple[object, ...]]:
+        """A server-side cursor (in its own transaction): rows come a batch at a time."""
+        try:
+            with self.conn.transaction(), self.conn.cursor(name="litecrawl_stream") as cur:
+                cur.itersize = _BATCH
+                cur.execute(sql.encode(), params)
+                yield from cur
+        except psycopg.Error as exc:
+            raise FrontierError(f"cannot read {self.location}: {exc}") from exc
 
     def _read(self, work: Callable[[], T]) -> T:
         try:
@@ -206,3 +252,11 @@ def _joined(snippet: str, open_mark: str, close_mark: str) -> str:
     """ts_headline marks each word of a phrase; FTS5 marks the phrase whole: as FTS5 does,
     neighbouring marked words become one mark."""
     return snippet.replace(f"{close_mark} {open_mark}", " ")
+
+
+async def _migrate(url: str) -> None:
+    conn = await psycopg.AsyncConnection.connect(
+        url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
+    )
+    async with conn:
+        await migrate(conn)

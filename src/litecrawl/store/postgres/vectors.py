@@ -70,6 +70,14 @@ class PostgresVectors(VectorStore):
         ).fetchone()
         return None if row is None else bytes(row[0])
 
+    def of_resources(self, resource_ids: Sequence[int]) -> dict[int, bytes]:
+        rows = self.conn.execute(
+            "SELECT resource_id, vector FROM resource_vectors "
+            "WHERE model = %s AND resource_id = ANY(%s)",
+            (MODEL, list(resource_ids)),
+        ).fetchall()
+        return {int(rid): bytes(v) for rid, v in rows}
+
     def nearest(
         self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()
     ) -> list[Neighbour]:

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, best_url, make_hit
 from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.vectors import SQLiteVectors, resource_of_url, resource_previews
 
 __all__ = ["SQLiteIndex", "SearchHit", "best_url", "search"]
 
 _TEXT_WEIGHT = 1.0
+_BATCH = 500  # rows per fetchmany when streaming
 T = TypeVar("T")
 _PREFIX_WORD = re.compile(r"(.*?)(\*?)")
 
@@ -71,6 +73,8 @@ def search(
 
 
 class SQLiteIndex(IndexReader):
+    driver_errors = (sqlite3.Error,)
+
     def __init__(self, path: str | Path) -> None:
         self.location = str(path)
         self._conn: sqlite3.Connection | None = None
@@ -90,6 +94,9 @@ class SQLiteIndex(IndexReader):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def upgrade(self) -> None:
+        self._read(lambda: migrate(self.conn))
 
     @property
     def vectors(self) -> SQLiteVectors:
@@ -133,6 +140,39 @@ class SQLiteIndex(IndexReader):
     def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
         rows = self._read(lambda: self.conn.execute(_URLS, (resource_id,)).fetchall())
         return make_hit(resource_id, score, snippet, title, rows)
+
+    def documents(
+        self, columns: Sequence[str], since: str | None, with_text: bool
+    ) -> Iterator[tuple[object, ...]]:
+        names = ", ".join(f"d.{name}" for name in columns)
+        sql = f"SELECT {names}{', r.text' if with_text else ''} FROM documents AS d"
+        if with_text:
+            sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
+        params: tuple[str, ...] = ()
+        if since is not None:
+            sql += " WHERE d.updated_at >= ?"
+            params = (since,)
+        yield from self._stream(sql + " ORDER BY d.id", params)
+
+    def fetched_urls(self, since: int | None) -> Iterator[str]:
+        sql = (
+            "SELECT norm_url FROM pages WHERE last_crawl_time IS NOT NULL"
+            " AND status BETWEEN 200 AND 299"
+        )
+        params: tuple[int, ...] = ()
+        if since is not None:
+            sql += " AND last_crawl_time >= ?"
+            params = (since,)
+        for (url,) in self._stream(sql + " ORDER BY rowid", params):
+            yield str(url)
+
+    def _stream(self, sql: str, params: tuple[object, ...]) -> Iterator[tuple[object, ...]]:
+        try:
+            cursor = self.conn.execute(sql, params)
+            while rows := cursor.fetchmany(_BATCH):
+                yield from rows
+        except sqlite3.Error as exc:
+            raise FrontierError(f"cannot read {self.location}: {exc}") from exc
 
     def _read(self, work: Callable[[], T]) -> T:
         try:

@@ -91,12 +91,21 @@ class SQLiteVectors(VectorStore):
 
     def put(self, vectors: Iterable[tuple[Passage, bytes]]) -> None:
         rows = [(MODEL, blob, p.resource_id, p.text_hash) for p, blob in vectors]
-        self.conn.executemany(_PUT, rows)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany(_PUT, rows)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
 
     def of_resource(self, resource_id: int) -> bytes | None:
         sql = "SELECT vector FROM resource_vectors WHERE resource_id = ? AND model = ?"
         row = self.conn.execute(sql, (resource_id, MODEL)).fetchone()
         return None if row is None else bytes(row[0])
+
+    def of_resources(self, resource_ids: Sequence[int]) -> dict[int, bytes]:
+        return vectors_of_resources(self.conn, resource_ids)
 
     def nearest(
         self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()
