@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_query, html_page
+from conftest import LocalServer, NewDb, db_query, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -71,14 +71,14 @@ def _feed_site(feed: list[str]) -> web.Application:
     return app
 
 
-def _sites_run(db: Path, conf: Path) -> str:
+def _sites_run(db: str | Path, conf: Path) -> str:
     result = runner.invoke(app, ["sites", "run", "--once", "--db", str(db), "--config", str(conf)])
     assert result.exit_code == 0, result.output
     return result.stdout
 
 
 def test_full_crawl_then_feed_crawls_read_only_new_entries(
-    tmp_path: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch, new_db: NewDb
 ) -> None:
     (tmp_path / "pathrules.py").write_text(
         "def no_private(site, path):\n    return not path.startswith('/private/')\n"
@@ -86,7 +86,7 @@ def test_full_crawl_then_feed_crawls_read_only_new_entries(
     monkeypatch.syspath_prepend(str(tmp_path))
     feed = ["/a"]
     site = serve(_feed_site(feed))
-    db, conf = tmp_path / "s.db", tmp_path / "c.toml"
+    db, conf = new_db("s"), tmp_path / "c.toml"
     conf.write_text(
         f'[cache]\ndir = "{tmp_path / "cache"}"\n[rate_limit]\nper_host_delay_ms = 0\n'
         "[sites]\nfull_crawl_interval = 3600\nfeed_crawl_interval = 0\n"
@@ -126,7 +126,7 @@ def test_full_crawl_then_feed_crawls_read_only_new_entries(
 
 
 def test_a_site_without_feeds_is_not_checked_out_for_feed_crawls(
-    tmp_path: Path, serve: Serve
+    tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:
     site_app = web.Application()
     pages = {"/": TEXT}
@@ -138,7 +138,7 @@ def test_a_site_without_feeds_is_not_checked_out_for_feed_crawls(
 
     site_app.router.add_get("/{tail:.*}", handler)
     site = serve(site_app)
-    db, conf = tmp_path / "s.db", tmp_path / "c.toml"
+    db, conf = new_db("s"), tmp_path / "c.toml"
     conf.write_text(
         f'[cache]\ndir = "{tmp_path / "cache"}"\n'
         "[sites]\nfull_crawl_interval = 3600\nfeed_crawl_interval = 0\n"
@@ -149,10 +149,10 @@ def test_a_site_without_feeds_is_not_checked_out_for_feed_crawls(
     assert db_query(db, "SELECT kind FROM site_crawls") == [("full",)]
 
 
-def test_a_path_filter_that_cannot_be_loaded_exits_2(tmp_path: Path) -> None:
+def test_a_path_filter_that_cannot_be_loaded_exits_2(tmp_path: Path, new_db: NewDb) -> None:
     conf = tmp_path / "c.toml"
     conf.write_text('[sites]\npath_filter = "no_such_module_here:f"\n')
     result = runner.invoke(
-        app, ["sites", "run", "--once", "--db", str(tmp_path / "s.db"), "--config", str(conf)]
+        app, ["sites", "run", "--once", "--db", str(new_db("s")), "--config", str(conf)]
     )
     assert result.exit_code == 2 and "sites.path_filter" in result.output

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, db_query, html_page
+from conftest import LocalServer, NewDb, db_query, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -41,25 +41,26 @@ def _app(pages: dict[str, str], delay: float = 0.0) -> web.Application:
 
 
 def _slow_site(
-    serve: Serve, tmp_path: Path, n: int, conf_text: str
-) -> tuple[LocalServer, Path, Path]:
+    serve: Serve, tmp_path: Path, db: str, n: int, conf_text: str
+) -> tuple[LocalServer, str, Path]:
     """A site of ``n`` linked pages at 0.2 s each, added to a fresh database, and its config."""
     pages = {"/": "".join(f'<a href="/p{i}">p</a>' for i in range(n))}
     pages.update({f"/p{i}": "" for i in range(n)})
     site = serve(_app(pages, delay=0.2))
-    db = tmp_path / "s.db"
     conf = tmp_path / "c.toml"
     conf.write_text(conf_text)
     runner.invoke(app, ["sites", "add", site.url("/"), "--db", str(db)])
     return site, db, conf
 
 
-def _sites(db: Path) -> dict[str, dict[str, Any]]:
+def _sites(db: str | Path) -> dict[str, dict[str, Any]]:
     result = runner.invoke(app, ["sites", "list", "--json", "--db", str(db)])
     return {s["base_url"]: s for s in map(json.loads, result.stdout.splitlines())}
 
 
-def test_run_crawls_due_sites_and_counts_links_between_sites(tmp_path: Path, serve: Serve) -> None:
+def test_run_crawls_due_sites_and_counts_links_between_sites(
+    tmp_path: Path, serve: Serve, new_db: NewDb
+) -> None:
     other: dict[str, str] = {}
     b = serve(_app(other))
     c = serve(_app({"/": ""}))  # found through a link only
@@ -73,7 +74,7 @@ def test_run_crawls_due_sites_and_counts_links_between_sites(tmp_path: Path, ser
         )
     )
     other.update({"/": f'<a href="{a.url("/")}">A</a>'})
-    db = tmp_path / "s.db"
+    db = new_db("s")
     assert runner.invoke(app, ["sites", "add", a.url("/"), b.url("/"), "--db", str(db)])
     result = runner.invoke(app, ["sites", "run", "--once", "--workers", "2", "--db", str(db)])
     assert result.exit_code == 0, result.output
@@ -108,10 +109,10 @@ def test_run_crawls_due_sites_and_counts_links_between_sites(tmp_path: Path, ser
 
 
 def test_a_killed_worker_loses_its_site_after_the_lock_expires(
-    tmp_path: Path, serve: Serve
+    tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:
     conf_text = "lease_timeout = 4\n[rate_limit]\nper_host_delay_ms = 0\n"
-    site, db, conf = _slow_site(serve, tmp_path, 40, conf_text)
+    site, db, conf = _slow_site(serve, tmp_path, new_db("s"), 40, conf_text)
     runner.invoke(app, ["sites", "check", "--db", str(db)])
     cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
     proc = subprocess.Popen([*cmd, "--config", str(conf)], stdout=subprocess.DEVNULL)
@@ -140,8 +141,12 @@ def test_a_killed_worker_loses_its_site_after_the_lock_expires(
     assert db_query(db, "SELECT locked_by FROM sites") == [(None,)]
 
 
-def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(tmp_path: Path, serve: Serve) -> None:
-    site, db, conf = _slow_site(serve, tmp_path, 30, "[rate_limit]\nper_host_delay_ms = 0\n")
+def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(
+    tmp_path: Path, serve: Serve, new_db: NewDb
+) -> None:
+    site, db, conf = _slow_site(
+        serve, tmp_path, new_db("s"), 30, "[rate_limit]\nper_host_delay_ms = 0\n"
+    )
     cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
     cmd += ["--config", str(conf)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -161,9 +166,13 @@ def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(tmp_path: Path, serve
     assert db_query(db, "SELECT count(*) FROM site_crawls") == [(2,)]
 
 
-def test_two_processes_never_crawl_one_site_at_once(tmp_path: Path, serve: Serve) -> None:
+def test_two_processes_never_crawl_one_site_at_once(
+    tmp_path: Path, serve: Serve, new_db: NewDb
+) -> None:
     # ~4 s of crawl (a 200 ms per-host delay): the second process starts well within it
-    site, db, conf = _slow_site(serve, tmp_path, 20, "[rate_limit]\nper_host_delay_ms = 200\n")
+    site, db, conf = _slow_site(
+        serve, tmp_path, new_db("s"), 20, "[rate_limit]\nper_host_delay_ms = 200\n"
+    )
     runner.invoke(app, ["sites", "check", "--db", str(db)])
     cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
     cmd += ["--config", str(conf)]

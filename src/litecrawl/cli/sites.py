@@ -30,7 +30,7 @@ sites_app = typer.Typer(
     no_args_is_help=True,
 )
 
-Db = Annotated[str | None, typer.Option(help="SQLite file (sites are not on PostgreSQL yet).")]
+Db = Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")]
 Config = Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")]
 
 

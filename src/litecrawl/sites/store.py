@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Self
 
-from litecrawl.errors import ConfigError
 from litecrawl.sites.model import Annotation, Site, SiteCrawl, SiteFeed, SiteSchedule, StartPage
-from litecrawl.urls import shown_location
 
 __all__ = ["SiteStore", "open_sites"]
 
@@ -112,9 +110,11 @@ class SiteStore(ABC):
 
 
 def open_sites(location: str) -> SiteStore:
-    """The site store of a database location (a SQLite file path for now)."""
+    """The site store of a database location: a SQLite file or a ``postgresql://`` URL."""
     if location.startswith(("postgresql://", "postgres://")):
-        raise ConfigError(f"sites are not available on PostgreSQL yet: {shown_location(location)}")
+        from litecrawl.store.postgres.sites import PostgresSites  # it imports this module
+
+        return PostgresSites(location)
     from litecrawl.store.sqlite.sites import SQLiteSites  # the backend imports this module
 
     return SQLiteSites(location)

@@ -26,22 +26,26 @@ from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.urls import host_of
 
 __all__ = [
+    "CRAWL_COLUMNS",
+    "SITE_COLUMNS",
     "SQLiteSites",
+    "crawl_of",
     "read_annotations",
     "read_crawls",
     "read_feeds",
     "read_site",
     "read_site_links",
     "read_sites",
+    "site_of",
 ]
 
 T = TypeVar("T")
 
-_SITE_COLUMNS = (
+SITE_COLUMNS = (
     "id, base_url, host, status, reason, source, added_at, checked_at, final_url, title, "
     "language, feeds, sitemaps, next_crawl, next_feed_crawl"
 )
-_CRAWL_COLUMNS = (
+CRAWL_COLUMNS = (
     "site_id, kind, worker, started_at, finished_at, fetched, new_pages, errors, interrupted"
 )
 
@@ -154,13 +158,13 @@ class SQLiteSites(SiteStore):
         # never checked first (NULL sorts first), then the longest unchecked: idx_sites_check
         rows = self._read(
             lambda c: c.execute(
-                f"SELECT {_SITE_COLUMNS} FROM sites "
+                f"SELECT {SITE_COLUMNS} FROM sites "
                 "WHERE checked_at IS NULL OR checked_at < ? OR recheck = 1 "
                 "ORDER BY checked_at, id LIMIT ?",
                 (checked_before, limit),
             ).fetchall()
         )
-        return [_site(r) for r in rows]
+        return [site_of(r) for r in rows]
 
     def record_check(
         self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
@@ -207,10 +211,10 @@ class SQLiteSites(SiteStore):
                     AND (locked_until IS NULL OR locked_until < :now)
                   ORDER BY min(coalesce(next_crawl, 0), coalesce(next_feed_crawl, :due)), id
                   LIMIT 1)
-                RETURNING {_SITE_COLUMNS}""",
+                RETURNING {SITE_COLUMNS}""",
                 {"worker": worker, "until": now + lock_sec, "now": now, "due": due_by},
             ).fetchone()
-            return None if row is None else _site(row)
+            return None if row is None else site_of(row)
 
         return self._transaction(work)
 
@@ -242,7 +246,7 @@ class SQLiteSites(SiteStore):
                 {"site": crawl.site_id, "now": now},
             )
             self.conn.execute(
-                f"INSERT INTO site_crawls ({_CRAWL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO site_crawls ({CRAWL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 astuple(crawl),
             )
             before = self.conn.total_changes
@@ -317,9 +321,9 @@ def read_annotations(conn: sqlite3.Connection, base_url: str) -> list[Annotation
 
 def read_site(conn: sqlite3.Connection, base_url: str) -> Site | None:
     row = conn.execute(
-        f"SELECT {_SITE_COLUMNS} FROM sites WHERE base_url = ?", (base_url,)
+        f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = ?", (base_url,)
     ).fetchone()
-    return None if row is None else _site(row)
+    return None if row is None else site_of(row)
 
 
 # the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
@@ -336,32 +340,34 @@ def read_sites(conn: sqlite3.Connection, status: str | None, limit: int | None) 
     else:
         where = "(:status IS NULL OR status = :status)"
     rows = conn.execute(
-        f"SELECT {_SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT :limit",
+        f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT :limit",
         {"status": value, "limit": -1 if limit is None else limit},
     ).fetchall()
-    return [_site(r) for r in rows]
+    return [site_of(r) for r in rows]
 
 
 def read_crawls(conn: sqlite3.Connection, site_id: int, limit: int) -> list[SiteCrawl]:
     rows = conn.execute(
-        f"SELECT {_CRAWL_COLUMNS} FROM site_crawls WHERE site_id = ? "
+        f"SELECT {CRAWL_COLUMNS} FROM site_crawls WHERE site_id = ? "
         "ORDER BY started_at DESC, id DESC LIMIT ?",
         (site_id, limit),
     ).fetchall()
-    return [
-        SiteCrawl(
-            site_id=r[0],
-            kind=r[1],
-            worker=r[2],
-            started_at=r[3],
-            finished_at=r[4],
-            fetched=r[5],
-            new_pages=r[6],
-            errors=r[7],
-            interrupted=bool(r[8]),
-        )
-        for r in rows
-    ]
+    return [crawl_of(r) for r in rows]
+
+
+def crawl_of(r: Sequence[Any]) -> SiteCrawl:
+    """A SiteCrawl from a row of CRAWL_COLUMNS (both stores)."""
+    return SiteCrawl(
+        site_id=r[0],
+        kind=r[1],
+        worker=r[2],
+        started_at=r[3],
+        finished_at=r[4],
+        fetched=r[5],
+        new_pages=r[6],
+        errors=r[7],
+        interrupted=bool(r[8]),
+    )
 
 
 def read_site_links(
@@ -399,7 +405,8 @@ def _recheck(conn: sqlite3.Connection, base_url: str) -> None:
     conn.execute("UPDATE sites SET recheck = 1 WHERE base_url = ?", (base_url,))
 
 
-def _site(r: tuple[Any, ...]) -> Site:
+def site_of(r: Sequence[Any]) -> Site:
+    """A Site from a row of SITE_COLUMNS (both stores)."""
     return Site(
         id=r[0],
         base_url=r[1],

@@ -1,0 +1,333 @@
+"""The site queue and annotations in PostgreSQL (seed 002), as the SQLite store's
+(``store/sqlite/sites.py``): the same tables and decisions, PostgreSQL's dialect. A checkout
+takes the site row ``FOR UPDATE SKIP LOCKED``, so workers on several machines never lock one
+site twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import astuple
+from typing import Any, TypeVar
+
+import psycopg
+
+from litecrawl.errors import FrontierError
+from litecrawl.sites.model import (
+    LISTINGS,
+    Annotation,
+    Site,
+    SiteCrawl,
+    SiteFeed,
+    SiteSchedule,
+    StartPage,
+)
+from litecrawl.sites.store import SiteStore
+from litecrawl.store.postgres.migrations import migrate
+from litecrawl.store.sqlite.sites import CRAWL_COLUMNS, SITE_COLUMNS, crawl_of, site_of
+from litecrawl.urls import host_of, shown_location
+
+__all__ = ["PostgresSites"]
+
+T = TypeVar("T")
+Conn = psycopg.Connection[Any]
+_CONNECT_TIMEOUT = 10
+
+# the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
+_LISTING = """(SELECT a.kind FROM site_annotations a
+  WHERE a.base_url = sites.base_url AND a.kind IN ('whitelist', 'blacklist')
+  ORDER BY a.created_at DESC, a.id DESC LIMIT 1)"""
+
+
+class PostgresSites(SiteStore):
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.location = shown_location(url)
+        self._conn: Conn | None = None
+        # one connection, used from worker threads (asyncio.to_thread): one call at a time
+        self._lock = threading.RLock()
+
+    @property
+    def conn(self) -> Conn:
+        if self._conn is None:
+            raise FrontierError(f"{self.location}: the site store is not open")
+        return self._conn
+
+    def open(self) -> None:
+        try:
+            asyncio.run(_migrate(self.url))
+            self._conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
+            )
+        except psycopg.Error as exc:
+            raise FrontierError(f"cannot open PostgreSQL database {self.location}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _transaction(self, work: Callable[[Conn], T]) -> T:
+        with self._lock:
+            try:
+                with self.conn.transaction():
+                    return work(self.conn)
+            except psycopg.Error as exc:
+                raise FrontierError(f"{self.location}: {exc}") from exc
+
+    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self.conn.execute(sql.encode(), params).fetchall()
+            except psycopg.Error as exc:
+                raise FrontierError(f"{self.location}: {exc}") from exc
+
+    def add(self, base_urls: Sequence[str], now: float) -> int:
+        def work(conn: Conn) -> int:
+            added = _insert_sites(conn, base_urls, now, "seed")
+            # annotations made before their site existed now name it
+            conn.execute(
+                "UPDATE site_annotations SET site_id = "
+                "(SELECT id FROM sites WHERE sites.base_url = site_annotations.base_url) "
+                "WHERE site_id IS NULL"
+            )
+            return added
+
+        return self._transaction(work)
+
+    def annotate(self, base_url: str, kind: str, text: str | None, now: float) -> Annotation:
+        def work(conn: Conn) -> Annotation:
+            row = conn.execute(
+                "INSERT INTO site_annotations (base_url, site_id, kind, text, created_at) "
+                "VALUES (%s, (SELECT id FROM sites WHERE base_url = %s), %s, %s, %s) "
+                "RETURNING id, base_url, site_id, kind, text, created_at",
+                (base_url, base_url, kind, text, now),
+            ).fetchone()
+            assert row is not None
+            if kind != "note":
+                _recheck(conn, base_url)
+            return Annotation(*row)
+
+        return self._transaction(work)
+
+    def remove_annotations(self, base_url: str, kind: str) -> int:
+        def work(conn: Conn) -> int:
+            cur = conn.execute(
+                "DELETE FROM site_annotations WHERE base_url = %s AND kind = %s", (base_url, kind)
+            )
+            removed = max(cur.rowcount, 0)
+            if removed and kind != "note":
+                _recheck(conn, base_url)
+            return removed
+
+        return self._transaction(work)
+
+    def annotations(self, base_url: str) -> list[Annotation]:
+        rows = self._rows(
+            "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
+            "WHERE base_url = %s ORDER BY created_at, id",
+            (base_url,),
+        )
+        return [Annotation(*r) for r in rows]
+
+    def site(self, base_url: str) -> Site | None:
+        rows = self._rows(f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = %s", (base_url,))
+        return site_of(rows[0]) if rows else None
+
+    def sites(self, status: str | None, limit: int | None = None) -> list[Site]:
+        value: str | None = status
+        if status in LISTINGS:
+            where, value = f"{_LISTING} = %(status)s", status.removesuffix("ed")
+        else:
+            where = "(%(status)s::text IS NULL OR status = %(status)s)"
+        rows = self._rows(
+            f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT %(limit)s",
+            {"status": value, "limit": limit},
+        )
+        return [site_of(r) for r in rows]
+
+    def due_checks(self, checked_before: float, limit: int) -> list[Site]:
+        rows = self._rows(
+            f"SELECT {SITE_COLUMNS} FROM sites "
+            "WHERE checked_at IS NULL OR checked_at < %s OR recheck = 1 "
+            "ORDER BY checked_at NULLS FIRST, id LIMIT %s",
+            (checked_before, limit),
+        )
+        return [site_of(r) for r in rows]
+
+    def record_check(
+        self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
+    ) -> None:
+        def work(conn: Conn) -> None:
+            conn.execute(
+                """UPDATE sites SET status = %(status)s, reason = %(reason)s,
+                  checked_at = %(now)s, recheck = 0,
+                  final_url = coalesce(%(final_url)s, final_url),
+                  title = coalesce(%(title)s, title),
+                  language = coalesce(%(language)s, language),
+                  feeds = coalesce(%(feeds)s, feeds), sitemaps = coalesce(%(sitemaps)s, sitemaps)
+                WHERE id = %(id)s""",
+                {
+                    "id": site_id,
+                    "status": status,
+                    "reason": reason,
+                    "now": now,
+                    "final_url": page.base_url if page else None,
+                    "title": page.title if page else None,
+                    "language": page.language if page else None,
+                    "feeds": json.dumps(page.feeds) if page else None,
+                    "sitemaps": json.dumps(page.sitemaps) if page else None,
+                },
+            )
+            if page is not None and page.feeds:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO site_feeds (site_id, url, first_seen) VALUES (%s, %s, %s) "
+                        "ON CONFLICT DO NOTHING",
+                        [(site_id, url, now) for url in page.feeds],
+                    )
+
+        self._transaction(work)
+
+    def checkout(self, worker: str, due_by: float, now: float, lock_sec: float) -> Site | None:
+        def work(conn: Conn) -> Site | None:
+            # due for a full crawl (never crawled first) or a feed crawl, the longest due first
+            row = conn.execute(
+                f"""UPDATE sites SET locked_by = %(worker)s, locked_until = %(until)s
+                WHERE id = (
+                  SELECT id FROM sites
+                  WHERE status = 'relevant'
+                    AND (coalesce(next_crawl, 0) <= %(due)s OR (next_feed_crawl <= %(due)s
+                      AND EXISTS (SELECT 1 FROM site_feeds f WHERE f.site_id = sites.id)))
+                    AND (locked_until IS NULL OR locked_until < %(now)s)
+                  ORDER BY least(coalesce(next_crawl, 0), coalesce(next_feed_crawl, %(due)s)), id
+                  LIMIT 1
+                  FOR UPDATE SKIP LOCKED)
+                RETURNING {SITE_COLUMNS}""",
+                {"worker": worker, "until": now + lock_sec, "now": now, "due": due_by},
+            ).fetchone()
+            return None if row is None else site_of(row)
+
+        return self._transaction(work)
+
+    def renew(self, site_id: int, worker: str, until: float) -> bool:
+        def work(conn: Conn) -> bool:
+            cur = conn.execute(
+                "UPDATE sites SET locked_until = %s WHERE id = %s AND locked_by = %s",
+                (until, site_id, worker),
+            )
+            return cur.rowcount > 0
+
+        return self._transaction(work)
+
+    def checkin(
+        self, crawl: SiteCrawl, schedule: SiteSchedule, links: dict[str, int], now: float
+    ) -> int:
+        def work(conn: Conn) -> int:
+            conn.execute(
+                "UPDATE sites SET locked_by = NULL, locked_until = NULL, next_crawl = %s, "
+                "next_feed_crawl = %s WHERE id = %s AND locked_by = %s",
+                (schedule.next_crawl, schedule.next_feed_crawl, crawl.site_id, crawl.worker),
+            )
+            # feeds found while crawling the site (links that turned out to be feeds too)
+            conn.execute(
+                "INSERT INTO site_feeds (site_id, url, first_seen) "
+                "SELECT s.id, p.norm_url, %(now)s FROM sites s JOIN pages p ON p.host = s.host "
+                "WHERE s.id = %(site)s AND p.kind = 'feed' ON CONFLICT DO NOTHING",
+                {"site": crawl.site_id, "now": now},
+            )
+            row = (*astuple(crawl)[:-1], int(crawl.interrupted))
+            conn.execute(
+                f"INSERT INTO site_crawls ({CRAWL_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                row,
+            )
+            queued = _insert_sites(conn, list(links), now, "link")
+            if links:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        """INSERT INTO site_links (from_site, to_site, count, first_seen, last_seen)
+                        SELECT %(site)s, id, %(count)s, %(now)s, %(now)s FROM sites
+                        WHERE base_url = %(url)s
+                        ON CONFLICT (from_site, to_site) DO UPDATE SET
+                          count = excluded.count, last_seen = excluded.last_seen""",
+                        [
+                            {"site": crawl.site_id, "count": n, "now": now, "url": u}
+                            for u, n in links.items()
+                        ],
+                    )
+            return queued
+
+        return self._transaction(work)
+
+    def outlinks(self, host: str) -> list[str]:
+        rows = self._rows(
+            "SELECT l.dst FROM pages p JOIN page_links l ON l.src = p.norm_url WHERE p.host = %s",
+            (host,),
+        )
+        return [r[0] for r in rows]
+
+    def feeds(self, site_id: int) -> list[SiteFeed]:
+        rows = self._rows(
+            """SELECT f.url, f.first_seen, p.last_crawl_time, p.status, p.etag, p.last_modified,
+              (SELECT count(*) FROM page_links l WHERE l.src = f.url)
+            FROM site_feeds f LEFT JOIN pages p ON p.norm_url = f.url
+            WHERE f.site_id = %s ORDER BY f.url""",
+            (site_id,),
+        )
+        return [SiteFeed(*r) for r in rows]
+
+    def listed(self, listings: Sequence[str]) -> list[str]:
+        rows = self._rows(
+            "SELECT DISTINCT dst FROM page_links WHERE src = ANY(%s)", (list(listings),)
+        )
+        return [r[0] for r in rows]
+
+    def crawls(self, site_id: int, limit: int) -> list[SiteCrawl]:
+        rows = self._rows(
+            f"SELECT {CRAWL_COLUMNS} FROM site_crawls WHERE site_id = %s "
+            "ORDER BY started_at DESC, id DESC LIMIT %s",
+            (site_id, limit),
+        )
+        return [crawl_of(r) for r in rows]
+
+    def site_links(self, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
+        mine, other = ("to_site", "from_site") if inbound else ("from_site", "to_site")
+        rows = self._rows(
+            f"SELECT s.base_url, l.count FROM site_links l JOIN sites s ON s.id = l.{other} "
+            f"WHERE l.{mine} = %s ORDER BY l.count DESC, s.base_url LIMIT %s",
+            (site_id, limit),
+        )
+        return [(u, n) for u, n in rows]
+
+    def counts(self) -> dict[str, int]:
+        rows = self._rows("SELECT status, count(*) FROM sites GROUP BY status")
+        return {status: int(n) for status, n in rows}
+
+
+def _insert_sites(conn: Conn, base_urls: Sequence[str], now: float, source: str) -> int:
+    """Sites not known yet; returns how many were new."""
+    if not base_urls:
+        return 0
+    rows = conn.execute(
+        "INSERT INTO sites (base_url, host, added_at, source) "
+        "SELECT u, h, %s, %s FROM unnest(%s::text[], %s::text[]) AS t(u, h) "
+        "ON CONFLICT (base_url) DO NOTHING RETURNING id",
+        (now, source, list(base_urls), [host_of(u) for u in base_urls]),
+    ).fetchall()
+    return len(rows)
+
+
+def _recheck(conn: Conn, base_url: str) -> None:
+    """A white/blacklisting changed: the site is checked again at the next queue pass."""
+    conn.execute("UPDATE sites SET recheck = 1 WHERE base_url = %s", (base_url,))
+
+
+async def _migrate(url: str) -> None:
+    conn = await psycopg.AsyncConnection.connect(
+        url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
+    )
+    async with conn:
+        await migrate(conn)
