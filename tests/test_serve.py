@@ -1,4 +1,5 @@
-"""``litecrawl serve``: the real command on a database filled by a real crawl, seen in Chromium."""
+"""``litecrawl serve``: the real command on a database filled by a real crawl (SQLite and
+PostgreSQL), seen in Chromium."""
 
 from __future__ import annotations
 
@@ -16,16 +17,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import psycopg
 import pytest
 from aiohttp import web
-from conftest import LocalServer, have_chromium, html_page, site_app
+from conftest import LocalServer, NewDb, db_query, have_chromium, html_page, site_app
 from playwright.sync_api import Page, sync_playwright
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
 from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
+from litecrawl.frontier import open_frontier
 from litecrawl.lease import current_identity
-from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()
@@ -56,26 +58,43 @@ def _site() -> web.Application:
     )
 
 
-@pytest.fixture
-def crawled(tmp_path: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
-    """A database (and disk cache under tmp_path) from a real crawl of the local fish site."""
+def _crawl(db: str, serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     site = serve(_site())
     monkeypatch.chdir(tmp_path)  # the crawl's disk cache: tmp_path/.cache/litecrawl
-    db = tmp_path / "fish.db"
-    result = runner.invoke(app, ["crawl", site.url("/"), "--db", str(db), "--delay-ms", "0", "-q"])
+    result = runner.invoke(app, ["crawl", site.url("/"), "--db", db, "--delay-ms", "0", "-q"])
     assert result.exit_code == 0, result.output
-    return db, site.base
+    return site.base
 
 
 @pytest.fixture
-def start() -> Iterator[Callable[..., str]]:
+def crawled(
+    new_db: NewDb, tmp_path: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str]:
+    """A database (either backend; a disk cache under tmp_path) from a real crawl of the local
+    fish site."""
+    db = new_db("fish")
+    return db, _crawl(db, serve, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def crawled_sqlite(
+    tmp_path: Path, serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str]:
+    """As ``crawled``, in a SQLite file only (the browser tests: what they look at is the
+    same on both backends, and Chromium is the slow part)."""
+    db = str(tmp_path / "fish.db")
+    return db, _crawl(db, serve, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Start ``litecrawl serve`` on a free port; returns its base URL."""
     procs: list[subprocess.Popen[str]] = []
 
-    def run(db: Path, *args: str) -> str:
+    def run(db: str | Path, *args: str) -> str:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "litecrawl", "serve", "--db", str(db), "--port", "0", *args],
-            cwd=db.parent,
+            [sys.executable, "-m", "litecrawl", "serve", "--db", db, "--port", "0", *args],
+            cwd=tmp_path,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -92,8 +111,8 @@ def start() -> Iterator[Callable[..., str]]:
         assert proc.wait(10) == 0
 
 
-def _stats(db: Path) -> dict[str, Any]:
-    result = runner.invoke(app, ["stats", "--db", str(db), "--json"], catch_exceptions=False)
+def _stats(db: str | Path) -> dict[str, Any]:
+    result = runner.invoke(app, ["stats", "--db", db, "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     data: dict[str, Any] = json.loads(result.output)
     return data
@@ -113,12 +132,8 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
-def _seeds(db: Path) -> set[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return {r[0] for r in conn.execute("SELECT norm_url FROM pages WHERE source = 'seed'")}
-    finally:
-        conn.close()
+def _seeds(db: str) -> set[str]:
+    return {r[0] for r in db_query(db, "SELECT norm_url FROM pages WHERE source = 'seed'")}
 
 
 def _shot(page: Page, name: str) -> None:
@@ -129,8 +144,8 @@ def _shot(page: Page, name: str) -> None:
 @pytest.mark.skipif(
     not have_chromium() and not os.environ.get("CI"), reason="no Chromium on this machine"
 )
-def test_dashboard_in_chromium(crawled: tuple[Path, str], start: Callable[..., str]) -> None:
-    db, site = crawled
+def test_dashboard_in_chromium(crawled_sqlite: tuple[str, str], start: Callable[..., str]) -> None:
+    db, site = crawled_sqlite
     base = start(db, "--token", TOKEN)
     stats = _stats(db)
     with sync_playwright() as pw:
@@ -230,7 +245,7 @@ def test_dashboard_in_chromium(crawled: tuple[Path, str], start: Callable[..., s
     assert not problems, problems
 
 
-def test_api_answers_what_stats_says(crawled: tuple[Path, str], start: Callable[..., str]) -> None:
+def test_api_answers_what_stats_says(crawled: tuple[str, str], start: Callable[..., str]) -> None:
     db, site = crawled
     base = start(db)
     overview = _get(base + "/api/overview")
@@ -273,7 +288,7 @@ def test_api_answers_what_stats_says(crawled: tuple[Path, str], start: Callable[
     for mode in ("", "keyword", "semantic", "hybrid"):
         hits = _get(base + f"/api/search?q=zebrafish&mode={mode}")
         flags = ["--mode", mode] if mode else []
-        cli = runner.invoke(app, ["search", "zebrafish", "--db", str(db), "--json", *flags])
+        cli = runner.invoke(app, ["search", "zebrafish", "--db", db, "--json", *flags])
         assert hits == json.loads(cli.output), mode
         assert hits[0]["url"] == f"{site}/zebra"
     assert _get(base + "/api/search?q=zebrafish&mode=keyword") != hits  # bm25 vs fused scores
@@ -289,7 +304,7 @@ def test_api_answers_what_stats_says(crawled: tuple[Path, str], start: Callable[
     assert bad.value.code == 400
 
 
-def test_writes_need_token_and_csrf(crawled: tuple[Path, str], start: Callable[..., str]) -> None:
+def test_writes_need_token_and_csrf(crawled: tuple[str, str], start: Callable[..., str]) -> None:
     db, site = crawled
     base = start(db, "--token", TOKEN)
     body = json.dumps({"urls": [f"{site}/api-seed"]}).encode()
@@ -320,9 +335,7 @@ def test_writes_need_token_and_csrf(crawled: tuple[Path, str], start: Callable[.
     assert rebound.value.code == 421
 
 
-def test_read_only_refuses_every_write(
-    crawled: tuple[Path, str], start: Callable[..., str]
-) -> None:
+def test_read_only_refuses_every_write(crawled: tuple[str, str], start: Callable[..., str]) -> None:
     db, site = crawled
     base = start(db, "--read-only", "--token", TOKEN)
     body = json.dumps({"urls": [f"{site}/ro-seed"]}).encode()
@@ -349,34 +362,39 @@ def test_serve_refuses_bad_usage(tmp_path: Path) -> None:
 
 
 def test_reads_while_a_crawl_holds_the_write_lock(
-    crawled: tuple[Path, str], start: Callable[..., str]
+    crawled: tuple[str, str], start: Callable[..., str]
 ) -> None:
-    """WAL: the dashboard reads while a writer holds the lock, and shows the live worker."""
+    """The dashboard reads while a writer holds its transaction open (SQLite's WAL,
+    PostgreSQL's MVCC), and shows the live worker."""
     db, site = crawled
     base = start(db)
-    frontier = SQLiteFrontier(db)
+    frontier = open_frontier(db)
 
     async def register() -> None:
         await frontier.open()
         await frontier.register_worker(current_identity(), time.time())
 
-    asyncio.run(register())
-    writer = sqlite3.connect(db, isolation_level=None)
-    try:
+    loop = asyncio.new_event_loop()  # one loop for the frontier's life (its pool lives in it)
+    loop.run_until_complete(register())
+    writer: Any
+    if db.startswith("postgresql://"):
+        writer = psycopg.connect(db)  # a transaction begins with the first statement
+    else:
+        writer = sqlite3.connect(db, isolation_level=None)
         writer.execute("BEGIN IMMEDIATE")
-        writer.execute(
-            "INSERT INTO pages (norm_url, host) VALUES (?, ?)", (f"{site}/uncommitted", "x")
-        )
+    try:
+        writer.execute(f"INSERT INTO pages (norm_url, host) VALUES ('{site}/uncommitted', 'x')")
         overview = _get(base + "/api/overview")  # does not wait for the writer
         assert overview["pages"]["total"] == 5  # nor sees what it has not committed
         assert [w["status"] for w in overview["workers"]] == ["alive"]
         assert overview["workers"][0]["pid"] == os.getpid()
         pages = _get(base + "/api/pages?text=uncommitted")
         assert pages["total"] == 0
-        writer.execute("COMMIT")
+        writer.commit() if db.startswith("postgresql://") else writer.execute("COMMIT")
     finally:
         writer.close()
-        asyncio.run(frontier.close())
+        loop.run_until_complete(frontier.close())
+        loop.close()
     assert _get(base + "/api/overview")["pages"]["total"] == 6
 
 
@@ -390,8 +408,8 @@ def test_sites_pages_and_annotations(
     blog = serve(site_app({"/": html_page(f"<p>{words}</p>", HOSTILE)}))
     parked = serve(site_app({"/": html_page("<p>soon</p>", "Parked")}))
     db = tmp_path / "sites.db"
-    assert runner.invoke(app, ["sites", "add", blog.url("/"), parked.url("/"), "--db", str(db)])
-    assert runner.invoke(app, ["sites", "check", "--db", str(db)]).exit_code == 0
+    assert runner.invoke(app, ["sites", "add", blog.url("/"), parked.url("/"), "--db", db])
+    assert runner.invoke(app, ["sites", "check", "--db", db]).exit_code == 0
     base = start(db, "--token", TOKEN)
 
     listed = _get(base + "/api/sites")
@@ -436,7 +454,7 @@ def test_sites_pages_and_annotations(
         assert page.evaluate("typeof window.__pwned") == "undefined"
         browser.close()
     assert not problems, problems
-    assert runner.invoke(app, ["sites", "check", "--db", str(db)]).exit_code == 0
+    assert runner.invoke(app, ["sites", "check", "--db", db]).exit_code == 0
     shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
     assert (shown["site"]["status"], shown["site"]["reason"]) == ("relevant", "whitelisted")
     assert shown["crawls"] == []
@@ -444,7 +462,7 @@ def test_sites_pages_and_annotations(
     assert [s["base_url"] for s in whitelisted["sites"]] == [parked.url("/")]
     assert whitelisted["counts"]["whitelisted"] == 1
     # after a crawl of the sites: its record and schedule
-    assert runner.invoke(app, ["sites", "run", "--once", "--db", str(db)]).exit_code == 0
+    assert runner.invoke(app, ["sites", "run", "--once", "--db", db]).exit_code == 0
     shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
     assert [(c["kind"], c["fetched"], c["interrupted"]) for c in shown["crawls"]] == [
         ("full", 1, False)

@@ -14,17 +14,17 @@ from aiohttp import web
 
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
-from litecrawl.serve import ServeSettings, SQLiteDashboardQueries, make_app
+from litecrawl.serve import ServeSettings, make_app, open_queries
 from litecrawl.serve.annotate import SiteAnnotator
 from litecrawl.serve.seeds import SeedAdder
 from litecrawl.serve.views import Dashboard
-from litecrawl.urls import UrlRules
+from litecrawl.urls import UrlRules, shown_location
 
 __all__ = ["serve"]
 
 
 def serve(
-    db: Annotated[str | None, typer.Option(help="SQLite database file.")] = None,
+    db: Annotated[str | None, typer.Option(help="SQLite file or postgresql:// URL.")] = None,
     config: Annotated[list[Path] | None, typer.Option(help="TOML file (repeatable).")] = None,
     host: Annotated[
         str, typer.Option(help="Address to listen on (anything but loopback exposes the data).")
@@ -37,14 +37,11 @@ def serve(
 ) -> None:
     """Serve a web dashboard: overview, hosts, pages, search, adding seeds; JSON under /api/."""
     cfg = load_or_exit(config, {"db": db})
-    if cfg.db.startswith(("postgresql://", "postgres://")):
-        typer.echo("error: serve works on a SQLite database for now", err=True)
-        raise typer.Exit(2)
     if token is not None and len(token) < 8:
         typer.echo("error: --token must be at least 8 characters", err=True)
         raise typer.Exit(2)
     try:
-        queries = SQLiteDashboardQueries(cfg.db)
+        queries = open_queries(cfg.db)
         queries.summary(0, 0)  # a database litecrawl can read, before announcing the URL
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -78,7 +75,8 @@ async def _run(app: web.Application, host: str, port: int, settings: ServeSettin
         await site.start()
         bound = runner.addresses[0][1] if runner.addresses else port  # the real one for 0
         shown = f"[{host}]" if ":" in host else host
-        typer.echo(f"litecrawl serve: http://{shown}:{bound}/  (database {settings.dashboard.db})")
+        database = shown_location(settings.dashboard.db)
+        typer.echo(f"litecrawl serve: http://{shown}:{bound}/  (database {database})")
         if not settings.loopback_only:
             typer.echo(
                 f"warning: listening on {host}: whoever reaches this address reads the database",

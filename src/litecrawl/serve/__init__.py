@@ -1,7 +1,6 @@
 """``litecrawl serve``: a local web dashboard on a crawl database (pages + a JSON API)."""
 
 from litecrawl.serve.app import ServeSettings, make_app
-from litecrawl.serve.queries import DashboardQueries
-from litecrawl.store.sqlite.dashboard import SQLiteDashboardQueries
+from litecrawl.serve.queries import DashboardQueries, open_queries
 
-__all__ = ["DashboardQueries", "SQLiteDashboardQueries", "ServeSettings", "make_app"]
+__all__ = ["DashboardQueries", "ServeSettings", "make_app", "open_queries"]

@@ -7,6 +7,7 @@ implementation must read without blocking a crawl that writes the same database.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "PageList",
     "PageRow",
     "SiteActivity",
+    "open_queries",
 ]
 
 
@@ -76,6 +78,22 @@ class PageRow:
     next_crawl_time: int | None
     depth: int
     title: str | None
+
+    @classmethod
+    def from_row(cls, r: Sequence[Any], state_names: Mapping[int, str]) -> PageRow:
+        """From a row of the stores' page columns (url, host, state, ..., title)."""
+        return cls(
+            url=r[0],
+            host=r[1],
+            state=state_names.get(r[2], str(r[2])),
+            status=r[3],
+            error=r[4],
+            content_type=r[5],
+            last_crawl_time=r[6],
+            next_crawl_time=r[7],
+            depth=r[8],
+            title=r[9],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,3 +166,14 @@ class DashboardQueries(ABC):
     @abstractmethod
     def site_activity(self, site_id: int, limit: int) -> SiteActivity:
         """A site's last crawls, the sites it links to and those linking to it, its feeds."""
+
+
+def open_queries(location: str) -> DashboardQueries:
+    """The dashboard's reads on a SQLite file or a ``postgresql://`` URL."""
+    if location.startswith(("postgresql://", "postgres://")):
+        from litecrawl.store.postgres.dashboard import PostgresDashboardQueries
+
+        return PostgresDashboardQueries(location)
+    from litecrawl.store.sqlite.dashboard import SQLiteDashboardQueries
+
+    return SQLiteDashboardQueries(location)

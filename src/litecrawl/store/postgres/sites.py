@@ -29,7 +29,15 @@ from litecrawl.store.postgres.migrations import migrate
 from litecrawl.store.sqlite.sites import CRAWL_COLUMNS, SITE_COLUMNS, crawl_of, site_of
 from litecrawl.urls import host_of, shown_location
 
-__all__ = ["PostgresSites"]
+__all__ = [
+    "PostgresSites",
+    "read_annotations",
+    "read_crawls",
+    "read_feeds",
+    "read_site",
+    "read_site_links",
+    "read_sites",
+]
 
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]
@@ -77,12 +85,15 @@ class PostgresSites(SiteStore):
             except psycopg.Error as exc:
                 raise FrontierError(f"{self.location}: {exc}") from exc
 
-    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+    def _read(self, work: Callable[[Conn], T]) -> T:
         with self._lock:
             try:
-                return self.conn.execute(sql.encode(), params).fetchall()
+                return work(self.conn)
             except psycopg.Error as exc:
                 raise FrontierError(f"{self.location}: {exc}") from exc
+
+    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        return self._read(lambda c: c.execute(sql.encode(), params).fetchall())
 
     def add(self, base_urls: Sequence[str], now: float) -> int:
         def work(conn: Conn) -> int:
@@ -125,28 +136,22 @@ class PostgresSites(SiteStore):
         return self._transaction(work)
 
     def annotations(self, base_url: str) -> list[Annotation]:
-        rows = self._rows(
-            "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
-            "WHERE base_url = %s ORDER BY created_at, id",
-            (base_url,),
-        )
-        return [Annotation(*r) for r in rows]
+        return self._read(lambda c: read_annotations(c, base_url))
 
     def site(self, base_url: str) -> Site | None:
-        rows = self._rows(f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = %s", (base_url,))
-        return site_of(rows[0]) if rows else None
+        return self._read(lambda c: read_site(c, base_url))
 
     def sites(self, status: str | None, limit: int | None = None) -> list[Site]:
-        value: str | None = status
-        if status in LISTINGS:
-            where, value = f"{_LISTING} = %(status)s", status.removesuffix("ed")
-        else:
-            where = "(%(status)s::text IS NULL OR status = %(status)s)"
-        rows = self._rows(
-            f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT %(limit)s",
-            {"status": value, "limit": limit},
-        )
-        return [site_of(r) for r in rows]
+        return self._read(lambda c: read_sites(c, status, limit))
+
+    def feeds(self, site_id: int) -> list[SiteFeed]:
+        return self._read(lambda c: read_feeds(c, site_id))
+
+    def crawls(self, site_id: int, limit: int) -> list[SiteCrawl]:
+        return self._read(lambda c: read_crawls(c, site_id, limit))
+
+    def site_links(self, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
+        return self._read(lambda c: read_site_links(c, site_id, inbound, limit))
 
     def due_checks(self, checked_before: float, limit: int) -> list[Site]:
         rows = self._rows(
@@ -269,42 +274,75 @@ class PostgresSites(SiteStore):
         )
         return [r[0] for r in rows]
 
-    def feeds(self, site_id: int) -> list[SiteFeed]:
-        rows = self._rows(
-            """SELECT f.url, f.first_seen, p.last_crawl_time, p.status, p.etag, p.last_modified,
-              (SELECT count(*) FROM page_links l WHERE l.src = f.url)
-            FROM site_feeds f LEFT JOIN pages p ON p.norm_url = f.url
-            WHERE f.site_id = %s ORDER BY f.url""",
-            (site_id,),
-        )
-        return [SiteFeed(*r) for r in rows]
-
     def listed(self, listings: Sequence[str]) -> list[str]:
         rows = self._rows(
             "SELECT DISTINCT dst FROM page_links WHERE src = ANY(%s)", (list(listings),)
         )
         return [r[0] for r in rows]
 
-    def crawls(self, site_id: int, limit: int) -> list[SiteCrawl]:
-        rows = self._rows(
-            f"SELECT {CRAWL_COLUMNS} FROM site_crawls WHERE site_id = %s "
-            "ORDER BY started_at DESC, id DESC LIMIT %s",
-            (site_id, limit),
-        )
-        return [crawl_of(r) for r in rows]
-
-    def site_links(self, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
-        mine, other = ("to_site", "from_site") if inbound else ("from_site", "to_site")
-        rows = self._rows(
-            f"SELECT s.base_url, l.count FROM site_links l JOIN sites s ON s.id = l.{other} "
-            f"WHERE l.{mine} = %s ORDER BY l.count DESC, s.base_url LIMIT %s",
-            (site_id, limit),
-        )
-        return [(u, n) for u, n in rows]
-
     def counts(self) -> dict[str, int]:
         rows = self._rows("SELECT status, count(*) FROM sites GROUP BY status")
         return {status: int(n) for status, n in rows}
+
+
+def read_annotations(conn: Conn, base_url: str) -> list[Annotation]:
+    rows = conn.execute(
+        "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
+        "WHERE base_url = %s ORDER BY created_at, id",
+        (base_url,),
+    ).fetchall()
+    return [Annotation(*r) for r in rows]
+
+
+def read_site(conn: Conn, base_url: str) -> Site | None:
+    row = conn.execute(
+        f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = %s", (base_url,)
+    ).fetchone()
+    return None if row is None else site_of(row)
+
+
+def read_sites(conn: Conn, status: str | None, limit: int | None) -> list[Site]:
+    """Sites with ``status`` (one of STATUSES), or ``whitelisted`` / ``blacklisted``."""
+    value: str | None = status
+    if status in LISTINGS:
+        where, value = f"{_LISTING} = %(status)s", status.removesuffix("ed")
+    else:
+        where = "(%(status)s::text IS NULL OR status = %(status)s)"
+    rows = conn.execute(
+        f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT %(limit)s",
+        {"status": value, "limit": limit},
+    ).fetchall()
+    return [site_of(r) for r in rows]
+
+
+def read_crawls(conn: Conn, site_id: int, limit: int) -> list[SiteCrawl]:
+    rows = conn.execute(
+        f"SELECT {CRAWL_COLUMNS} FROM site_crawls WHERE site_id = %s "
+        "ORDER BY started_at DESC, id DESC LIMIT %s",
+        (site_id, limit),
+    ).fetchall()
+    return [crawl_of(r) for r in rows]
+
+
+def read_site_links(conn: Conn, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
+    mine, other = ("to_site", "from_site") if inbound else ("from_site", "to_site")
+    rows = conn.execute(
+        f"SELECT s.base_url, l.count FROM site_links l JOIN sites s ON s.id = l.{other} "
+        f"WHERE l.{mine} = %s ORDER BY l.count DESC, s.base_url LIMIT %s",
+        (site_id, limit),
+    ).fetchall()
+    return [(u, n) for u, n in rows]
+
+
+def read_feeds(conn: Conn, site_id: int) -> list[SiteFeed]:
+    rows = conn.execute(
+        """SELECT f.url, f.first_seen, p.last_crawl_time, p.status, p.etag, p.last_modified,
+          (SELECT count(*) FROM page_links l WHERE l.src = f.url)
+        FROM site_feeds f LEFT JOIN pages p ON p.norm_url = f.url
+        WHERE f.site_id = %s ORDER BY f.url""",
+        (site_id,),
+    ).fetchall()
+    return [SiteFeed(*r) for r in rows]
 
 
 def _insert_sites(conn: Conn, base_urls: Sequence[str], now: float, source: str) -> int:

@@ -38,7 +38,7 @@ from litecrawl.store.sqlite.sites import (
 )
 from litecrawl.store.sqlite.summary import STATE_NAMES, read_summary
 
-__all__ = ["SQLiteDashboardQueries"]
+__all__ = ["SQLiteDashboardQueries", "like_prefix"]
 
 T = TypeVar("T")
 
@@ -115,10 +115,10 @@ class SQLiteDashboardQueries(DashboardQueries):
             params["error"] = where.error
         if where.content_type:
             clauses.append("p.content_type LIKE :ctype ESCAPE '\\'")
-            params["ctype"] = _like_prefix(where.content_type)
+            params["ctype"] = like_prefix(where.content_type)
         if where.text:
             clauses.append("(p.norm_url LIKE :text ESCAPE '\\' OR d.title LIKE :text ESCAPE '\\')")
-            params["text"] = "%" + _like_prefix(where.text)
+            params["text"] = "%" + like_prefix(where.text)
         sql_where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         base = f"FROM pages AS p LEFT JOIN documents AS d ON d.url = p.norm_url {sql_where}"
 
@@ -129,7 +129,7 @@ class SQLiteDashboardQueries(DashboardQueries):
                 "p.last_crawl_time DESC, p.norm_url LIMIT :limit OFFSET :offset",
                 params,
             ).fetchall()
-            return PageList(total, [_page_row(r) for r in rows])
+            return PageList(total, [PageRow.from_row(r, STATE_NAMES) for r in rows])
 
         return self._read(read)
 
@@ -229,22 +229,7 @@ def _unless_missing(read: Callable[[], T]) -> T | None:
         raise
 
 
-def _like_prefix(text: str) -> str:
+def like_prefix(text: str) -> str:
     """``text`` as a LIKE prefix pattern with its own % and _ taken literally."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return escaped + "%"
-
-
-def _page_row(r: tuple[Any, ...]) -> PageRow:
-    return PageRow(
-        url=r[0],
-        host=r[1],
-        state=STATE_NAMES.get(r[2], str(r[2])),
-        status=r[3],
-        error=r[4],
-        content_type=r[5],
-        last_crawl_time=r[6],
-        next_crawl_time=r[7],
-        depth=r[8],
-        title=r[9],
-    )
