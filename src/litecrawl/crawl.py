@@ -261,7 +261,8 @@ async def _loop(
                 claimed = await refill()
             if not claimed and not in_flight:
                 # Not done while a dead worker's claims are still to come back.
-                if await engine.recover() or await _await_overdue(lease, stop):
+                shared = engine.options.focus is None  # a site crawl waits for no one else
+                if await engine.recover() or await _await_others(lease, stop, shared):
                     continue
                 if not config.watch:
                     break
@@ -331,27 +332,31 @@ class _ClaimAhead:
         return self.concurrency + self.spare // 2
 
 
-async def _await_overdue(lease: Lease, stop: asyncio.Event) -> bool:
-    """Other workers hold claims but missed their heartbeats: wait a beat (True) for them to
-    beat again or for their lease to run out; False when no claim is in that doubt."""
+async def _await_others(lease: Lease, stop: asyncio.Event, shared: bool) -> bool:
+    """Nothing due here, but other workers hold claims: wait (True) and look again. A live
+    worker's pages may bring new links (``shared``: a crawl of the whole frontier, where they
+    are this worker's work too; half a second); one that missed its heartbeats may be dead
+    (a beat, until it beats again or its lease runs out). False when no claim is out there."""
     now = time.time()
     me = lease.frontier.worker_id
-    doubtful = [
-        w
-        for w in await lease.frontier.workers()
-        if w.id != me and w.claims and lease.rules.overdue(w, now)
-    ]
-    if not doubtful:
+    others = [w for w in await lease.frontier.workers() if w.id != me and w.claims]
+    doubtful = [w for w in others if lease.rules.overdue(w, now)]
+    if doubtful:
+        log.info(
+            "waiting for %d claims of %d workers without a heartbeat for %.0fs "
+            "(lease_timeout %.0fs)",
+            sum(w.claims for w in doubtful),
+            len(doubtful),
+            now - max(w.heartbeat_at for w in doubtful),
+            lease.rules.lease_timeout,
+        )
+        wait = lease.rules.beat_every
+    elif others and shared:
+        wait = min(0.5, lease.rules.beat_every)
+    else:
         return False
-    log.info(
-        "waiting for %d claims of %d workers without a heartbeat for %.0fs (lease_timeout %.0fs)",
-        sum(w.claims for w in doubtful),
-        len(doubtful),
-        now - max(w.heartbeat_at for w in doubtful),
-        lease.rules.lease_timeout,
-    )
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=lease.rules.beat_every)
+        await asyncio.wait_for(stop.wait(), timeout=wait)
     return True
 
 

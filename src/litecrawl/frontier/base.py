@@ -395,6 +395,13 @@ class Frontier(abc.ABC):
     async def host_slowdowns(self, now: float) -> dict[str, float]:
         """Hosts still slowed down at ``now`` and until when."""
 
+    @abc.abstractmethod
+    async def reserve_start(self, host: str, interval: float, earliest: float) -> float:
+        """Reserve the next request start to ``host`` for this worker, atomically among all
+        workers of the database: the returned epoch time is no sooner than ``earliest``, than
+        a Retry-After in force (``slow_host``) or than ``interval`` seconds after the start
+        reserved before it. Politeness held by the database, not by each process."""
+
     # -- observability -------------------------------------------------------------------------
 
     @abc.abstractmethod

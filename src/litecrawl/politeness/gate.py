@@ -2,7 +2,10 @@
 
 It answers two questions for every URL: *may* we fetch it (robots.txt, cached per origin in the
 database with its expiry) and *when* (a per-host concurrency cap, then the host's pacer: per-host
-delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off).
+delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off). When the host has a
+delay, each start is also reserved on the host's row in the database
+(:meth:`~litecrawl.frontier.base.Frontier.reserve_start`), so every worker sharing the database
+keeps it together: N workers never reach a host faster than one would.
 """
 
 from __future__ import annotations
@@ -179,8 +182,18 @@ class PoliteGate:
         async with semaphore:
             pacer = self._pacer(host)
             async with self._host_locks[host]:
-                while (wait := pacer.next_allowed(time.time()) - time.time()) > 0:
-                    await asyncio.sleep(wait)
+                while True:
+                    start = pacer.next_allowed(time.time())
+                    if pacer.interval > 0:
+                        # the start reserved on the host's row, in turn with every worker of
+                        # the database: together they keep the delay, the Crawl-delay and a
+                        # Retry-After any of them was told
+                        reserved = await self.frontier.reserve_start(host, pacer.interval, start)
+                        start = max(start, reserved)
+                    while (wait := start - time.time()) > 0:
+                        await asyncio.sleep(wait)
+                    if pacer.slow_until <= time.time():
+                        break  # else a 429 came meanwhile (to another of our fetches): again
                 pacer.record_request(time.time())
             yield
 

@@ -399,6 +399,16 @@ class PostgresFrontier(Frontier):
         )
         return {host: until for host, until in rows}
 
+    async def reserve_start(self, host: str, interval: float, earliest: float) -> float:
+        # as the SQLite store's: the later of earliest, a Retry-After and the previous end
+        rows = await self._fetch(
+            "INSERT INTO hosts (host, next_start) VALUES (%(host)s, %(earliest)s + %(interval)s) "
+            "ON CONFLICT (host) DO UPDATE SET next_start = greatest(hosts.next_start, "
+            "hosts.slowed_until, %(earliest)s) + %(interval)s RETURNING next_start",
+            {"host": host, "earliest": earliest, "interval": interval},
+        )
+        return float(rows[0][0]) - interval
+
     # -- observability --------------------------------------------------------------------------
 
     async def start_run(self, command: str, now: int) -> int:

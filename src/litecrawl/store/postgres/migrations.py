@@ -252,6 +252,10 @@ CREATE TABLE site_feeds (
 );
 """
 
+_HOST_PACING = """
+ALTER TABLE hosts ADD COLUMN next_start DOUBLE PRECISION NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -265,6 +269,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("link_graph", _LINK_GRAPH),
     ("sites", _SITES),
     ("site_crawls", _SITE_CRAWLS),
+    ("host_pacing", _HOST_PACING),
 ]
 
 

@@ -88,6 +88,14 @@ ON CONFLICT (norm_url) DO UPDATE SET
   response_ms = coalesce(excluded.response_ms, pages.response_ms),
   kind = coalesce(:kind, pages.kind)
 """
+# The reserved start is the later of the earliest wanted, a Retry-After and the previous
+# reservation's end; the row keeps the end of this one (its start + interval).
+_RESERVE_START = """
+INSERT INTO hosts (host, next_start) VALUES (?1, ?2 + ?3)
+ON CONFLICT (host) DO UPDATE SET
+  next_start = max(hosts.next_start, hosts.slowed_until, ?2) + ?3
+RETURNING next_start
+"""
 _BUSY_RETRIES = 8
 
 
@@ -540,6 +548,16 @@ class SQLiteFrontier(Frontier):
             return {host: until for host, until in rows}
 
         return await self._run(_slowdowns)
+
+    async def reserve_start(self, host: str, interval: float, earliest: float) -> float:
+        def _reserve(conn: sqlite3.Connection) -> float:
+            def work() -> float:
+                row = conn.execute(_RESERVE_START, (host, earliest, interval)).fetchone()
+                return float(row[0]) - interval
+
+            return self._transaction(conn, work)
+
+        return await self._run(_reserve)
 
     # -- observability --------------------------------------------------------------------------
 

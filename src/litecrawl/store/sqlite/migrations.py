@@ -281,6 +281,12 @@ CREATE TABLE site_feeds (
 );
 """
 
+# Politeness held by the database: the time the next request to a host may start, reserved by
+# each worker before it fetches (Frontier.reserve_start), so N workers together keep the delay.
+_HOST_PACING = """
+ALTER TABLE hosts ADD COLUMN next_start REAL NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -294,6 +300,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("link_graph", _LINK_GRAPH),
     ("sites", _SITES),
     ("site_crawls", _SITE_CRAWLS),
+    ("host_pacing", _HOST_PACING),
 ]
 
 

@@ -1,0 +1,89 @@
+"""Several worker processes on one database (SQLite file or PostgreSQL): one polite crawl.
+
+Politeness is measured at the server, from when requests arrived, never from our logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+
+from aiohttp import web
+from conftest import LocalServer, NewDb, html_page
+
+Serve = Callable[[web.Application], LocalServer]
+
+
+def _site(n: int, throttle: str | None = None) -> tuple[web.Application, list[float]]:
+    """``/`` linking to ``/p0``..``/p{n-1}``; ``throttle``: the first request for that path
+    answers 429 with ``Retry-After: 2`` (the times of such answers are kept)."""
+    app = web.Application()
+    throttled: list[float] = []
+
+    async def page(request: web.Request) -> web.Response:
+        if request.path == throttle and not throttled:
+            throttled.append(asyncio.get_running_loop().time())
+            return web.Response(status=429, headers={"Retry-After": "2"})
+        if request.path == "/":
+            body = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(n))
+        else:
+            body = f"<p>page {request.path}</p>"
+        return web.Response(text=html_page(body), content_type="text/html")
+
+    app.router.add_get("/{tail:.*}", page)
+    return app, throttled
+
+
+def _workers(db: str, url: str, n: int, *flags: str) -> list[subprocess.Popen[bytes]]:
+    cmd = [sys.executable, "-m", "litecrawl", "crawl", url, "--db", db, "--no-cache", "-q"]
+    return [
+        subprocess.Popen([*cmd, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(n)
+    ]
+
+
+def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+
+
+def _page_starts(site: LocalServer) -> list[float]:
+    return sorted(r.start for r in site.requests if r.path != "/robots.txt")
+
+
+def test_workers_together_keep_the_hosts_delay(tmp_path: Path, serve: Serve, new_db: NewDb) -> None:
+    app, _ = _site(16)
+    site = serve(app)
+    db = new_db("w")
+    # two fetchers each: every process holds a few claims, so all three take part
+    _finish(_workers(db, site.url("/"), 3, "--delay-ms", "400", "--concurrency", "2"))
+    paths = Counter(r.path for r in site.requests if r.path != "/robots.txt")
+    assert paths == {"/": 1, **{f"/p{i}": 1 for i in range(16)}}  # each page once
+    starts = _page_starts(site)
+    gaps = [b - a for a, b in pairwise(starts)]
+    # three processes pacing on their own come ~0.13 s apart
+    assert min(gaps) >= 0.35, gaps
+
+
+def test_a_retry_after_told_to_one_worker_holds_them_all(
+    tmp_path: Path, serve: Serve, new_db: NewDb
+) -> None:
+    app, throttled = _site(10, throttle="/p2")
+    site = serve(app)
+    db = new_db("w")
+    _finish(_workers(db, site.url("/"), 2, "--delay-ms", "100", "--concurrency", "2"))
+    assert len(throttled) == 1
+    # the server's clock: the handler's loop time and the middleware's monotonic time agree
+    told = throttled[0]
+    during = [t - told for t in _page_starts(site) if told < t < told + 1.9]
+    # only a start the other worker had reserved before the 429 came may still go, within
+    # one interval; on their own it would have gone on every 0.1 s
+    assert len(during) <= 1 and all(t < 0.2 for t in during), during
+    fetched = {r.path for r in site.requests}
+    assert {f"/p{i}" for i in range(10)} <= fetched  # /p2 again after the wait
