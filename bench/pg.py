@@ -80,3 +80,10 @@ def server_cpu(cluster: Cluster | None) -> float:
         child_fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
         live += sum(int(f) for f in child_fields[11:13])
     return (ticks + live) / os.sysconf("SC_CLK_TCK")
+
+
+if __name__ == "__main__":  # python bench/pg.py empty URL (the peers' PostgreSQL runs)
+    if sys.argv[1:2] == ["empty"] and len(sys.argv) == 3:
+        empty(sys.argv[2])
+    else:
+        raise SystemExit("usage: pg.py empty postgresql://...")

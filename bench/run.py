@@ -13,6 +13,7 @@ checks from nginx's access log and the database that every page was crawled exac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -212,7 +213,22 @@ def cmd_peers(args: argparse.Namespace) -> None:
     variants = [v.split("=", 1) for v in args.variant]
     crawlers = [f"litecrawl=jsonl={command('')}"]
     crawlers += [f"{name}=jsonl={command(extra)}" for name, extra in variants]
-    only = ",".join([args.only, *(name for name, _ in variants)])
+    names = [name for name, _ in variants]
+    with contextlib.ExitStack() as stack:
+        if args.postgres:
+            # litecrawl on PostgreSQL too: a throwaway durable server, emptied before each run
+            url, _ = stack.enter_context(pg_server(args.pg_url))
+            reset = f"{sys.executable} {HERE / 'pg.py'} empty {url}"
+            crawlers.append(
+                f"litecrawl-postgres=jsonl=sh -c '{reset} && {exe} crawl {{url}} --db {url} "
+                f"{flags} {' '.join(args.extra)} && {exe} export --db {url} --format jsonl "
+                f"--out {{out}}'"
+            )
+            names.append("litecrawl-postgres")
+        _kit(kit, args, crawlers, ",".join([args.only, *names]))
+
+
+def _kit(kit: Path, args: argparse.Namespace, crawlers: list[str], only: str) -> None:
     subprocess.run(
         [
             sys.executable,
@@ -296,6 +312,10 @@ def main() -> None:
         metavar="NAME=FLAGS",
         help="also litecrawl with FLAGS, named NAME (e.g. litecrawl-no-embed=--no-embed)",
     )
+    peers.add_argument(
+        "--postgres", action="store_true", help="also litecrawl on PostgreSQL (litecrawl-postgres)"
+    )
+    peers.add_argument("--pg-url", help="a PostgreSQL database for --postgres (emptied!)")
     peers.add_argument("extra", nargs="*")
     browser = sub.add_parser("browser")
     browser.add_argument("--n", type=int, default=500)

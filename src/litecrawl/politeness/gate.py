@@ -184,11 +184,11 @@ class PoliteGate:
             async with self._host_locks[host]:
                 while True:
                     start = pacer.next_allowed(time.time())
-                    if pacer.interval > 0:
+                    if (interval := pacer.shared_interval) > 0:
                         # the start reserved on the host's row, in turn with every worker of
-                        # the database: together they keep the delay, the Crawl-delay and a
-                        # Retry-After any of them was told
-                        reserved = await self.frontier.reserve_start(host, pacer.interval, start)
+                        # the database: together they keep the delay, the Crawl-delay, the
+                        # rate limit and a Retry-After any of them was told
+                        reserved = await self.frontier.reserve_start(host, interval, start)
                         start = max(start, reserved)
                     while (wait := start - time.time()) > 0:
                         await asyncio.sleep(wait)

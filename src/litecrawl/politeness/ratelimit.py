@@ -133,6 +133,13 @@ class HostPacer:
         return max(self.delay, self._crawl_delay or 0.0)
 
     @property
+    def shared_interval(self) -> float:
+        """The gap workers sharing a database keep between their starts together: the
+        interval, or the rate limit's 1/rate when that is longer (no bursts across workers)."""
+        rate_gap = 1.0 / self._bucket.rate if self._bucket is not None else 0.0
+        return max(self.interval, rate_gap)
+
+    @property
     def slow_until(self) -> float:
         return self._slow_until
 
