@@ -26,6 +26,9 @@ def _site(n: int, throttle: str | None = None) -> tuple[web.Application, list[fl
     throttled: list[float] = []
 
     async def page(request: web.Request) -> web.Response:
+        if request.path == "/robots.txt":  # slow: every worker wants it while it comes
+            await asyncio.sleep(1.0)
+            return web.Response(text="User-agent: *\nAllow: /\n")
         if request.path == throttle and not throttled:
             throttled.append(asyncio.get_running_loop().time())
             return web.Response(status=429, headers={"Retry-After": "2"})
@@ -39,8 +42,9 @@ def _site(n: int, throttle: str | None = None) -> tuple[web.Application, list[fl
     return app, throttled
 
 
-def _workers(db: str, url: str, n: int, *flags: str) -> list[subprocess.Popen[bytes]]:
-    cmd = [sys.executable, "-m", "litecrawl", "crawl", url, "--db", db, "--no-cache", "-q"]
+def _workers(db: str, url: str | list[str], n: int, *flags: str) -> list[subprocess.Popen[bytes]]:
+    urls = [url] if isinstance(url, str) else url
+    cmd = [sys.executable, "-m", "litecrawl", "crawl", *urls, "--db", db, "--no-cache", "-q"]
     return [
         subprocess.Popen([*cmd, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         for _ in range(n)
@@ -87,3 +91,15 @@ def test_a_retry_after_told_to_one_worker_holds_them_all(
     assert len(during) <= 1 and all(t < 0.2 for t in during), during
     fetched = {r.path for r in site.requests}
     assert {f"/p{i}" for i in range(10)} <= fetched  # /p2 again after the wait
+
+
+def test_robots_txt_is_read_once_for_all_workers(serve: Serve, new_db: NewDb) -> None:
+    app, _ = _site(12)
+    site = serve(app)
+    db = new_db("w")
+    # every worker claims pages at once (12 seeds, a few claims each) and wants robots.txt,
+    # which takes a second to come
+    seeds = [site.url(f"/p{i}") for i in range(12)]
+    _finish(_workers(db, seeds, 3, "--delay-ms", "0", "--concurrency", "2"))
+    assert site.count("/robots.txt") == 1
+    assert {f"/p{i}" for i in range(12)} <= {r.path for r in site.requests}

@@ -388,6 +388,12 @@ class Frontier(abc.ABC):
     async def put_robots(self, origin: str, record: str, expires_at: float) -> None: ...
 
     @abc.abstractmethod
+    async def claim_robots(self, origin: str, now: float, hold: float) -> bool:
+        """True when this worker is to fetch the origin's robots.txt: no record in force and
+        no other worker fetching it. The claim is an empty record until ``now + hold`` (a
+        worker that dies while fetching holds it no longer), replaced by ``put_robots``."""
+
+    @abc.abstractmethod
     async def slow_host(self, host: str, until: float, crawl_delay: float | None = None) -> None:
         """Remember that a host asked us to wait (Retry-After) or to pace (Crawl-delay)."""
 

@@ -42,6 +42,7 @@ __all__ = ["PoliteGate", "PolitenessSettings"]
 
 log = logging.getLogger("litecrawl.politeness")
 
+_ROBOTS_POLL_SEC = 0.2  # how often a worker looks for the robots.txt another one fetches
 # Back-off when a 429/503 carries no usable Retry-After.
 DEFAULT_BACKOFF_SEC = 60.0
 
@@ -128,7 +129,7 @@ class PoliteGate:
             policy = self._policies.get(origin)
             if policy is not None and not policy.is_expired(now):
                 return policy
-            policy = await self._load_robots(origin, now) or await self._fetch_robots(url, now)
+            policy = await self._load_robots(origin, now) or await self._fetch_once(url, origin)
             self._policies[origin] = policy
             self._pacer(parts.netloc).set_crawl_delay(policy.crawl_delay())
             return policy
@@ -141,6 +142,19 @@ class PoliteGate:
             return RobotsPolicy.from_record(json.loads(cached[0]), self.settings.user_agent)
         except (ValueError, TypeError):
             return None
+
+    async def _fetch_once(self, url: str, origin: str) -> RobotsPolicy:
+        """robots.txt fetched by one worker of the database; the others wait for its record
+        (or for its claim to run out: a worker that died while fetching)."""
+        hold = 2 * self.settings.robots_timeout + 5
+        while True:
+            now = time.time()
+            if await self.frontier.claim_robots(origin, now, hold):
+                return await self._fetch_robots(url, now)
+            await asyncio.sleep(_ROBOTS_POLL_SEC)
+            policy = await self._load_robots(origin, time.time())
+            if policy is not None:
+                return policy
 
     async def _fetch_robots(self, url: str, now: float) -> RobotsPolicy:
         location = robots_url(url)

@@ -384,6 +384,16 @@ class PostgresFrontier(Frontier):
             (origin, record, expires_at),
         )
 
+    async def claim_robots(self, origin: str, now: float, hold: float) -> bool:
+        # as the SQLite store's: an empty record claims the fetch until it expires
+        rows = await self._fetch(
+            "INSERT INTO robots (origin, record, expires_at) VALUES (%(origin)s, '', %(until)s) "
+            "ON CONFLICT (origin) DO UPDATE SET record = '', expires_at = excluded.expires_at "
+            "WHERE robots.expires_at <= %(now)s RETURNING origin",
+            {"origin": origin, "until": now + hold, "now": now},
+        )
+        return bool(rows)
+
     async def slow_host(self, host: str, until: float, crawl_delay: float | None = None) -> None:
         await self._rowcount(
             "INSERT INTO hosts (host, slowed_until, crawl_delay) VALUES (%s, %s, %s) "

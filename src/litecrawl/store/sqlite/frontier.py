@@ -96,6 +96,14 @@ ON CONFLICT (host) DO UPDATE SET
   next_start = max(hosts.next_start, hosts.slowed_until, ?2) + ?3
 RETURNING next_start
 """
+# One robots.txt fetch per origin for all workers: an empty record claims the fetch until it
+# expires; a record in force (or another worker's claim) is left alone.
+_CLAIM_ROBOTS = """
+INSERT INTO robots (origin, record, expires_at) VALUES (?1, '', ?2)
+ON CONFLICT (origin) DO UPDATE SET record = '', expires_at = excluded.expires_at
+WHERE robots.expires_at <= ?3
+RETURNING origin
+"""
 _BUSY_RETRIES = 8
 
 
@@ -527,6 +535,16 @@ class SQLiteFrontier(Frontier):
             )
 
         await self._run(_put)
+
+    async def claim_robots(self, origin: str, now: float, hold: float) -> bool:
+        def _claim(conn: sqlite3.Connection) -> bool:
+            def work() -> bool:
+                row = conn.execute(_CLAIM_ROBOTS, (origin, now + hold, now)).fetchone()
+                return row is not None
+
+            return self._transaction(conn, work)
+
+        return await self._run(_claim)
 
     async def slow_host(self, host: str, until: float, crawl_delay: float | None = None) -> None:
         def _slow(conn: sqlite3.Connection) -> None:
