@@ -1,22 +1,27 @@
 """Frontier micro-benchmark (no network): claim + finalize + link insert, in URLs/s.
 
     uv run python bench/frontier_bench.py --rows 10000 1000000 [--backend sqlite postgres]
-                                          [--pg-url postgresql://...]
+                                          [--pg-url postgresql://...] [--workers 1 8]
 
 For each backend and size, fills a fresh frontier with that many never-crawled rows, then
 measures rounds of: claim 64 due rows, finalize them with 20 new links each (the shape of a real
 crawl page: ~30 hrefs, ~20 distinct on-site). Prints URLs/s for claim+finalize and the claim's
 query plan, so the cost per URL at 10^6 rows can be compared with 10^4. PostgreSQL: a throwaway
 server with its durable defaults (fsync, synchronous commit) unless ``--pg-url`` is given.
+``--workers N ...``: also N processes claiming and finalizing at once on a fresh frontier of the
+same size (URLs/s on the wall clock, all of them together).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
+import multiprocessing
 import sqlite3
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import psycopg
@@ -60,9 +65,9 @@ def fill(location: str, rows: int) -> None:
     conn.close()
 
 
-async def measure(location: str, rounds: int) -> tuple[float, float]:
+async def measure(location: str, rounds: int, worker: int = 0) -> tuple[float, float]:
     async with open_frontier(location) as frontier:
-        next_link = 10**9
+        next_link = 10**9 * (worker + 1)  # each worker's new links are its own
         claim_time = finalize_time = 0.0
         done = 0
         for _ in range(rounds):
@@ -97,6 +102,27 @@ async def measure(location: str, rounds: int) -> tuple[float, float]:
         return done / claim_time, done / finalize_time
 
 
+def _one_worker(location: str, rounds: int, worker: int) -> int:
+    """A worker process's share: claim + finalize rounds; returns the URLs it finalized."""
+    claim, finalize = asyncio.run(measure(location, rounds, worker))
+    del claim, finalize
+    return rounds * BATCH
+
+
+def together(location: str, rounds: int, workers: int) -> float:
+    """URLs/s claimed and finalized by ``workers`` processes at once (wall clock)."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        list(pool.map(_ready, range(workers)))  # the processes are up before the clock starts
+        began = time.perf_counter()
+        done = sum(pool.map(_one_worker, [location] * workers, [rounds] * workers, range(workers)))
+        return done / (time.perf_counter() - began)
+
+
+def _ready(_: int) -> None:
+    importlib.import_module("litecrawl.store.postgres.frontier")  # paid before the clock
+
+
 def plan(location: str) -> str:
     if location.startswith("postgresql://"):
         with psycopg.connect(location) as pg:
@@ -122,6 +148,9 @@ def main() -> None:
         "--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"]
     )
     parser.add_argument("--pg-url", help="a PostgreSQL database to use (emptied!)")
+    parser.add_argument(
+        "--workers", type=int, nargs="*", default=[], help="also N processes at once (URLs/s)"
+    )
     args = parser.parse_args()
     print(
         f"| backend | rows | claim URLs/s | finalize (+{LINKS_PER_PAGE} links) URLs/s | "
@@ -149,6 +178,18 @@ def main() -> None:
                     flush=True,
                 )
                 plans[f"{backend} at {rows:,} rows"] = plan(location)
+                for workers in args.workers:
+                    if backend == "postgres":
+                        empty(pg_url)
+                    else:
+                        Path(location).unlink()
+                    asyncio.run(create(location))
+                    fill(location, rows)
+                    rate = together(location, args.rounds, workers)
+                    print(
+                        f"| {backend}, {workers} workers | {rows:,} | | | {rate:,.0f} |",
+                        flush=True,
+                    )
     for name, text in plans.items():
         print(f"\nclaim query plan, {name}:\n{text}")
 
