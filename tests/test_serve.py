@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -304,6 +304,35 @@ def test_api_answers_what_stats_says(crawled: tuple[str, str], start: Callable[.
     assert bad.value.code == 400
 
 
+def test_html_shows_what_the_crawl_stored_as_text(
+    crawled: tuple[str, str], start: Callable[..., str]
+) -> None:
+    """A hostile title, text and link reach the HTML pages escaped, under a CSP that runs no
+    script (Chromium runs them in test_dashboard_in_chromium, on SQLite)."""
+    db, site = crawled
+    base = start(db)
+    title = (
+        "&lt;script&gt;window.__pwned = 1&lt;/script&gt;"
+        "&lt;img src=x onerror=&#34;window.__pwned = 2&#34;&gt;Hostile"
+    )
+    hostile = quote(site + "/hostile", safe="")
+    for path in (f"/page?url={hostile}", "/pages?text=hostile", "/search?q=evil"):
+        with urllib.request.urlopen(base + path) as response:
+            csp = response.headers["Content-Security-Policy"]
+            html = response.read().decode()
+        assert csp.startswith("default-src 'none';") and "script-src" not in csp, path
+        assert title in html, path
+        assert "<script>window" not in html and "javascript:" not in html, path
+        assert "<img src=x" not in html, path
+    with urllib.request.urlopen(base + f"/page?url={hostile}") as response:
+        html = response.read().decode()
+    assert "evil page &lt;script&gt;window.__pwned = 3&lt;/script&gt;" in html  # the preview
+    evil = "http://127.0.0.2:9/evil?q=&#34;&gt;&lt;script&gt;window.__pwned = 5&lt;/script&gt;"
+    assert f'<span class="url">{evil}</span>' in html  # not in the frontier: text, no link
+    with urllib.request.urlopen(base + "/search?q=evil") as response:
+        assert '<div class="snippet"><mark>evil</mark> page' in response.read().decode()
+
+
 def test_writes_need_token_and_csrf(crawled: tuple[str, str], start: Callable[..., str]) -> None:
     db, site = crawled
     base = start(db, "--token", TOKEN)
@@ -361,6 +390,19 @@ def test_serve_refuses_bad_usage(tmp_path: Path) -> None:
     assert "--token must be at least 8 characters" in result.output
 
 
+def test_serve_refuses_a_postgres_database_it_cannot_read(pg_url: str) -> None:
+    result = runner.invoke(app, ["serve", "--db", pg_url])  # no tables: never crawled
+    assert result.exit_code == 2
+    assert result.output.strip().endswith('relation "pages" does not exist')
+    parts = urlsplit(pg_url)
+    secret = f"{parts.username}:s3cret-pw@{parts.hostname}:{parts.port}"
+    missing = urlunsplit(parts._replace(netloc=secret, path=parts.path + "_gone"))
+    result = runner.invoke(app, ["serve", "--db", missing])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+    assert "s3cret-pw" not in result.output and ":***@" in result.output
+
+
 def test_reads_while_a_crawl_holds_the_write_lock(
     crawled: tuple[str, str], start: Callable[..., str]
 ) -> None:
@@ -398,29 +440,79 @@ def test_reads_while_a_crawl_holds_the_write_lock(
     assert _get(base + "/api/overview")["pages"]["total"] == 6
 
 
-@pytest.mark.skipif(
-    not have_chromium() and not os.environ.get("CI"), reason="no Chromium on this machine"
-)
-def test_sites_pages_and_annotations(
-    tmp_path: Path, serve: Serve, start: Callable[..., str]
-) -> None:
+def _sites(db: str, serve: Serve) -> tuple[str, str]:
+    """A site queue (seed 002) checked against two local sites: a relevant blog with a
+    hostile title and a parked page; their base URLs."""
     words = " ".join(["Zebrafish and guppies live in our planted aquarium."] * 8)
-    blog = serve(site_app({"/": html_page(f"<p>{words}</p>", HOSTILE)}))
-    parked = serve(site_app({"/": html_page("<p>soon</p>", "Parked")}))
-    db = tmp_path / "sites.db"
-    assert runner.invoke(app, ["sites", "add", blog.url("/"), parked.url("/"), "--db", db])
+    blog = serve(site_app({"/": html_page(f"<p>{words}</p>", HOSTILE)})).url("/")
+    parked = serve(site_app({"/": html_page("<p>soon</p>", "Parked")})).url("/")
+    assert runner.invoke(app, ["sites", "add", blog, parked, "--db", db]).exit_code == 0
     assert runner.invoke(app, ["sites", "check", "--db", db]).exit_code == 0
+    return blog, parked
+
+
+def test_sites_api_and_annotations(new_db: NewDb, serve: Serve, start: Callable[..., str]) -> None:
+    db = new_db("sites")
+    blog, parked = _sites(db, serve)
     base = start(db, "--token", TOKEN)
 
     listed = _get(base + "/api/sites")
     assert listed["counts"] == {"relevant": 1, "irrelevant": 1, "whitelisted": 0, "blacklisted": 0}
-    assert [s["base_url"] for s in _get(base + "/api/sites?status=irrelevant")["sites"]] == [
-        parked.url("/")
-    ]
+    assert [s["base_url"] for s in listed["sites"]] == sorted([blog, parked])
+    assert [s["base_url"] for s in _get(base + "/api/sites?status=irrelevant")["sites"]] == [parked]
     with pytest.raises(urllib.error.HTTPError) as bad:
         urllib.request.urlopen(base + "/api/sites?status=sleeping")
     assert bad.value.code == 400
+    shown = _get(base + "/api/site?url=" + quote(parked, safe=""))
+    assert (shown["site"]["status"], shown["annotations"]) == ("irrelevant", [])
+    assert "1 word," in shown["site"]["reason"]
+    with pytest.raises(urllib.error.HTTPError) as unknown:
+        urllib.request.urlopen(base + "/api/site?url=" + quote("http://nowhere.test/", safe=""))
+    assert unknown.value.code == 404
 
+    # writes: the token required, bad kinds named
+    def annotate(body: dict[str, str], token: str | None = TOKEN) -> tuple[int, str]:
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["X-Litecrawl-Token"] = token
+        return _post(base + "/api/site/annotate", json.dumps(body).encode(), headers)
+
+    assert annotate({"url": parked, "kind": "whitelist"}, token=None)[0] == 403
+    assert _get(base + "/api/site?url=" + quote(parked, safe=""))["annotations"] == []
+    status, text = annotate({"url": parked, "kind": "note", "text": "<b>a friend's</b> shop"})
+    assert status == 200 and json.loads(text) == {"site": parked, "added": "note"}
+    assert annotate({"url": parked, "kind": "whitelist"})[0] == 200
+    status, text = annotate({"url": parked, "kind": "gold"})
+    assert status == 400 and "kind must be one of" in text
+    notes = _get(base + "/api/site?url=" + quote(parked, safe=""))["annotations"]
+    assert [(n["kind"], n["text"]) for n in notes] == [
+        ("note", "<b>a friend's</b> shop"),
+        ("whitelist", None),
+    ]
+
+    # the next check makes the whitelisted site relevant; a crawl of the sites is recorded
+    assert runner.invoke(app, ["sites", "check", "--db", db]).exit_code == 0
+    shown = _get(base + "/api/site?url=" + quote(parked, safe=""))
+    assert (shown["site"]["status"], shown["site"]["reason"]) == ("relevant", "whitelisted")
+    assert shown["crawls"] == []
+    whitelisted = _get(base + "/api/sites?status=whitelisted")
+    assert [s["base_url"] for s in whitelisted["sites"]] == [parked]
+    assert whitelisted["counts"]["whitelisted"] == 1
+    assert runner.invoke(app, ["sites", "run", "--once", "--db", db]).exit_code == 0
+    shown = _get(base + "/api/site?url=" + quote(parked, safe=""))
+    assert [(c["kind"], c["fetched"], c["interrupted"]) for c in shown["crawls"]] == [
+        ("full", 1, False)
+    ]
+    assert shown["site"]["next_crawl"] is not None
+
+
+@pytest.mark.skipif(
+    not have_chromium() and not os.environ.get("CI"), reason="no Chromium on this machine"
+)
+def test_sites_pages_in_chromium(tmp_path: Path, serve: Serve, start: Callable[..., str]) -> None:
+    db = str(tmp_path / "sites.db")
+    blog, parked = _sites(db, serve)
+    base = start(db, "--token", TOKEN)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=find_chromium(), args=LAUNCH_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -431,7 +523,7 @@ def test_sites_pages_and_annotations(
         assert page.locator("#sites tbody tr").count() == 2
         assert HOSTILE in (page.text_content("#sites") or "")  # the title, as text
         _shot(page, "sites")
-        page.click(f"#sites a[href='/site?url={quote(parked.url('/'), safe='')}']")
+        page.click(f"#sites a[href='/site?url={quote(parked, safe='')}']")
         assert page.text_content("#site-status") == "irrelevant"
         assert "1 word," in (page.text_content("#site-reason") or "")
         # without the token: refused, nothing stored
@@ -439,8 +531,8 @@ def test_sites_pages_and_annotations(
             page.click("button[value=whitelist]")
         assert refused.value.status == 403
         assert "wrong token" in (page.text_content("#refused") or "")
-        assert _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))["annotations"] == []
-        # with it: stored, shown, and the next check makes the site relevant
+        assert _get(base + "/api/site?url=" + quote(parked, safe=""))["annotations"] == []
+        # with it: stored and shown
         page.fill("input[name=token]", TOKEN)
         page.fill("input[name=text]", "<b>a friend's</b> shop")
         page.click("button[value=note]")
@@ -450,32 +542,9 @@ def test_sites_pages_and_annotations(
         assert [n.split()[0].rstrip(":") for n in notes] == ["note", "whitelist"]
         assert "<b>a friend's</b> shop" in notes[0]  # text, not markup
         _shot(page, "site")
-        page.goto(base + "/site?url=" + quote(blog.url("/"), safe=""))
+        page.goto(base + "/site?url=" + quote(blog, safe=""))
         assert page.evaluate("typeof window.__pwned") == "undefined"
         browser.close()
     assert not problems, problems
-    assert runner.invoke(app, ["sites", "check", "--db", db]).exit_code == 0
-    shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
-    assert (shown["site"]["status"], shown["site"]["reason"]) == ("relevant", "whitelisted")
-    assert shown["crawls"] == []
-    whitelisted = _get(base + "/api/sites?status=whitelisted")
-    assert [s["base_url"] for s in whitelisted["sites"]] == [parked.url("/")]
-    assert whitelisted["counts"]["whitelisted"] == 1
-    # after a crawl of the sites: its record and schedule
-    assert runner.invoke(app, ["sites", "run", "--once", "--db", db]).exit_code == 0
-    shown = _get(base + "/api/site?url=" + quote(parked.url("/"), safe=""))
-    assert [(c["kind"], c["fetched"], c["interrupted"]) for c in shown["crawls"]] == [
-        ("full", 1, False)
-    ]
-    assert shown["site"]["next_crawl"] is not None
-
-    # the JSON API: token required, bad kinds named
-    body = json.dumps({"url": parked.url("/"), "kind": "blacklist"}).encode()
-    status, _ = _post(base + "/api/site/annotate", body, {"Content-Type": "application/json"})
-    assert status == 403
-    headers = {"Content-Type": "application/json", "X-Litecrawl-Token": TOKEN}
-    status, text = _post(base + "/api/site/annotate", body, headers)
-    assert status == 200 and json.loads(text) == {"site": parked.url("/"), "added": "blacklist"}
-    bad_kind = json.dumps({"url": parked.url("/"), "kind": "gold"}).encode()
-    status, text = _post(base + "/api/site/annotate", bad_kind, headers)
-    assert status == 400 and "kind must be one of" in text
+    notes = _get(base + "/api/site?url=" + quote(parked, safe=""))["annotations"]
+    assert [n["kind"] for n in notes] == ["note", "whitelist"]

@@ -79,7 +79,7 @@ class PostgresDashboardQueries(DashboardQueries):
             except psycopg.Error as exc:  # PoolTimeout among them
                 pool.close()
                 raise FrontierError(
-                    f"cannot open PostgreSQL database {self.location}: {exc}"
+                    f"cannot open PostgreSQL database {self.location}: {_why(exc)}"
                 ) from exc
             self._pool = pool
         return self._pool
@@ -89,7 +89,7 @@ class PostgresDashboardQueries(DashboardQueries):
             with self._conn_pool().connection() as conn:
                 return fn(conn)
         except psycopg.Error as exc:
-            raise FrontierError(f"cannot read {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot read {self.location}: {_why(exc)}") from exc
 
     def summary(self, now: int, hosts: int | None) -> FrontierSummary:
         async def read() -> FrontierSummary:
@@ -103,7 +103,7 @@ class PostgresDashboardQueries(DashboardQueries):
             # the frontier's own summary (async): run here, in the app's worker thread
             return asyncio.run(read())
         except (psycopg.Error, OSError) as exc:
-            raise FrontierError(f"cannot read {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot read {self.location}: {_why(exc)}") from exc
 
     def robots_records(self, origins: list[str]) -> dict[str, tuple[str, float]]:
         if not origins:
@@ -256,3 +256,9 @@ class PostgresDashboardQueries(DashboardQueries):
                 read_feeds(c, site_id),
             )
         )
+
+
+def _why(exc: Exception) -> str:
+    """The driver's message without the statement it quotes (its first line)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
