@@ -220,7 +220,6 @@ def test_bad_usage_exits_2(tmp_path: Path, new_db: NewDb) -> None:
     assert _run(db, "add", str(tmp_path / "missing.txt")).exit_code == 2
     pg = runner.invoke(app, ["sites", "list", "--db", "postgresql://u:secret@127.0.0.1:1/x"])
     assert pg.exit_code == 2 and "127.0.0.1:1" in pg.output and "secret" not in pg.output
-    assert "secret" not in pg.output
     assert _run(db, "show", "https://nowhere.example/").exit_code == 1
 
 

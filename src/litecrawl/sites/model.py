@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import astuple, dataclass, field
+from typing import Any
 
 __all__ = [
     "ANNOTATION_KINDS",
@@ -67,6 +69,28 @@ class Site:
     next_crawl: float | None = None  # when its next full crawl is due (None: never crawled)
     next_feed_crawl: float | None = None  # when its next feed crawl is due
 
+    @classmethod
+    def from_row(cls, r: Sequence[Any]) -> Site:
+        """From the columns named as the fields, in their order (both stores select them so);
+        ``feeds`` and ``sitemaps`` are JSON arrays."""
+        return cls(
+            id=r[0],
+            base_url=r[1],
+            host=r[2],
+            status=r[3],
+            reason=r[4],
+            source=r[5],
+            added_at=r[6],
+            checked_at=r[7],
+            final_url=r[8],
+            title=r[9],
+            language=r[10],
+            feeds=tuple(json.loads(r[11])),
+            sitemaps=tuple(json.loads(r[12])),
+            next_crawl=r[13],
+            next_feed_crawl=r[14],
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SiteCrawl:
@@ -81,6 +105,25 @@ class SiteCrawl:
     new_pages: int
     errors: int
     interrupted: bool
+
+    @classmethod
+    def from_row(cls, r: Sequence[Any]) -> SiteCrawl:
+        """From the columns named as the fields, in their order (both stores)."""
+        return cls(
+            site_id=r[0],
+            kind=r[1],
+            worker=r[2],
+            started_at=r[3],
+            finished_at=r[4],
+            fetched=r[5],
+            new_pages=r[6],
+            errors=r[7],
+            interrupted=bool(r[8]),
+        )
+
+    def row(self) -> tuple[Any, ...]:
+        """The fields in their order, as both stores write them (``interrupted`` 0 or 1)."""
+        return (*astuple(self)[:8], int(self.interrupted))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import astuple
 from typing import Any, TypeVar
 
 import psycopg
@@ -26,7 +25,7 @@ from litecrawl.sites.model import (
 )
 from litecrawl.sites.store import SiteStore
 from litecrawl.store.postgres.migrations import migrate
-from litecrawl.store.sqlite.sites import CRAWL_COLUMNS, SITE_COLUMNS, crawl_of, site_of
+from litecrawl.store.sqlite.sites import CRAWL_COLUMNS, SITE_COLUMNS
 from litecrawl.urls import host_of, shown_location
 
 __all__ = [
@@ -93,7 +92,7 @@ class PostgresSites(SiteStore):
                 raise FrontierError(f"{self.location}: {exc}") from exc
 
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
-        return self._read(lambda c: c.execute(sql.encode(), params).fetchall())
+        return self._read(lambda c: c.execute(sql, params).fetchall())
 
     def add(self, base_urls: Sequence[str], now: float) -> int:
         def work(conn: Conn) -> int:
@@ -160,7 +159,7 @@ class PostgresSites(SiteStore):
             "ORDER BY checked_at NULLS FIRST, id LIMIT %s",
             (checked_before, limit),
         )
-        return [site_of(r) for r in rows]
+        return [Site.from_row(r) for r in rows]
 
     def record_check(
         self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
@@ -213,7 +212,7 @@ class PostgresSites(SiteStore):
                 RETURNING {SITE_COLUMNS}""",
                 {"worker": worker, "until": now + lock_sec, "now": now, "due": due_by},
             ).fetchone()
-            return None if row is None else site_of(row)
+            return None if row is None else Site.from_row(row)
 
         return self._transaction(work)
 
@@ -243,11 +242,10 @@ class PostgresSites(SiteStore):
                 "WHERE s.id = %(site)s AND p.kind = 'feed' ON CONFLICT DO NOTHING",
                 {"site": crawl.site_id, "now": now},
             )
-            row = (*astuple(crawl)[:-1], int(crawl.interrupted))
             conn.execute(
                 f"INSERT INTO site_crawls ({CRAWL_COLUMNS}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                row,
+                crawl.row(),
             )
             queued = _insert_sites(conn, list(links), now, "link")
             if links:
@@ -298,7 +296,7 @@ def read_site(conn: Conn, base_url: str) -> Site | None:
     row = conn.execute(
         f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = %s", (base_url,)
     ).fetchone()
-    return None if row is None else site_of(row)
+    return None if row is None else Site.from_row(row)
 
 
 def read_sites(conn: Conn, status: str | None, limit: int | None) -> list[Site]:
@@ -312,7 +310,7 @@ def read_sites(conn: Conn, status: str | None, limit: int | None) -> list[Site]:
         f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT %(limit)s",
         {"status": value, "limit": limit},
     ).fetchall()
-    return [site_of(r) for r in rows]
+    return [Site.from_row(r) for r in rows]
 
 
 def read_crawls(conn: Conn, site_id: int, limit: int) -> list[SiteCrawl]:
@@ -321,7 +319,7 @@ def read_crawls(conn: Conn, site_id: int, limit: int) -> list[SiteCrawl]:
         "ORDER BY started_at DESC, id DESC LIMIT %s",
         (site_id, limit),
     ).fetchall()
-    return [crawl_of(r) for r in rows]
+    return [SiteCrawl.from_row(r) for r in rows]
 
 
 def read_site_links(conn: Conn, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:

@@ -6,7 +6,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,14 +28,12 @@ __all__ = [
     "CRAWL_COLUMNS",
     "SITE_COLUMNS",
     "SQLiteSites",
-    "crawl_of",
     "read_annotations",
     "read_crawls",
     "read_feeds",
     "read_site",
     "read_site_links",
     "read_sites",
-    "site_of",
 ]
 
 T = TypeVar("T")
@@ -164,7 +161,7 @@ class SQLiteSites(SiteStore):
                 (checked_before, limit),
             ).fetchall()
         )
-        return [site_of(r) for r in rows]
+        return [Site.from_row(r) for r in rows]
 
     def record_check(
         self, site_id: int, status: str, reason: str, page: StartPage | None, now: float
@@ -214,7 +211,7 @@ class SQLiteSites(SiteStore):
                 RETURNING {SITE_COLUMNS}""",
                 {"worker": worker, "until": now + lock_sec, "now": now, "due": due_by},
             ).fetchone()
-            return None if row is None else site_of(row)
+            return None if row is None else Site.from_row(row)
 
         return self._transaction(work)
 
@@ -247,7 +244,7 @@ class SQLiteSites(SiteStore):
             )
             self.conn.execute(
                 f"INSERT INTO site_crawls ({CRAWL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                astuple(crawl),
+                crawl.row(),
             )
             before = self.conn.total_changes
             self.conn.executemany(
@@ -323,7 +320,7 @@ def read_site(conn: sqlite3.Connection, base_url: str) -> Site | None:
     row = conn.execute(
         f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = ?", (base_url,)
     ).fetchone()
-    return None if row is None else site_of(row)
+    return None if row is None else Site.from_row(row)
 
 
 # the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
@@ -343,7 +340,7 @@ def read_sites(conn: sqlite3.Connection, status: str | None, limit: int | None) 
         f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT :limit",
         {"status": value, "limit": -1 if limit is None else limit},
     ).fetchall()
-    return [site_of(r) for r in rows]
+    return [Site.from_row(r) for r in rows]
 
 
 def read_crawls(conn: sqlite3.Connection, site_id: int, limit: int) -> list[SiteCrawl]:
@@ -352,22 +349,7 @@ def read_crawls(conn: sqlite3.Connection, site_id: int, limit: int) -> list[Site
         "ORDER BY started_at DESC, id DESC LIMIT ?",
         (site_id, limit),
     ).fetchall()
-    return [crawl_of(r) for r in rows]
-
-
-def crawl_of(r: Sequence[Any]) -> SiteCrawl:
-    """A SiteCrawl from a row of CRAWL_COLUMNS (both stores)."""
-    return SiteCrawl(
-        site_id=r[0],
-        kind=r[1],
-        worker=r[2],
-        started_at=r[3],
-        finished_at=r[4],
-        fetched=r[5],
-        new_pages=r[6],
-        errors=r[7],
-        interrupted=bool(r[8]),
-    )
+    return [SiteCrawl.from_row(r) for r in rows]
 
 
 def read_site_links(
@@ -403,24 +385,3 @@ def _add_feeds(conn: sqlite3.Connection, site_id: int, feeds: Sequence[str], now
 def _recheck(conn: sqlite3.Connection, base_url: str) -> None:
     """A white/blacklisting changed: the site is checked again at the next queue pass."""
     conn.execute("UPDATE sites SET recheck = 1 WHERE base_url = ?", (base_url,))
-
-
-def site_of(r: Sequence[Any]) -> Site:
-    """A Site from a row of SITE_COLUMNS (both stores)."""
-    return Site(
-        id=r[0],
-        base_url=r[1],
-        host=r[2],
-        status=r[3],
-        reason=r[4],
-        source=r[5],
-        added_at=r[6],
-        checked_at=r[7],
-        final_url=r[8],
-        title=r[9],
-        language=r[10],
-        feeds=tuple(json.loads(r[11])),
-        sitemaps=tuple(json.loads(r[12])),
-        next_crawl=r[13],
-        next_feed_crawl=r[14],
-    )
