@@ -127,3 +127,23 @@ def test_passwords_stay_out_of_run_records_stats_and_logs(
     assert "--db postgresql://litecrawl:***@" in command
     for text in (crawl.stdout, crawl.stderr, stats.stdout, stats.stderr, command):
         assert "s3cret" not in text
+
+
+def test_a_malformed_or_unreachable_database_url_exits_2_without_its_password() -> None:
+    from typer.testing import CliRunner
+
+    from litecrawl.cli import app
+
+    runner = CliRunner()
+    for url in ("postgresql://u:s3cret@[zz/x", "postgresql://u:s3cret@127.0.0.1:1/nowhere"):
+        for args in (
+            ["crawl", "http://127.0.0.1:9/", "--db", url],
+            ["stats", "--db", url],
+            ["search", "fish", "--db", url],
+            ["sites", "list", "--db", url],
+            ["export", "-f", "jsonl", "--db", url],
+        ):
+            result = runner.invoke(app, args)
+            assert result.exit_code == 2, (args, result.output)
+            assert "u:***@" in result.output and "s3cret" not in result.output, result.output
+            assert "Traceback" not in result.output

@@ -28,6 +28,8 @@ Foreign exceptions (aiohttp, Playwright, sqlite3) are translated at the boundary
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "BrowserUnavailable",
     "ConfigError",
@@ -45,6 +47,7 @@ __all__ = [
     "TooManyRedirects",
     "error_for",
     "is_retry_worthy",
+    "without_passwords",
 ]
 
 
@@ -57,7 +60,22 @@ class ConfigError(LitecrawlError, ValueError):
 
 
 class FrontierError(LitecrawlError):
-    """The frontier database could not be opened, migrated or written."""
+    """The frontier database could not be opened, migrated or written.
+
+    Its message never holds a password: database drivers quote the URL they were given (with
+    its password) in their own errors, which these messages carry."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(without_passwords(message))
+
+
+_PASSWORD_IN_URL = re.compile(r"(\w+://[^/\s:@]*:)[^@\s/]*@")
+
+
+def without_passwords(text: str) -> str:
+    """Any text (a command line, a driver's message) with the password of every URL in it
+    replaced by ``***``."""
+    return _PASSWORD_IN_URL.sub(r"\1***@", text)
 
 
 class BrowserUnavailable(LitecrawlError):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from litecrawl.errors import ConfigError
+from litecrawl.errors import ConfigError, without_passwords
 
 __all__ = [
     "MAX_URL_LENGTH",
@@ -355,18 +355,14 @@ class DomainScope:
         return verdict
 
 
-_PASSWORD_IN_URL = re.compile(r"(\w+://[^/\s:@]*:)[^@\s/]*@")
-
-
-def without_passwords(text: str) -> str:
-    """Any text (a command line) with the password of every URL in it replaced by ``***``."""
-    return _PASSWORD_IN_URL.sub(r"\1***@", text)
-
-
 def shown_location(location: str) -> str:
     """A database location fit for messages and logs: a URL's password replaced by ``***``."""
-    parts = urlsplit(location)
-    if parts.password is None:
+    try:
+        parts = urlsplit(location)
+        password = parts.password
+    except ValueError:  # not a URL one can split ("postgresql://u:pw@[zz/x"): mask by pattern
+        return without_passwords(location)
+    if password is None:
         return location
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from litecrawl.cli.output import console, print_crawl_summary, setup_logging
 from litecrawl.config import CrawlConfig, load_config
@@ -30,7 +31,7 @@ def load_or_exit(files: list[Path] | None, overrides: dict[str, Any]) -> CrawlCo
     try:
         return load_config(files or [], os.environ, overrides)
     except LitecrawlError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
 
 
@@ -144,19 +145,21 @@ def crawl(
     try:
         setup_logging(cfg.verbose, cfg.quiet, log_json, log_file)
     except OSError as exc:
-        console.print(f"[red]error:[/red] --log-file {log_file}: {exc.strerror}", highlight=False)
+        console.print(
+            f"[red]error:[/red] --log-file {escape(str(log_file))}: {exc.strerror}", highlight=False
+        )
         raise typer.Exit(2) from exc
     try:  # a path that cannot be written is told now, not after the crawl
         if failed_out is not None:
             failed_out.write_text("", "utf-8")
     except OSError as exc:
-        console.print(f"[red]error:[/red] --failed-out {failed_out}: {exc.strerror}")
+        console.print(f"[red]error:[/red] --failed-out {escape(str(failed_out))}: {exc.strerror}")
         raise typer.Exit(2) from exc
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             report = runner.run(_run(cfg, " ".join(sys.argv)))
     except LitecrawlError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     code, verdict = _exit_code(report)
     if failed_out is not None:
@@ -191,7 +194,9 @@ def _write_failed(path: Path, stats: CrawlStats) -> None:
     try:
         path.write_text("".join(f"{u}\n" for u in urls), "utf-8")
     except OSError as exc:
-        console.print(f"[red]error:[/red] cannot write {path}: {exc.strerror}", highlight=False)
+        console.print(
+            f"[red]error:[/red] cannot write {escape(str(path))}: {exc.strerror}", highlight=False
+        )
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -6,6 +6,7 @@ import time
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from litecrawl.cli.output import console
 from litecrawl.dbcopy import TableCount, copy_database
@@ -42,7 +43,7 @@ def copy(
     try:
         counts = copy_database(source, target, batch=batch, on_table=shown)
     except LitecrawlError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     rows = sum(c.source for c in counts)
     typer.echo(f"copied {rows} rows in {time.monotonic() - began:.1f}s", err=True)
