@@ -279,3 +279,10 @@ def test_crawled_duplicates_are_shown_under_their_best_url(new_db: NewDb, serve:
     assert set(hits["Story"].other_urls) == {site.url("/story?id=7"), site.url("/print/story")}
     assert hits["Beans"].url == site.url("/recipes/beans")  # no canonical: no query string
     assert hits["Beans"].other_urls == (site.url("/r?ref=home"),)
+
+
+def test_snippets_keep_text_that_looks_like_markup(new_db: NewDb) -> None:
+    text = 'Escaping matters: <script>alert("x")</script> and a < b > c stay text in the snippet.'
+    db = build(new_db("m"), [make_doc("https://m.example/", "Markup", text)])
+    [hit] = search(db, "escaping", snippet_tokens=30)
+    assert "<script>" in hit.snippet and "a < b > c" in hit.snippet, hit.snippet

@@ -40,10 +40,15 @@ WHERE r.tsv @@ q AND EXISTS (SELECT 1 FROM documents AS d WHERE d.resource_id = 
 ORDER BY score DESC, r.id
 LIMIT %(limit)s OFFSET %(offset)s
 """
+# ts_headline reads its text as HTML and drops what looks like a tag ("<script>..."): the
+# angle brackets go in as two private characters and come back in Python
 _SNIPPETS = """
-SELECT r.id, ts_headline('simple', r.text, to_tsquery('simple', %(query)s), %(options)s)
+SELECT r.id, ts_headline('simple', translate(r.text, '<>', %(private)s),
+                         to_tsquery('simple', %(query)s), %(options)s)
 FROM resources AS r WHERE r.id = ANY(%(ids)s)
 """
+_PRIVATE = "\x0e\x0f"
+_BRACKETS = {0x0E: "<", 0x0F: ">"}
 _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = %s ORDER BY crawled_at, id"
 _TOKEN = re.compile(r'\s*(?:(\()|(\))|("[^"]*"?\*?)|([^\s()"]+))')
 _COLUMNS = {"title": "A", "text": "B"}
@@ -113,11 +118,11 @@ class PostgresIndex(IndexReader):
                 with self.conn.transaction():
                     rows = self.conn.execute(_RANKED, {**params, "query": text}).fetchall()
                     ids = [rid for rid, _, _ in rows]
-                    snippets = dict(
-                        self.conn.execute(
-                            _SNIPPETS, {"query": text, "options": options, "ids": ids}
-                        ).fetchall()
-                    )
+                    found = self.conn.execute(
+                        _SNIPPETS,
+                        {"query": text, "options": options, "ids": ids, "private": _PRIVATE},
+                    ).fetchall()
+                    snippets = {rid: str(snippet).translate(_BRACKETS) for rid, snippet in found}
             except psycopg.errors.SyntaxError:
                 continue  # not a query PostgreSQL takes: again with every word quoted
             except psycopg.Error as exc:
