@@ -147,3 +147,34 @@ def test_a_malformed_or_unreachable_database_url_exits_2_without_its_password() 
             assert result.exit_code == 2, (args, result.output)
             assert "u:***@" in result.output and "s3cret" not in result.output, result.output
             assert "Traceback" not in result.output
+
+
+def test_sites_run_outlives_a_database_restart(
+    tmp_path: Path, pg_cluster: Cluster, serve: Callable[[web.Application], LocalServer]
+) -> None:
+    words = "<p>" + " ".join(["Our aquarium keeps zebrafish, guppies and tetras."] * 8)
+    pages = {"/": html_page(words + "".join(f'<a href="/p{i}">p</a>' for i in range(30)))}
+    pages.update({f"/p{i}": html_page(words) for i in range(30)})
+    site = serve(site_app(pages))
+    db = pg_cluster.create_database()
+    conf = tmp_path / "c.toml"
+    conf.write_text("lease_timeout = 4\n[rate_limit]\nper_host_delay_ms = 200\n")
+    litecrawl = [sys.executable, "-m", "litecrawl", "sites"]
+    subprocess.run([*litecrawl, "add", site.url("/"), "--db", db], check=True)
+    subprocess.run([*litecrawl, "check", "--db", db], check=True, capture_output=True)
+    log = (tmp_path / "run.log").open("wb")
+    cmd = [*litecrawl, "run", "--once", "--db", db, "--config", str(conf)]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(site.paths()) < 8:
+        time.sleep(0.05)
+    pg_cluster.restart()
+    assert proc.wait(120) == 0
+    log.close()
+    output = (tmp_path / "run.log").read_text()
+    assert "1 crawled" in output and "unreachable" in output, output
+    fetched = Counter(p for p in site.paths() if p != "/robots.txt")
+    fetched["/"] -= 1  # the start page was read once by the check
+    assert fetched == {p: 1 for p in pages}, fetched
+    assert db_query(db, "SELECT count(*), max(fetched) FROM site_crawls") == [(1, 31)]
+    assert db_query(db, "SELECT locked_by FROM sites") == [(None,)]

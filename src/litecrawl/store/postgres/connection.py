@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from litecrawl.errors import FrontierError
+from litecrawl.errors import FrontierError, without_passwords
 from litecrawl.store.postgres.migrations import migrate
 from litecrawl.urls import shown_location
 
@@ -109,7 +109,8 @@ class Database:
     def _away(self, exc: psycopg.OperationalError) -> None:
         if self._away_since is None:
             self._away_since = time.monotonic()
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            text = without_passwords(str(exc)).strip()  # drivers quote the URL they were given
+            reason = text.splitlines()[0] if text else type(exc).__name__
             log.warning(
                 "database %s unreachable (%s): retrying; fetched pages are kept until it is back",
                 self.shown,

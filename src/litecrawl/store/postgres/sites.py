@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
 
-from litecrawl.errors import FrontierError
+from litecrawl.errors import FrontierError, without_passwords
 from litecrawl.sites.model import (
     LISTINGS,
     Annotation,
@@ -38,9 +40,11 @@ __all__ = [
     "read_sites",
 ]
 
+log = logging.getLogger("litecrawl")
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]
 _CONNECT_TIMEOUT = 10
+_MAX_PAUSE = 10.0
 
 # the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
 _LISTING = """(SELECT a.kind FROM site_annotations a
@@ -77,19 +81,42 @@ class PostgresSites(SiteStore):
             self._conn = None
 
     def _transaction(self, work: Callable[[Conn], T]) -> T:
-        with self._lock:
-            try:
-                with self.conn.transaction():
-                    return work(self.conn)
-            except psycopg.Error as exc:
-                raise FrontierError(f"{self.location}: {exc}") from exc
+        def run(conn: Conn) -> T:
+            with conn.transaction():
+                return work(conn)
+
+        return self._read(run)
 
     def _read(self, work: Callable[[Conn], T]) -> T:
+        """``work`` on the connection; while the database is away (a restart, a cut network)
+        it is run again on a new connection, after pauses growing to 10 s, as the frontier's
+        work is (store/postgres/connection.py): a ``sites run`` outlives a restart too."""
         with self._lock:
-            try:
-                return work(self.conn)
-            except psycopg.Error as exc:
-                raise FrontierError(f"{self.location}: {exc}") from exc
+            pause, away_since = 0.5, None
+            while True:
+                try:
+                    if self._conn is None or self._conn.closed:
+                        self._conn = psycopg.connect(
+                            self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
+                        )
+                    result = work(self._conn)
+                except psycopg.OperationalError as exc:
+                    if away_since is None:
+                        away_since = time.monotonic()
+                        lines = without_passwords(str(exc)).strip().splitlines()
+                        reason = lines[0] if lines else type(exc).__name__
+                        log.warning("database %s unreachable (%s): retrying", self.location, reason)
+                    if self._conn is not None:
+                        self._conn.close()
+                    time.sleep(pause)
+                    pause = min(pause * 2, _MAX_PAUSE)
+                    continue
+                except psycopg.Error as exc:
+                    raise FrontierError(f"{self.location}: {exc}") from exc
+                if away_since is not None:
+                    back = time.monotonic() - away_since
+                    log.warning("database %s is back after %.0fs", self.location, back)
+                return result
 
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self._read(lambda c: c.execute(sql, params).fetchall())
