@@ -1,100 +1,101 @@
-"""litecrawl.export and ``litecrawl export``: every format read back by a real reader, from
-both backends."""
+"""litecrawl.export and ``litecrawl export``: every format read back by a real reader, from a
+real crawl of a local site into either backend."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import hashlib
 import io
 import json
 import sqlite3
+import struct
 import tracemalloc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-import typer
-from conftest import NewDb, db_execute
+from aiohttp import web
+from conftest import LocalServer, NewDb, db_execute, html_page
 from psycopg.rows import dict_row
 from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from litecrawl.cache import DiskCache
-from litecrawl.cli.export import export as export_cmd
+from litecrawl.cli import app
 from litecrawl.errors import ConfigError
 from litecrawl.export import FIELDS, export
-from litecrawl.fetch.base import FetchResult
-from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import PageUpdate
-from litecrawl.index.document import IndexDocument
-from litecrawl.index.simhash import simhash
+from litecrawl.index.vectors import DIMENSIONS, MODEL
 
-TEXTS = {
-    "https://a.example/": 'Welcome to A. A page about apples, "quotes", commas, and\nnew lines.',
-    "https://a.example/b": "Bananas are yellow; élan, naïve, 日本語 text too.",
-    "https://c.example/x?y=1": "",  # a document without text: no resource
+Serve = Callable[[web.Application], LocalServer]
+runner = CliRunner()
+
+HOME = html_page(
+    '<article><h1>Apples</h1><p>Welcome to A. A page about apples, "quotes", commas, and<br>'
+    "new lines. Apples grow on trees in orchards; they are picked in autumn and kept cool over "
+    'the winter.</p></article><a href="/b">b</a> <a href="/empty?y=1">e</a> '
+    '<a href="/gone">g</a> <a href="/notes.txt">n</a>',
+    "Apples",
+    '<meta name="author" content="Ann Smith">',
+)
+# path -> (body, content type); anything else is a 404
+SITE = {
+    "/": (HOME, "text/html"),
+    "/b": (html_page("<p>Bananas are yellow; élan, naïve, 日本語 text too.</p>", "B"), "text/html"),
+    "/empty?y=1": (html_page(""), "text/html"),  # a document without text: no resource
+    "/notes.txt": ("plain notes, not a document", "text/plain"),  # fetched: in the WARC only
 }
+PATHS = ("/", "/b", "/empty?y=1")  # the documents (exported by id: the order they were stored)
 
 
-def make_doc(url: str, text: str, **fields: Any) -> IndexDocument:
-    return IndexDocument(
-        url=url,
-        title=fields.pop("title", f"Title {url}"),
-        keywords=fields.pop("keywords", ("apples", "bananas")),
-        text_preview=text[:500],
-        text=text,
-        text_hash=hashlib.sha256(text.encode()).hexdigest(),
-        simhash=simhash(text),
-        language="en",
-        content_type="text/html; charset=utf-8",
-        status=200,
-        **fields,
-    )
+def export_site() -> web.Application:
+    """``SITE`` with an ETag on every answer, compressed when the client asks (it does)."""
+
+    async def handler(request: web.Request) -> web.Response:
+        entry = SITE.get(request.path_qs)
+        if entry is None:
+            return web.Response(status=404, text="not found")
+        body, ctype = entry
+        etag = '"' + hashlib.sha256(body.encode()).hexdigest()[:8] + '"'
+        response = web.Response(text=body, content_type=ctype, headers={"ETag": etag})
+        response.enable_compression()
+        return response
+
+    site = web.Application()
+    site.router.add_route("GET", "/{tail:.*}", handler)
+    return site
 
 
-async def _setup(db: str, cache: DiskCache | None) -> None:
-    """Documents via the frontier's finalize (as a crawl writes them) and a disk cache."""
-    async with open_frontier(db) as frontier:
-        updates = []
-        for i, (url, text) in enumerate(TEXTS.items()):
-            updates.append(
-                PageUpdate(
-                    url,
-                    "host",
-                    1_700_000_000 + i,
-                    1_800_000_000,
-                    "h",
-                    status=200,
-                    document=make_doc(url, text, author="Ann" if i == 0 else None),
-                )
-            )
-            if cache is not None and i < 2:
-                headers = {
-                    "content-type": "text/html; charset=utf-8",
-                    "etag": f'"e{i}"',
-                    "content-encoding": "gzip",
-                    "content-length": "12",
-                }
-                body = f"<html><body>{text}</body></html>".encode()
-                cache.store(url, FetchResult(url, url, 200, headers, body), "h")
-        updates.append(PageUpdate("https://gone.example/", "gone.example", 1, 2, "h", status=404))
-        await frontier.finalize(updates)
+@dataclass(frozen=True)
+class Crawled:
+    db: str
+    site: LocalServer
+    cache: DiskCache
+
+    def url(self, path: str) -> str:
+        return self.site.url(path)
+
+
+def crawl(db: str, site: LocalServer, tmp_path: Path) -> DiskCache:
+    """``litecrawl crawl`` of the whole site in main-article mode with Markdown output; the
+    disk cache (in ``tmp_path``) is returned."""
+    cache = tmp_path / "cache"
+    config = tmp_path / "cache.toml"
+    config.write_text(f'[cache]\ndir = "{cache}"\n')
+    args = ["crawl", site.url("/"), "--db", db, "--config", str(config), "--max-depth", "0"]
+    args += ["--delay-ms", "0", "--quiet", "--main-article", "--output", str(tmp_path / "md")]
+    result = runner.invoke(app, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return DiskCache(cache)
 
 
 @pytest.fixture
-def cache(tmp_path: Path) -> DiskCache:
-    return DiskCache(tmp_path / "cache")
-
-
-@pytest.fixture
-def db(new_db: NewDb, cache: DiskCache) -> str:
-    location = new_db("index")
-    asyncio.run(_setup(location, cache))
-    return location
+def crawled(new_db: NewDb, serve: Serve, tmp_path: Path) -> Crawled:
+    db, site = new_db("index"), serve(export_site())
+    return Crawled(db, site, crawl(db, site, tmp_path))
 
 
 _RECORDS = (
@@ -140,45 +141,61 @@ def check_record(got: dict[str, Any], row: dict[str, Any]) -> None:
         assert got[name] == expected, name
 
 
-def test_jsonl_round_trip(db: str) -> None:
+def by_path(crawled: Crawled, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` in the order of ``PATHS`` (every document exactly once)."""
+    urls = {record["url"]: record for record in records}
+    assert sorted(urls) == sorted(crawled.url(p) for p in PATHS) and len(records) == len(PATHS)
+    return [urls[crawled.url(p)] for p in PATHS]
+
+
+def test_jsonl_round_trip(crawled: Crawled) -> None:
     out = io.StringIO()
-    assert export(db, "jsonl", out) == 3
-    lines = out.getvalue().splitlines()
-    records = [json.loads(line) for line in lines]
-    rows = db_records(db)
+    assert export(crawled.db, "jsonl", out) == 3
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    rows = db_records(crawled.db)
     assert len(records) == len(rows) == 3
     for got, row in zip(records, rows, strict=True):
         assert list(got) == list(FIELDS)
         check_record(got, row)
-    assert records[0]["author"] == "Ann" and records[2]["resource_id"] is None
+    home, bananas, empty = by_path(crawled, records)
+    assert home["author"] == "Ann Smith" and home["extraction_mode"] == "article"
+    assert '"quotes", commas, and new lines' in home["text_preview"]
+    assert home["keywords"] and all(isinstance(k, str) for k in home["keywords"])
+    assert Path(home["markdown_path"]).read_text("utf-8").startswith("# Apples")
+    assert home["crawled_at"].endswith("Z") and home["depth"] == 0 and bananas["depth"] == 1
+    assert empty["resource_id"] is None and empty["markdown_path"] is None
     assert "日本語" in out.getvalue()  # UTF-8, not \u escapes
 
 
-def test_csv_round_trip_binary_stream(db: str) -> None:
+def test_csv_round_trip_binary_stream(crawled: Crawled) -> None:
     out = io.BytesIO()
-    assert export(db, "csv", out) == 3
+    assert export(crawled.db, "csv", out) == 3
     assert not out.closed
     reader = csv.DictReader(io.StringIO(out.getvalue().decode("utf-8"), newline=""))
     assert tuple(reader.fieldnames or ()) == FIELDS
-    rows = db_records(db)
-    for got, row in zip(reader, rows, strict=True):
+    rows = db_records(crawled.db)
+    got_rows = list(reader)
+    assert len(got_rows) == len(rows) == 3
+    for got, row in zip(got_rows, rows, strict=True):
         assert json.loads(got["keywords"]) == json.loads(row["keywords"])
         assert got["url"] == row["url"] and got["title"] == row["title"]
-        assert got["text_preview"] == row["text_preview"]  # quotes, commas, new lines survive
+        assert got["text_preview"] == row["text_preview"]  # quotes, commas, UTF-8 survive
         assert int(got["status"]) == row["status"] and int(got["depth"]) == row["depth"]
         assert got["crawled_at"] == iso(row["crawled_at"])
         assert got["resource_id"] == ("" if row["resource_id"] is None else str(row["resource_id"]))
-        assert got["author"] == (row["author"] or "")
+        assert got["author"] == (row["author"] or "")  # missing: an empty cell
+    home, _, empty = by_path(crawled, got_rows)
+    assert home["author"] == "Ann Smith" and empty["markdown_path"] == ""
 
 
-def test_es_bulk_is_ndjson_action_document_pairs(db: str) -> None:
+def test_es_bulk_is_ndjson_action_document_pairs(crawled: Crawled) -> None:
     out = io.BytesIO()
-    assert export(db, "es-bulk", out, index_name="pages") == 3
+    assert export(crawled.db, "es-bulk", out, index_name="pages") == 3
     data = out.getvalue().decode("utf-8")
     assert data.endswith("\n")
     lines = data.split("\n")[:-1]
     assert len(lines) == 6
-    rows = db_records(db)
+    rows = db_records(crawled.db)
     for (action_line, doc_line), row in zip(
         zip(lines[::2], lines[1::2], strict=True), rows, strict=True
     ):
@@ -188,39 +205,47 @@ def test_es_bulk_is_ndjson_action_document_pairs(db: str) -> None:
         }
         check_record(doc, row)
         assert doc["text"] == (row["text"] or "")
-    assert json.loads(lines[1])["text"] == TEXTS["https://a.example/"]
+    home, bananas, empty = by_path(crawled, [json.loads(line) for line in lines[1::2]])
+    assert "Apples grow on trees" in home["text"] and "日本語" in bananas["text"]
+    assert empty["text"] == ""
 
 
-def test_since_filters_on_updated_at(db: str) -> None:
+def test_since_filters_on_updated_at(crawled: Crawled) -> None:
+    db = crawled.db
     db_execute(db, "UPDATE documents SET updated_at = '2020-01-01 10:00:00'")
     db_execute(db, "UPDATE documents SET updated_at = '2024-06-01 12:00:00' WHERE url LIKE '%/b'")
     out = io.StringIO()
     assert export(db, "jsonl", out, since=datetime(2024, 1, 1)) == 1
-    assert json.loads(out.getvalue())["url"] == "https://a.example/b"
+    assert json.loads(out.getvalue())["url"] == crawled.url("/b")
     # an aware time is converted to UTC: 13:30 at +02:00 is 11:30 UTC, before 12:00
     plus2 = timezone(timedelta(hours=2))
     assert export(db, "jsonl", io.StringIO(), since=datetime(2024, 6, 1, 13, 30, tzinfo=plus2)) == 1
     assert export(db, "jsonl", io.StringIO(), since=datetime(2024, 6, 1, 14, 30, tzinfo=plus2)) == 0
     assert export(db, "csv", io.StringIO(), since=datetime(2019, 1, 1, tzinfo=UTC)) == 3
+    assert export(db, "es-bulk", io.StringIO(), since=datetime(2024, 1, 1)) == 1
 
 
-def test_warc_request_response_pairs_from_the_cache(db: str, cache: DiskCache) -> None:
+def test_warc_request_response_pairs_from_the_cache(crawled: Crawled) -> None:
+    cache = crawled.cache
+    fetched = [crawled.url(p) for p in ("/", "/b", "/notes.txt")]  # 2xx, with a cached body
+    gone = crawled.url("/empty?y=1")
+    cache.path_for(gone).unlink()  # fetched, but its body is no longer in the cache
     out = io.BytesIO()
     skipped: list[str] = []
-    assert export(db, "warc", out, cache_dir=cache.directory, on_skip=skipped.append) == 2
-    assert skipped == ["https://c.example/x?y=1"]  # fetched, but no cached body
+    assert export(crawled.db, "warc", out, cache_dir=cache.directory, on_skip=skipped.append) == 3
+    assert skipped == [gone]
     out.seek(0)
-    records = list(_read_warc(out))
+    records = _read_warc(out)
     # warcio writes each pair response first, the request pointing to it (WARC-Concurrent-To)
-    types = ["warcinfo", "response", "request", "response", "request"]
+    types = ["warcinfo", "response", "request", "response", "request", "response", "request"]
     assert [r["type"] for r in records] == types
     assert all(r["version"] == "WARC/1.1" for r in records)
-    for url, (response, request) in zip(
-        list(TEXTS)[:2], zip(records[1::2], records[2::2], strict=True), strict=True
-    ):
+    pairs = {r["uri"]: (r, q) for r, q in zip(records[1::2], records[2::2], strict=True)}
+    assert sorted(pairs) == sorted(fetched)  # not the 404, not the skipped URL
+    for url, (response, request) in pairs.items():
         cached = cache.load(url)
-        assert cached is not None
-        assert request["uri"] == response["uri"] == url
+        assert cached is not None and cached.headers.get("content-encoding")  # sent compressed
+        assert request["uri"] == url
         assert request["concurrent_to"] == response["id"]
         assert request["http"].protocol == "GET"
         assert response["http"].get_statuscode() == "200"
@@ -228,8 +253,10 @@ def test_warc_request_response_pairs_from_the_cache(db: str, cache: DiskCache) -
         assert response["http"].get_header("Content-Encoding") is None  # the body is decoded
         assert response["http"].get_header("Content-Length") == str(len(cached.body))
         assert response["body"] == cached.body
-        fetched = datetime.fromtimestamp(cached.fetched_at, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        assert response["date"].startswith(fetched)
+        fetched_at = datetime.fromtimestamp(cached.fetched_at, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        assert response["date"].startswith(fetched_at)
+    assert pairs[crawled.url("/notes.txt")][0]["body"] == b"plain notes, not a document"
+    assert "日本語" in pairs[crawled.url("/b")][0]["body"].decode("utf-8")
 
 
 def _read_warc(stream: io.BytesIO) -> list[dict[str, Any]]:
@@ -250,21 +277,31 @@ def _read_warc(stream: io.BytesIO) -> list[dict[str, Any]]:
     return records
 
 
-def test_warc_since_and_errors(db: str, cache: DiskCache, tmp_path: Path) -> None:
+def test_warc_since_and_errors(crawled: Crawled, tmp_path: Path) -> None:
+    db, cache = crawled.db, crawled.cache
     future = datetime(2100, 1, 1, tzinfo=UTC)
     assert export(db, "warc", io.BytesIO(), cache_dir=cache.directory, since=future) == 0
+    db_execute(db, "UPDATE pages SET last_crawl_time = 1000000000")  # fetched in 2001
+    db_execute(db, "UPDATE pages SET last_crawl_time = 1800000000 WHERE norm_url LIKE '%/b'")
+    out = io.BytesIO()
+    since = datetime(2020, 1, 1)
+    assert export(db, "warc", out, cache_dir=cache.directory, since=since) == 1
+    out.seek(0)
+    assert {r["uri"] for r in _read_warc(out) if r["type"] == "response"} == {crawled.url("/b")}
     with pytest.raises(ConfigError, match="cache"):
         export(db, "warc", io.BytesIO())
     with pytest.raises(ConfigError, match="no database"):
         export(tmp_path / "missing.db", "jsonl", io.StringIO())
     with pytest.raises(ConfigError, match="format"):
         export(db, "xml", io.StringIO())  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="jsonl only"):
+        export(db, "csv", io.StringIO(), with_vectors=True)
 
 
-def test_streaming_keeps_memory_flat(tmp_path: Path, new_db: NewDb) -> None:
-    """20k documents (~30 MB of es-bulk output) are exported with a small, bounded peak."""
-    path = new_db("big")
-    asyncio.run(_setup(path, None))
+def test_streaming_keeps_memory_flat(crawled: Crawled, tmp_path: Path) -> None:
+    """20k more documents (~30 MB of es-bulk output) are exported with a small, bounded peak;
+    with vectors, every batch of documents finds its vectors while the documents stream."""
+    path = crawled.db
     texts = [f"resource {i} " + "lorem ipsum dolor sit amet " * 40 for i in range(100)]
     insert_many(
         path,
@@ -295,55 +332,60 @@ def test_streaming_keeps_memory_flat(tmp_path: Path, new_db: NewDb) -> None:
         assert peak < 6 * 2**20, (fmt, peak)
         if fmt == "es-bulk":
             assert size > 25 * 2**20 and peak < size / 8
+    # resource 1000 + i has the vector [i, 0, 0, ...]
+    vector = [0.0] * (DIMENSIONS - 1)
+    insert_many(
+        path,
+        "INSERT INTO resource_vectors (resource_id, model, vector) VALUES (?, ?, ?)",
+        [(1000 + i, MODEL, _floats([float(i), *vector])) for i in range(100)],
+    )
+    target = tmp_path / "vectors.jsonl"
+    with target.open("w", encoding="utf-8") as handle:
+        assert export(path, "jsonl", handle, with_vectors=True) == 20_003
+    with target.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle):
+            record = json.loads(line)
+            if n >= 3:  # the crawled documents' vectors are the model's: see test_semantic
+                assert record["vector"][:2] == [float((n - 3) % 100), 0.0], n
+                assert len(record["vector"]) == DIMENSIONS
+    assert n == 20_002
+
+
+def _floats(values: Sequence[float]) -> bytes:
+    return struct.pack(f"<{len(values)}f", *values)
 
 
 # --- CLI ------------------------------------------------------------------------------------------
 
-app = typer.Typer()
-app.command("export")(export_cmd)
 
-
-@app.callback()
-def _root() -> None:
-    pass
-
-
-runner = CliRunner()
-
-
-def test_cli_jsonl_to_stdout(db: str) -> None:
-    result = runner.invoke(app, ["export", "--format", "jsonl", "--db", db])
+def test_cli_jsonl_to_stdout(crawled: Crawled) -> None:
+    result = runner.invoke(app, ["export", "--format", "jsonl", "--db", crawled.db])
     assert result.exit_code == 0, result.output
-    assert [json.loads(line)["url"] for line in result.stdout.splitlines()] == list(TEXTS)
+    urls = [json.loads(line)["url"] for line in result.stdout.splitlines()]
+    assert urls == [row["url"] for row in db_records(crawled.db)]
     assert "exported 3 documents" in result.stderr
 
 
-def test_cli_csv_and_warc_to_files(db: str, cache: DiskCache, tmp_path: Path) -> None:
+def test_cli_csv_and_warc_to_files(crawled: Crawled, tmp_path: Path) -> None:
+    db = crawled.db
     out = tmp_path / "index.csv"
     result = runner.invoke(app, ["export", "-f", "csv", "--db", db, "--out", str(out)])
     assert result.exit_code == 0, result.output
     with out.open(newline="", encoding="utf-8") as handle:
-        assert [row["url"] for row in csv.DictReader(handle)] == list(TEXTS)
+        urls = [row["url"] for row in csv.DictReader(handle)]
+    assert urls == [row["url"] for row in db_records(db)]
+    crawled.cache.path_for(crawled.url("/notes.txt")).unlink()
     warc = tmp_path / "crawl.warc.gz"
-    args = [
-        "export",
-        "-f",
-        "warc",
-        "--db",
-        str(db),
-        "-o",
-        str(warc),
-        "--cache-dir",
-        str(cache.directory),
-    ]
-    result = runner.invoke(app, args)
+    args = ["export", "-f", "warc", "--db", db, "-o", str(warc)]
+    result = runner.invoke(app, [*args, "--cache-dir", str(crawled.cache.directory)])
     assert result.exit_code == 0, result.output
-    assert "exported 2 pages" in result.stderr and "skipped 1" in result.stderr
+    assert "exported 3 pages" in result.stderr and "skipped 1" in result.stderr
     with warc.open("rb") as handle:
-        assert sum(r.rec_type == "response" for r in ArchiveIterator(handle)) == 2
+        assert sum(r.rec_type == "response" for r in ArchiveIterator(handle)) == 3
 
 
-def test_cli_since_and_bad_usage(db: str, tmp_path: Path) -> None:
+def test_cli_since_and_bad_usage(crawled: Crawled, tmp_path: Path) -> None:
+    db = crawled.db
     result = runner.invoke(
         app, ["export", "-f", "es-bulk", "--db", db, "--since", "2100-01-01T00:00:00Z"]
     )
@@ -354,3 +396,19 @@ def test_cli_since_and_bad_usage(db: str, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no database" in result.output
     result = runner.invoke(app, ["export", "-f", "xml", "--db", db])
     assert result.exit_code == 2
+    plain = runner.invoke(app, ["export", "-f", "jsonl", "--db", db])
+    assert "vector" not in json.loads(plain.stdout.splitlines()[0])
+    refused = runner.invoke(app, ["export", "-f", "csv", "--with-vectors", "--db", db])
+    assert refused.exit_code == 2
+    assert "jsonl only" in refused.output
+
+
+def test_cli_postgresql_that_cannot_be_read_exits_2_without_the_password(pg_url: str) -> None:
+    """A server that is not there, and a database that holds no crawl: one line, exit 2, the
+    password masked."""
+    away = "postgresql://walter:hunter2@127.0.0.1:1/crawl"
+    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", away])
+    assert result.exit_code == 2 and "error:" in result.output
+    assert "hunter2" not in result.output and "127.0.0.1:1" in result.output
+    empty = runner.invoke(app, ["export", "-f", "csv", "--db", pg_url])
+    assert empty.exit_code == 2 and "documents" in empty.output
