@@ -305,3 +305,14 @@ def test_config_embed_false_crawls_without_vectors(
     crawl(db, site, "--config", str(config))
     assert rows(db, "SELECT count(*) FROM documents WHERE resource_id IS NOT NULL") == [(3,)]
     assert rows(db, "SELECT count(*) FROM resource_vectors") == [(0,)]
+
+
+def test_index_embed_without_a_database_exits_2(tmp_path: Path) -> None:
+    """No SQLite file there, no PostgreSQL server there: one line, exit 2, password masked."""
+    missing = runner.invoke(app, ["index", "--embed", "--db", str(tmp_path / "no.db")])
+    assert missing.exit_code == 2 and "no database" in missing.output
+    assert not (tmp_path / "no.db").exists()
+    away = "postgresql://walter:hunter2@127.0.0.1:1/crawl"
+    result = runner.invoke(app, ["index", "--embed", "--db", away])
+    assert result.exit_code == 2 and "error:" in result.output
+    assert "hunter2" not in result.output and "127.0.0.1:1" in result.output
