@@ -1,8 +1,8 @@
 """The frontier's contract, one copy run on each backend: a SQLite file and a PostgreSQL server.
 
-Only what the PostgreSQL frontier already does is here (issue 13 is under way): claims and their
-order, narrowed claims, exclusive claims between workers, writes of crawled pages and their new
-links, listed entries, due times, released claims, robots.txt and host state, run records.
+Claims and their order, narrowed claims, exclusive claims between workers, writes of crawled
+pages and their new links, listed entries, due times, released claims, robots.txt and host state,
+run records, request starts reserved in turn (shared pacing), robots.txt fetch claims.
 """
 
 from __future__ import annotations
@@ -186,5 +186,60 @@ def test_workers_hosts_robots_and_runs(new_frontier: Open) -> None:
             assert await f.start_run("crawl", NOW + 2) > run_id
         finally:
             await f.close()
+
+    run(go())
+
+
+def test_request_starts_are_reserved_in_turn_across_workers(new_frontier: Open) -> None:
+    async def go() -> None:
+        a, b = new_frontier(), new_frontier()
+        await a.open()
+        await b.open()
+        try:
+            # two workers, a 2 s interval: starts come 2 s apart whoever asks
+            assert await a.reserve_start("h.test", 2.0, NOW) == NOW
+            assert await b.reserve_start("h.test", 2.0, NOW) == NOW + 2
+            assert await a.reserve_start("h.test", 2.0, NOW + 1) == NOW + 4
+            # asking later than the last reservation ends starts then
+            assert await b.reserve_start("h.test", 2.0, NOW + 100) == NOW + 100
+            # a Retry-After one worker was told holds the other
+            await a.slow_host("h.test", NOW + 500)
+            assert await b.reserve_start("h.test", 2.0, NOW + 200) == NOW + 500
+            # other hosts are not held
+            assert await b.reserve_start("other.test", 2.0, NOW) == NOW
+            # the summary (stats) shows the next start while it is ahead
+            await a.add([_link("/x", host="h.test")])
+            [h] = (await a.summary(NOW + 200, hosts=None)).top_hosts
+            assert h.host == "h.test" and h.next_start == NOW + 502
+            [h] = (await a.summary(NOW + 600, hosts=None)).top_hosts
+            assert h.next_start is None
+        finally:
+            await a.close()
+            await b.close()
+
+    run(go())
+
+
+def test_robots_txt_is_claimed_by_one_worker_until_its_record_or_expiry(
+    new_frontier: Open,
+) -> None:
+    async def go() -> None:
+        a, b = new_frontier(), new_frontier()
+        await a.open()
+        await b.open()
+        try:
+            origin = "http://r.test"
+            assert await a.claim_robots(origin, NOW, 30)
+            assert not await b.claim_robots(origin, NOW + 1, 30)  # a is fetching it
+            assert await b.get_robots(origin) == ("", NOW + 30)
+            await a.put_robots(origin, '{"mode": "allow_all"}', NOW + 3600)
+            assert not await b.claim_robots(origin, NOW + 60, 30)  # a record in force
+            assert await b.claim_robots(origin, NOW + 3600, 30)  # expired: fetched again
+            # a claim of a worker that died runs out
+            assert not await a.claim_robots(origin, NOW + 3610, 30)
+            assert await a.claim_robots(origin, NOW + 3631, 30)
+        finally:
+            await a.close()
+            await b.close()
 
     run(go())

@@ -235,6 +235,9 @@ def _politeness(h: dict[str, Any]) -> str:
         parts.append(f"robots.txt unreachable: waiting until {_local(h['blocked_until'])}")
     if h["crawl_delay"] is not None:
         parts.append(f"crawl-delay {h['crawl_delay']:g}s")
+    # a start the workers' shared pacing reserved, when it is a while ahead (a long delay)
+    if h.get("next_start") is not None and h["next_start"] - time.time() >= 1:
+        parts.append(f"next start at {_local(iso(h['next_start']))}")
     return ", ".join(parts) or "-"
 
 

@@ -142,6 +142,8 @@ class HostSummary:
     slowed_until: float | None  # a 429/503 Retry-After still in force
     crawl_delay: float | None
     avg_response_ms: float | None = None  # over the host's pages' last fetches
+    # the next request start reserved by the workers' shared pacing, when still ahead
+    next_start: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,7 @@ def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSu
         return []  # a scan of every page saved (the crawl only asks for the next due time)
     rows = conn.execute(
         """SELECT p.host, p.pages, p.crawled, p.errors, p.due, p.claimed,
-                  h.slowed_until, h.crawl_delay, p.avg_response_ms
+                  h.slowed_until, h.crawl_delay, p.avg_response_ms, h.next_start
         FROM (SELECT host, count(*) AS pages,
                      sum(last_crawl_time IS NOT NULL AND error IS NULL) AS crawled,
                      sum(error IS NOT NULL) AS errors,
@@ -96,6 +96,7 @@ def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSu
             slowed_until=r[6] if r[6] is not None and r[6] > now else None,
             crawl_delay=r[7],
             avg_response_ms=None if r[8] is None else round(r[8], 1),
+            next_start=r[9] if r[9] is not None and r[9] > now else None,
         )
         for r in rows
     ]
