@@ -1,31 +1,42 @@
 """Full-text search over the PostgreSQL index: the ``tsvector`` of each resource (title weight A,
-text weight B, the ``simple`` configuration), ranked with ``ts_rank_cd``, snippets from
-``ts_headline``. See :mod:`litecrawl.index.reader` for the interface.
+text weight B) ranked with ``ts_rank_cd``. See :mod:`litecrawl.index.reader` for the interface.
 
-The query syntax is the SQLite index's (FTS5's), translated to a ``tsquery`` by
-:func:`to_tsquery_text`: words are ANDed, ``"a phrase"`` becomes ``a <-> phrase``, ``word*`` a
-prefix (``:*``), ``OR`` ``|``, ``NOT`` ``& !``, ``title:word`` a title-only match (weight A),
-parentheses group. Every term is quoted, so PostgreSQL's own parser splits it as it split the
-text (``foo-bar`` matches as in the index); a query that still does not parse is retried with
-every word quoted and ANDed, so user input never raises a syntax error.
+The index holds each text's words as SQLite's FTS5 splits them (``litecrawl_words``, migration
+``fts_words``), and the query is read as FTS5 reads it (:mod:`litecrawl.index.query`: the same
+phrases, prefixes, column filters, operators and precedence, the same retry with every word
+quoted), then written as a ``tsquery``: a phrase ``a <-> b`` (in one column, as FTS5's phrases
+are), ``word:*`` a prefix, ``title:word`` a title-only match (weight A), ``NOT`` ``& !``. So
+both backends match the same documents. Snippets are made as FTS5 makes them
+(:mod:`litecrawl.index.snippet`): ``ts_headline`` re-reads the text with PostgreSQL's parser,
+which would not mark ``example`` in ``www.example.com`` nor put an ellipsis where it cuts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import psycopg
 
 from litecrawl.errors import FrontierError
+from litecrawl.index.query import (
+    And,
+    Node,
+    Or,
+    Phrase,
+    QuerySyntaxError,
+    fallback,
+    highlighted,
+    parse,
+)
 from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, make_hit
+from litecrawl.index.snippet import snippet
 from litecrawl.store.postgres.migrations import migrate
 from litecrawl.store.postgres.vectors import PostgresVectors
 from litecrawl.urls import shown_location
 
-__all__ = ["PostgresIndex", "to_tsquery_text"]
+__all__ = ["PostgresIndex", "translated"]
 
 T = TypeVar("T")
 _CONNECT_TIMEOUT = 10
@@ -40,18 +51,10 @@ WHERE r.tsv @@ q AND EXISTS (SELECT 1 FROM documents AS d WHERE d.resource_id = 
 ORDER BY score DESC, r.id
 LIMIT %(limit)s OFFSET %(offset)s
 """
-# ts_headline reads its text as HTML and drops what looks like a tag ("<script>..."): the
-# angle brackets go in as two private characters and come back in Python
-_SNIPPETS = """
-SELECT r.id, ts_headline('simple', translate(r.text, '<>', %(private)s),
-                         to_tsquery('simple', %(query)s), %(options)s)
-FROM resources AS r WHERE r.id = ANY(%(ids)s)
-"""
-_PRIVATE = "\x0e\x0f"
-_BRACKETS = {0x0E: "<", 0x0F: ">"}
+_TEXTS = "SELECT id, text FROM resources WHERE id = ANY(%s)"
 _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = %s ORDER BY crawled_at, id"
-_TOKEN = re.compile(r'\s*(?:(\()|(\))|("[^"]*"?\*?)|([^\s()"]+))')
-_COLUMNS = {"title": "A", "text": "B"}
+_COLUMNS = {"title": "title", "text": "text"}  # the query's column names
+_WEIGHT_OF = {"title": "A", "text": "B"}
 
 
 class PostgresIndex(IndexReader):
@@ -102,36 +105,23 @@ class PostgresIndex(IndexReader):
         ellipsis: str = "…",
         snippet_tokens: int = 16,
     ) -> list[SearchHit]:
-        if not query.strip() or limit <= 0:
+        tsquery, phrases = translated(query)
+        if not tsquery or limit <= 0:
             return []
-        params = {"weights": _WEIGHTS, "limit": limit, "offset": max(0, offset)}
-        words = max(2, min(snippet_tokens, 64))
-        options = (
-            f'StartSel="{_quoted(open_mark)}", StopSel="{_quoted(close_mark)}", '
-            f"MaxWords={words}, MinWords={max(1, words // 2)}, MaxFragments=1, "
-            f'FragmentDelimiter="{_quoted(ellipsis)}"'
-        )
-        for text in (to_tsquery_text(query), _all_words(query)):
-            if not text:
-                continue
-            try:
-                with self.conn.transaction():
-                    rows = self.conn.execute(_RANKED, {**params, "query": text}).fetchall()
-                    ids = [rid for rid, _, _ in rows]
-                    found = self.conn.execute(
-                        _SNIPPETS,
-                        {"query": text, "options": options, "ids": ids, "private": _PRIVATE},
-                    ).fetchall()
-                    snippets = {rid: str(snippet).translate(_BRACKETS) for rid, snippet in found}
-            except psycopg.errors.SyntaxError:
-                continue  # not a query PostgreSQL takes: again with every word quoted
-            except psycopg.Error as exc:
-                raise FrontierError(f"cannot search {self.location}: {exc}") from exc
-            return [
-                self.hit(rid, score, _joined(snippets.get(rid, ""), open_mark, close_mark), title)
-                for rid, score, title in rows
-            ]
-        return []
+        params = {"weights": _WEIGHTS, "limit": limit, "offset": max(0, offset), "query": tsquery}
+        try:
+            with self.conn.transaction():
+                rows = self.conn.execute(_RANKED, params).fetchall()
+                ids = [rid for rid, _, _ in rows]
+                texts = dict(self.conn.execute(_TEXTS, (ids,)).fetchall()) if ids else {}
+        except psycopg.Error as exc:
+            raise FrontierError(f"cannot search {self.location}: {exc}") from exc
+        size = max(1, min(snippet_tokens, 64))
+        marks = {"open_mark": open_mark, "close_mark": close_mark, "ellipsis": ellipsis}
+        return [
+            self.hit(rid, score, snippet(texts.get(rid) or "", phrases, size=size, **marks), title)
+            for rid, score, title in rows
+        ]
 
     def resource_of_url(self, url: str) -> int | None:
         rows = self._read(
@@ -195,68 +185,49 @@ class PostgresIndex(IndexReader):
             raise FrontierError(f"cannot search {self.location}: {exc}") from exc
 
 
-def to_tsquery_text(query: str) -> str:
-    """Our (FTS5's) query syntax as ``to_tsquery`` text; '' when nothing is left to search."""
-    out: list[str] = []
-    pending = "&"  # the operator before the next operand
-    for opening, closing, phrase, word in _TOKEN.findall(query):
-        if closing:
-            out.append(")")
-            continue
-        if word in ("AND", "OR", "NOT"):
-            pending = {"AND": "&", "OR": "|", "NOT": "& !"}[word]
-            continue
-        if opening:
-            operand = "("
-        elif phrase:
-            star = phrase.endswith("*")
-            body = phrase.rstrip("*").strip('"')
-            operand = _term(body, star, None)
-        else:
-            column, sep, rest = word.partition(":")
-            weight = _COLUMNS.get(column.lower()) if sep and rest else None
-            text = rest if weight else word
-            operand = _term(text.rstrip("*"), text.endswith("*"), weight)
-        if not operand:
-            continue
-        if out and out[-1] != "(":
-            out.append(pending)
-        elif pending == "& !":
-            out.append("!")
-        out.append(operand)
-        pending = "&"
-    return " ".join(out)
+def translated(query: str) -> tuple[str, list[Phrase]]:
+    """``query`` as ``to_tsquery`` text ('' when nothing is left to search) and the phrases its
+    snippets mark."""
+    try:
+        node = parse(query, _COLUMNS)
+    except QuerySyntaxError:
+        node = fallback(query)  # as FTS5's index retries it
+    if node is None:
+        return "", []
+    return _tsquery(node), highlighted(node, "text")
 
 
-def _term(text: str, prefix: bool, weight: str | None) -> str:
-    """One quoted operand (PostgreSQL's parser splits it as it split the text), with its prefix
-    mark and its weight (column)."""
-    if not text.strip():
-        return ""
-    marks = ("*" if prefix else "") + (weight or "")
-    return f"'{_quoted_term(text)}'" + (f":{marks}" if marks else "")
+def _tsquery(node: Node) -> str:
+    if isinstance(node, Phrase):
+        return _phrase(node)
+    left, right = _tsquery(node.left), _tsquery(node.right)
+    if isinstance(node, And):
+        return f"({left} & {right})"
+    if isinstance(node, Or):
+        return f"({left} | {right})"
+    return f"({left} & !{right})"
 
 
-def _all_words(query: str) -> str:
-    """Every word quoted and ANDed (the retry for a query that does not parse)."""
-    words = [w.strip('"()') for w in query.split()]
-    return " & ".join(
-        _term(w.rstrip("*"), w.endswith("*"), None) for w in words if w.strip("*").strip()
-    )
+def _phrase(phrase: Phrase) -> str:
+    """A word, or words in a row within one column (the title and the text are one
+    ``tsvector``, where the title's last word comes right before the text's first)."""
+    columns = sorted(phrase.columns or _WEIGHT_OF)
+    if len(phrase.words) == 1 and len(columns) == len(_WEIGHT_OF):
+        return _lexeme(phrase.words[0], phrase.prefix[0], "")
+    each = [
+        " <-> ".join(
+            _lexeme(word, prefix, _WEIGHT_OF[column])
+            for word, prefix in zip(phrase.words, phrase.prefix, strict=True)
+        )
+        for column in columns
+    ]
+    return each[0] if len(each) == 1 else "(" + " | ".join(each) + ")"
 
 
-def _quoted_term(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "''")
-
-
-def _quoted(option: str) -> str:
-    return option.replace('"', "")
-
-
-def _joined(snippet: str, open_mark: str, close_mark: str) -> str:
-    """ts_headline marks each word of a phrase; FTS5 marks the phrase whole: as FTS5 does,
-    neighbouring marked words become one mark."""
-    return snippet.replace(f"{close_mark} {open_mark}", " ")
+def _lexeme(word: str, prefix: bool, weight: str) -> str:
+    marks = ("*" if prefix else "") + weight
+    quoted = word.replace("\\", "\\\\").replace("'", "''")
+    return f"'{quoted}'" + (f":{marks}" if marks else "")
 
 
 async def _migrate(url: str) -> None:
