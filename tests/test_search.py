@@ -307,6 +307,22 @@ def test_cli_no_results_and_missing_database(db: str, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no database" in result.output
 
 
+def test_cli_database_that_cannot_be_searched_exits_2(tmp_path: Path, pg_url: str) -> None:
+    """No SQLite file, no PostgreSQL server there, a PostgreSQL database without a crawl:
+    ``search`` and ``similar`` print one line and exit 2, the password masked."""
+    away = "postgresql://walter:hunter2@127.0.0.1:1/crawl"
+    for command in (["search", "solar"], ["similar", "http://a.example/"]):
+        missing = runner.invoke(litecrawl_app, [*command, "--db", str(tmp_path / "no.db")])
+        assert missing.exit_code == 2 and "no database" in missing.output
+        result = runner.invoke(litecrawl_app, [*command, "--db", away])
+        assert result.exit_code == 2 and "error:" in result.output, result.output
+        assert "hunter2" not in result.output and "127.0.0.1:1" in result.output
+        empty = runner.invoke(litecrawl_app, [*command, "--db", pg_url])
+        assert empty.exit_code == 2 and "error:" in empty.output, empty.output
+        assert "Traceback" not in empty.output
+    assert not (tmp_path / "no.db").exists()
+
+
 def test_best_url_prefers_the_canonical_then_the_shortest_without_query() -> None:
     urls = ["https://a.example/story?id=7", "https://a.example/p", "https://a.example/night-trains"]
     canonical = [None, None, None]

@@ -22,8 +22,17 @@ from urllib.parse import urlsplit
 
 from litecrawl.errors import FrontierError
 from litecrawl.index.vectors import VectorStore
+from litecrawl.urls import without_passwords
 
-__all__ = ["TITLE_WEIGHT", "IndexReader", "SearchHit", "best_url", "make_hit", "open_index"]
+__all__ = [
+    "TITLE_WEIGHT",
+    "IndexReader",
+    "SearchHit",
+    "best_url",
+    "make_hit",
+    "open_index",
+    "reason",
+]
 
 TITLE_WEIGHT = 10.0  # a match in the title counts this many times a match in the text
 
@@ -60,7 +69,7 @@ class IndexReader(ABC):
     ) -> None:
         self.close()
         if isinstance(exc, self.driver_errors):
-            raise FrontierError(f"{self.location}: {exc}") from exc
+            raise FrontierError(f"{self.location}: {reason(exc)}") from exc
 
     @abstractmethod
     def open(self) -> None: ...
@@ -152,6 +161,13 @@ def make_hit(
         other_urls=tuple(url for url in urls if url != best),
         resource_id=resource_id,
     )
+
+
+def reason(exc: BaseException) -> str:
+    """A driver's error in one line (PostgreSQL adds the statement and a caret below), with
+    any password in it masked."""
+    text = without_passwords(str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def open_index(location: str) -> IndexReader:

@@ -30,7 +30,7 @@ from litecrawl.index.query import (
     highlighted,
     parse,
 )
-from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, make_hit
+from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
 from litecrawl.index.snippet import snippet
 from litecrawl.store.postgres.migrations import migrate
 from litecrawl.store.postgres.vectors import PostgresVectors
@@ -77,7 +77,9 @@ class PostgresIndex(IndexReader):
                 self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
             )
         except psycopg.Error as exc:
-            raise FrontierError(f"cannot open PostgreSQL database {self.location}: {exc}") from exc
+            raise FrontierError(
+                f"cannot open PostgreSQL database {self.location}: {reason(exc)}"
+            ) from exc
 
     def close(self) -> None:
         if self._conn is not None:
@@ -88,7 +90,7 @@ class PostgresIndex(IndexReader):
         try:
             asyncio.run(_migrate(self.url))
         except psycopg.Error as exc:
-            raise FrontierError(f"cannot upgrade {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot upgrade {self.location}: {reason(exc)}") from exc
 
     @property
     def vectors(self) -> PostgresVectors:
@@ -115,7 +117,7 @@ class PostgresIndex(IndexReader):
                 ids = [rid for rid, _, _ in rows]
                 texts = dict(self.conn.execute(_TEXTS, (ids,)).fetchall()) if ids else {}
         except psycopg.Error as exc:
-            raise FrontierError(f"cannot search {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot search {self.location}: {reason(exc)}") from exc
         size = max(1, min(snippet_tokens, 64))
         marks = {"open_mark": open_mark, "close_mark": close_mark, "ellipsis": ellipsis}
         return [
@@ -176,13 +178,13 @@ class PostgresIndex(IndexReader):
                 cur.execute(sql.encode(), params)
                 yield from cur
         except psycopg.Error as exc:
-            raise FrontierError(f"cannot read {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot read {self.location}: {reason(exc)}") from exc
 
     def _read(self, work: Callable[[], T]) -> T:
         try:
             return work()
         except psycopg.Error as exc:
-            raise FrontierError(f"cannot search {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot search {self.location}: {reason(exc)}") from exc
 
 
 def translated(query: str) -> tuple[str, list[Phrase]]:

@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import ConfigError, FrontierError
-from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, best_url, make_hit
+from litecrawl.index.reader import (
+    TITLE_WEIGHT,
+    IndexReader,
+    SearchHit,
+    best_url,
+    make_hit,
+    reason,
+)
 from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.vectors import SQLiteVectors, resource_of_url, resource_previews
@@ -129,7 +136,7 @@ class SQLiteIndex(IndexReader):
             rows = _match(self.conn, query, params)
             return [self.hit(*row) for row in rows]
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot search {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot search {self.location}: {reason(exc)}") from exc
 
     def resource_of_url(self, url: str) -> int | None:
         return self._read(lambda: resource_of_url(self.conn, url))
@@ -172,13 +179,13 @@ class SQLiteIndex(IndexReader):
             while rows := cursor.fetchmany(_BATCH):
                 yield from rows
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot read {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot read {self.location}: {reason(exc)}") from exc
 
     def _read(self, work: Callable[[], T]) -> T:
         try:
             return work()
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot search {self.location}: {exc}") from exc
+            raise FrontierError(f"cannot search {self.location}: {reason(exc)}") from exc
 
 
 def _match(
