@@ -366,3 +366,11 @@ def test_crawled_duplicates_are_shown_under_their_best_url(new_db: NewDb, serve:
     assert set(hits["Story"].other_urls) == {site.url("/story?id=7"), site.url("/print/story")}
     assert hits["Beans"].url == site.url("/recipes/beans")  # no canonical: no query string
     assert hits["Beans"].other_urls == (site.url("/r?ref=home"),)
+
+
+def test_snippets_keep_text_that_looks_like_markup(new_db: NewDb, serve: Serve) -> None:
+    text = "Escaping matters: &lt;script&gt;alert(1)&lt;/script&gt; and a &lt; b &gt; c stay text."
+    site = serve(site_of({"/m": ("Markup", text)}))
+    db = crawl(new_db("m"), site)
+    [hit] = search(db, "escaping", snippet_tokens=30)
+    assert "<script>alert(1)</script>" in hit.snippet and "a < b > c" in hit.snippet, hit.snippet
