@@ -12,16 +12,16 @@ URLs (:func:`best_url`) with the others in ``other_urls``.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
 from urllib.parse import urlsplit
 
 from litecrawl.errors import FrontierError
 from litecrawl.index.vectors import VectorStore
+from litecrawl.store.lifecycle import SyncStore
 from litecrawl.urls import without_passwords
 
 __all__ = [
@@ -49,17 +49,13 @@ class SearchHit:
     resource_id: int
 
 
-class IndexReader(ABC):
+class IndexReader(SyncStore):
     """Synchronous; ``with reader:`` connects (and raises ConfigError when there is no
     database there)."""
 
     location: str  # for messages: never with a password
     # the driver's errors, raised as FrontierError when they leave a ``with`` block
     driver_errors: tuple[type[Exception], ...] = ()
-
-    def __enter__(self) -> Self:
-        self.open()
-        return self
 
     def __exit__(
         self,
@@ -70,12 +66,6 @@ class IndexReader(ABC):
         self.close()
         if isinstance(exc, self.driver_errors):
             raise FrontierError(f"{self.location}: {reason(exc)}") from exc
-
-    @abstractmethod
-    def open(self) -> None: ...
-
-    @abstractmethod
-    def close(self) -> None: ...
 
     @abstractmethod
     def upgrade(self) -> None:

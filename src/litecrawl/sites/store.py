@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Self
 
 from litecrawl.sites.model import Annotation, Site, SiteCrawl, SiteFeed, SiteSchedule, StartPage
+from litecrawl.store.lifecycle import SyncStore
 
 __all__ = ["SiteStore", "open_sites"]
 
 
-class SiteStore(ABC):
+class SiteStore(SyncStore):
     """Synchronous (the CLI calls it from a thread); ``with store:`` opens and migrates."""
-
-    def __enter__(self) -> Self:
-        self.open()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @abstractmethod
-    def open(self) -> None: ...
-
-    @abstractmethod
-    def close(self) -> None: ...
 
     @abstractmethod
     def add(self, base_urls: Sequence[str], now: float) -> int:

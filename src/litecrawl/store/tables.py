@@ -7,11 +7,12 @@ the schema in an order that respects the foreign keys, with the key each is read
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
+
+from litecrawl.store.lifecycle import SyncStore
 
 __all__ = ["LINKS", "TABLES", "Row", "Table", "TableStore", "open_tables"]
 
@@ -47,28 +48,10 @@ TABLES: tuple[Table, ...] = (
 LINKS = "page_links"
 
 
-class TableStore(ABC):
+class TableStore(SyncStore):
     """Synchronous; ``with store:`` connects and brings the schema up to date."""
 
     location: str  # for messages: never with a password
-
-    def __enter__(self) -> Self:
-        self.open()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @abstractmethod
-    def open(self) -> None: ...
-
-    @abstractmethod
-    def close(self) -> None: ...
 
     @abstractmethod
     def begin_snapshot(self) -> None:

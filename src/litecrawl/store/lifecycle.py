@@ -1,0 +1,32 @@
+"""What every synchronous store interface shares: ``with store:`` opens it and closes it."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from types import TracebackType
+from typing import Self
+
+__all__ = ["SyncStore"]
+
+
+class SyncStore(ABC):
+    """``open`` on entering a ``with`` block, ``close`` on leaving it (the site store, the
+    index reader, the table store for ``db copy``)."""
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def open(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
