@@ -177,3 +177,98 @@ def test_kill_9_of_two_of_four_workers_loses_nothing(
         # only what a dead worker held (and had requested) at the kill is fetched again
         assert twice <= held & {site.url(p) for p in before}, twice
     assert db_query(db, "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL") == [(0,)]
+
+
+def _slow_site(pages: int, answer_in: float, crawl_delay: float | None = None) -> web.Application:
+    """``/`` linking to ``pages`` pages; every answer takes ``answer_in`` seconds; robots.txt
+    asks for ``crawl_delay`` when given."""
+    app = web.Application()
+
+    async def page(request: web.Request) -> web.Response:
+        if request.path == "/robots.txt":
+            delay = f"Crawl-delay: {crawl_delay}\n" if crawl_delay is not None else ""
+            return web.Response(text=f"User-agent: *\n{delay}Allow: /\n")
+        await asyncio.sleep(answer_in)
+        if request.path == "/":
+            body = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(pages))
+        else:
+            body = f"<p>page {request.path}</p>"
+        return web.Response(text=html_page(body), content_type="text/html")
+
+    app.router.add_get("/{tail:.*}", page)
+    return app
+
+
+def _most_at_once(site: LocalServer) -> int:
+    """The most requests for pages the server was answering at the same moment."""
+    edges = sorted(
+        (t, step)
+        for r in site.requests
+        if r.path != "/robots.txt" and r.end is not None
+        for t, step in ((r.start, 1), (r.end, -1))
+    )
+    most = now = 0
+    for _, step in edges:  # an end sorts before a start at the same instant
+        now += step
+        most = max(most, now)
+    return most
+
+
+def test_workers_together_keep_each_hosts_concurrency(serve: Serve, new_db: NewDb) -> None:
+    sites = [serve(_slow_site(24, answer_in=0.15)) for _ in range(2)]
+    db = new_db("w")
+    # each process may fetch 4 at once and 2 of a host: three of them, on their own, 6 a host
+    flags = ("--delay-ms", "0", "--per-host", "2", "--concurrency", "4")
+    _finish(_workers(db, [s.url("/") for s in sites], 3, *flags))
+    for site in sites:
+        paths = Counter(r.path for r in site.requests if r.path != "/robots.txt")
+        assert paths == {"/": 1, **{f"/p{i}": 1 for i in range(24)}}
+        assert _most_at_once(site) <= 2, _most_at_once(site)
+    assert db_query(db, "SELECT count(*) FROM host_leases") == [(0,)]  # all given back
+
+
+def _crawl_until_fetched(
+    db: str,
+    seeds: list[str],
+    fast: list[LocalServer],
+    pages: int,
+    *flags: str,
+    then: Callable[[], bool] = lambda: True,
+) -> float:
+    """Crawl until every page of the ``fast`` sites was answered (and ``then`` holds); the
+    seconds that took at the server, from the first request to a fast site to the last answer."""
+    (proc,) = _workers(db, seeds, 1, *flags)
+    try:
+        deadline = time.monotonic() + 90
+        while (
+            sum(1 for s in fast for r in s.requests if r.end and r.path != "/robots.txt") < pages
+            or not then()
+        ):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    seen = [r for s in fast for r in s.requests if r.path != "/robots.txt"]
+    return max(r.end or 0.0 for r in seen) - min(r.start for r in seen)
+
+
+def test_a_host_with_a_long_crawl_delay_does_not_hold_up_the_others(
+    serve: Serve, new_db: NewDb
+) -> None:
+    flags = ("--delay-ms", "0", "--concurrency", "8", "--per-host", "4")
+    fast = [serve(_slow_site(10, answer_in=0.05)) for _ in range(20)]
+    pages = 20 * 11
+    alone = _crawl_until_fetched(new_db("alone"), [s.url("/") for s in fast], fast, pages, *flags)
+    fast = [serve(_slow_site(10, answer_in=0.05)) for _ in range(20)]
+    slow = serve(_slow_site(40, answer_in=0.05, crawl_delay=5))
+    seeds = [slow.url("/"), *(s.url("/") for s in fast)]
+    # on until the slow host had its third page's turn
+    mixed = _crawl_until_fetched(
+        new_db("mixed"), seeds, fast, pages, *flags, then=lambda: len(_page_starts(slow)) >= 3
+    )
+    # the slow host's 40 pages (200 s of Crawl-delay) hold none of the 8 fetch slots: the fast
+    # hosts finish about as fast as alone (waiting in the slots, they took over 5 s more)
+    assert mixed <= 1.5 * alone + 1.0, (mixed, alone)
+    starts = _page_starts(slow)
+    assert all(b - a >= 4.95 for a, b in pairwise(starts)), starts

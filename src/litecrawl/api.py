@@ -102,6 +102,7 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
             settings = PolitenessSettings(
                 user_agent=_user_agent_headers(kwargs).get("User-Agent", ""),
                 per_host=kwargs.get("n_concurrent", 10),
+                concurrency=kwargs.get("n_concurrent", 10),
                 delay_ms=0,
             )
             gate = await stack.enter_async_context(PoliteGate(frontier, settings))

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +29,14 @@ from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
 from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import ClaimedPage, ClaimFocus, Frontier
+from litecrawl.frontier.base import ClaimFocus, Frontier
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
-from litecrawl.urls import DomainScope, UrlRules, without_passwords
+from litecrawl.urls import DomainScope, UrlRules, host_of, without_passwords
 
 __all__ = ["CrawlReport", "Focus", "crawl", "run_crawl"]
 
@@ -173,7 +174,7 @@ async def run_crawl(
         await _bootstrap(config, engine, gate, seeds)
         if focus is not None:
             await _bootstrap_focus(engine, focus)
-        interrupted = await _loop(config, engine, lease, stop, on_progress, grace)
+        interrupted = await _loop(config, engine, gate, lease, stop, on_progress, grace)
         stats = engine.stats
         record = {**summary_dict(stats), "interrupted": interrupted}
         await frontier.finish_run(run_id, json.dumps(record), int(time.time()))
@@ -215,6 +216,7 @@ async def _bootstrap_focus(engine: Engine, focus: Focus) -> None:
 async def _loop(
     config: CrawlConfig,
     engine: Engine,
+    gate: PoliteGate,
     lease: Lease,
     stop: asyncio.Event,
     on_progress: Callable[[CrawlStats, int], None] | None,
@@ -222,31 +224,43 @@ async def _loop(
 ) -> bool:
     frontier = engine.frontier
     concurrency = config.concurrency.global_
-    semaphore = asyncio.Semaphore(concurrency)
     max_pages = config.limits.max_pages
     # a strategy's scores decide each next claim: no claims ahead of what can be fetched
     ahead = _ClaimAhead(concurrency, ordered=engine.options.strategy is not None)
     in_flight: dict[asyncio.Task[None], str] = {}
+    held: Counter[str] = Counter()  # pages in flight per host: the next claim's room
     claimed_total = 0
     last_recovery = time.monotonic()
 
-    async def guarded(page: ClaimedPage) -> None:
-        async with semaphore:
-            await engine.process(page)
+    def busy() -> int:  # pages waiting for their host hold no fetch slot: claim past them
+        return len(in_flight) - gate.waiting
 
     async def refill() -> int:
         nonlocal claimed_total
-        want = ahead.high_water - len(in_flight)
+        want = ahead.high_water - busy()
         if max_pages:
             want = min(want, max_pages - claimed_total)
         if want <= 0:
             return 0
-        pages = await engine.claim(want)
+        # the fetch slots are the gate's, taken after the host's wait (PoliteGate.slot)
+        pages = await engine.claim(want, gate.host_rules(held))
         for page in pages:
-            in_flight[asyncio.create_task(guarded(page))] = page.norm_url
+            in_flight[asyncio.create_task(engine.process(page))] = page.norm_url
+            held[host_of(page.norm_url)] += 1
         claimed_total += len(pages)
         engine.stats.claimed += len(pages)
         return len(pages)
+
+    async def finished(tasks: set[asyncio.Task[None]]) -> None:
+        idle = set()
+        for task in tasks:
+            host = host_of(in_flight.pop(task))
+            held[host] -= 1
+            if held[host] <= 0:
+                del held[host]
+                idle.add(host)
+        ahead.finished(len(tasks))
+        await gate.release_hosts(idle)
 
     last_report = 0.0
     while not stop.is_set():
@@ -254,7 +268,7 @@ async def _loop(
             last_recovery = time.monotonic()
             await engine.recover()  # claims of workers that died meanwhile
         may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
-        if may_claim and len(in_flight) <= ahead.refill_at:
+        if may_claim and busy() <= ahead.refill_at:
             claimed = await refill()
             if not claimed and not in_flight:
                 await engine.flush()  # links still in the write buffer may be due pages
@@ -264,6 +278,8 @@ async def _loop(
                 shared = engine.options.focus is None  # a site crawl waits for no one else
                 if await engine.recover() or await _await_others(lease, stop, shared):
                     continue
+                if await _await_held_back(engine, stop):
+                    continue
                 if not config.watch:
                     break
                 await _sleep_until_due(frontier, stop, lease.rules.lease_timeout)
@@ -272,9 +288,7 @@ async def _loop(
         if not in_flight:
             break
         done, _ = await asyncio.wait(in_flight, timeout=0.25, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            in_flight.pop(task)
-        ahead.finished(len(done))
+        await finished(done)
         if not done and engine.stats.claimed:  # idle moment: push buffered writes out
             await engine.flush()
         if on_progress is not None and time.monotonic() - last_report > 0.5:
@@ -357,6 +371,24 @@ async def _await_others(lease: Lease, stop: asyncio.Event, shared: bool) -> bool
         return False
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=wait)
+    return True
+
+
+# A page a host's politeness holds back (a Retry-After, a Crawl-delay: its host passed over by
+# the claims) is waited for when it is due within this long; a page due later (the re-crawl
+# schedule's least interval is an hour) is left for the next run.
+_HELD_BACK_SEC = 130.0  # two of the default 60 s back-offs after a 429 without Retry-After
+
+
+async def _await_held_back(engine: Engine, stop: asyncio.Event) -> bool:
+    """Nothing claimable, but a page is due (or soon will be) whose host is held back: wait a
+    moment (True) and look again. False when nothing is due within ``_HELD_BACK_SEC``."""
+    due = await engine.frontier.next_due(engine.options.partition, engine.options.focus)
+    wait = None if due is None else due - time.time()
+    if wait is None or wait > _HELD_BACK_SEC:
+        return False
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=min(max(wait, 0.25), 1.0))
     return True
 
 

@@ -26,7 +26,14 @@ from litecrawl.discover.listing import listing_links
 from litecrawl.errors import FetchError, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
-from litecrawl.frontier.base import ClaimedPage, ClaimFocus, Frontier, NewLink, PageUpdate
+from litecrawl.frontier.base import (
+    ClaimedPage,
+    ClaimFocus,
+    Frontier,
+    HostRules,
+    NewLink,
+    PageUpdate,
+)
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.lease import Lease
@@ -156,11 +163,12 @@ class Engine:
         await self.flush()
         return self.stats
 
-    async def claim(self, limit: int) -> list[ClaimedPage]:
-        """Due pages: by score under a strategy, only this worker's partition if set."""
+    async def claim(self, limit: int, hosts: HostRules | None = None) -> list[ClaimedPage]:
+        """Due pages: by score under a strategy, only this worker's partition if set, only of
+        hosts ``hosts`` lets it fetch soon if given."""
         o = self.options
         return await self.frontier.claim(
-            limit, int(time.time()), o.strategy is not None, o.partition, o.focus
+            limit, int(time.time()), o.strategy is not None, o.partition, o.focus, hosts
         )
 
     # -- one page ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ implement the same methods.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -25,6 +25,7 @@ __all__ = [
     "FinalizeResult",
     "Frontier",
     "FrontierSummary",
+    "HostRules",
     "HostSummary",
     "LinkWrite",
     "NewLink",
@@ -59,6 +60,26 @@ class ClaimFocus:
 
     hosts: tuple[str, ...]
     urls: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostRules:
+    """Claims that know hosts (the CLI's crawls): a worker takes URLs only of hosts it may fetch
+    soon, and leases a share of a host's ``per_host`` slots while it holds its pages, so the
+    workers of a database together never exceed ``per_host``.
+
+    Passed over: hosts under a ``Retry-After`` or whose next start, reserved by the workers'
+    shared pacing, is more than ``horizon`` seconds ahead; hosts whose slots other workers hold
+    in full; and hosts whose ``room`` (how many more of its pages this worker may hold) is 0.
+    A host not in ``room`` may give ``new_host_room`` pages. A new lease takes at most
+    ``share`` slots (the worker's own concurrency), so a host with many slots can be shared.
+    Within what is allowed the claim order stays seed 000's."""
+
+    per_host: int
+    share: int
+    room: Mapping[str, int] = field(default_factory=dict)
+    new_host_room: int = 1
+    horizon: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +267,8 @@ class Frontier(abc.ABC):
     """
 
     worker_id: int | None = None
+    # host -> slots this worker leases (claims with HostRules take them, release_hosts frees)
+    host_slots: dict[str, int]
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -289,15 +312,28 @@ class Frontier(abc.ABC):
         by_score: bool = False,
         partition: tuple[int, int] | None = None,
         focus: ClaimFocus | None = None,
+        hosts: HostRules | None = None,
     ) -> list[ClaimedPage]:
         """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due;
         ``by_score``: highest score first (crawling strategies); ``partition`` (K, N): only URLs
         whose partition key (litecrawl.strategy.domain) hashes to K; ``focus``: only part of
-        the frontier (a site crawl)."""
+        the frontier (a site crawl); ``hosts``: only of hosts that may be fetched now, taking
+        leases on their slots (:attr:`host_slots`)."""
+
+    @abc.abstractmethod
+    async def release_hosts(self, hosts: Sequence[str]) -> None:
+        """Give back this worker's leases on ``hosts`` (nothing of theirs in flight here)."""
 
     @abc.abstractmethod
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
         """Claim one URL (inserting it if unknown); None if another worker holds it."""
+
+    @abc.abstractmethod
+    async def next_due(
+        self, partition: tuple[int, int] | None = None, focus: ClaimFocus | None = None
+    ) -> int | None:
+        """When the soonest unclaimed page (of the partition, of the focus) is due (0: a page
+        never crawled); None: none left."""
 
     @abc.abstractmethod
     async def known(self, urls: Sequence[str]) -> set[str]:

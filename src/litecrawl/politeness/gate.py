@@ -2,10 +2,16 @@
 
 It answers two questions for every URL: *may* we fetch it (robots.txt, cached per origin in the
 database with its expiry) and *when* (a per-host concurrency cap, then the host's pacer: per-host
-delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off). When the host has a
-delay, each start is also reserved on the host's row in the database
+delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off, and only then one of the
+worker's fetch slots, so pages waiting for their host hold none). When the host has a delay, each
+start is also reserved on the host's row in the database
 (:meth:`~litecrawl.frontier.base.Frontier.reserve_start`), so every worker sharing the database
 keeps it together: N workers never reach a host faster than one would.
+
+It also says which hosts the next claim may take pages of (:meth:`PoliteGate.host_rules`): no
+more of a host than can start within a couple of seconds, none of a host under a Retry-After.
+The per-host cap is the share of the host's slots the worker leased with its claims
+(:attr:`~litecrawl.frontier.base.Frontier.host_slots`), so all workers together keep it.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -31,7 +37,7 @@ from litecrawl.errors import (
 )
 from litecrawl.fetch.base import FetchRequest, FetchResult
 from litecrawl.fetch.http import MAX_BYTES, HttpFetcher
-from litecrawl.frontier.base import Frontier
+from litecrawl.frontier.base import Frontier, HostRules
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
 from litecrawl.politeness.robots import RobotsPolicy, robots_url
 
@@ -45,13 +51,17 @@ log = logging.getLogger("litecrawl.politeness")
 _ROBOTS_POLL_SEC = 0.2  # how often a worker looks for the robots.txt another one fetches
 # Back-off when a 429/503 carries no usable Retry-After.
 DEFAULT_BACKOFF_SEC = 60.0
+# A claim takes no more pages of a host than can start within this many seconds: a page
+# claimed long before its fetch is work a crash strands, and slots other hosts could use.
+CLAIM_HORIZON_SEC = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class PolitenessSettings:
     user_agent: str
     obey_robots: bool = True
-    per_host: int = 4  # concurrent requests per host (003)
+    per_host: int = 4  # concurrent requests per host (003), all workers together
+    concurrency: int = 16  # concurrent fetches of this worker
     delay_ms: float = 500.0  # minimal gap between request starts per host (003)
     rate: float | None = None  # requests/s per host, token bucket (001), off unless given
     robots_timeout: float = 10.0
@@ -64,6 +74,7 @@ class PolitenessSettings:
             user_agent=config.effective_user_agent(),
             obey_robots=config.obey_robots,
             per_host=config.concurrency.per_host,
+            concurrency=config.concurrency.global_,
             delay_ms=config.rate_limit.per_host_delay_ms,
             rate=config.rate_limit.requests_per_second,
         )
@@ -85,6 +96,8 @@ class PoliteGate:
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._host_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._pacers: dict[str, HostPacer] = {}
+        self._fetch_slots = asyncio.Semaphore(settings.concurrency)
+        self.waiting = 0  # fetches waiting for their host (its slots or its pacing)
 
     async def __aenter__(self) -> Self:
         await self._fetcher.__aenter__()
@@ -189,27 +202,83 @@ class PoliteGate:
 
     @contextlib.asynccontextmanager
     async def slot(self, host: str) -> AsyncIterator[None]:
-        """Hold one of the host's concurrent slots, starting no sooner than its pacer allows."""
+        """Hold one of the host's concurrent slots, starting no sooner than its pacer allows,
+        then one of the worker's fetch slots (taken last: a page waiting for its host holds
+        none of them)."""
         semaphore = self._host_slots.get(host)
         if semaphore is None:
-            semaphore = self._host_slots[host] = asyncio.Semaphore(self.settings.per_host)
-        async with semaphore:
-            pacer = self._pacer(host)
-            async with self._host_locks[host]:
-                while True:
-                    start = pacer.next_allowed(time.time())
-                    if (interval := pacer.shared_interval) > 0:
-                        # the start reserved on the host's row, in turn with every worker of
-                        # the database: together they keep the delay, the Crawl-delay, the
-                        # rate limit and a Retry-After any of them was told
-                        reserved = await self.frontier.reserve_start(host, interval, start)
-                        start = max(start, reserved)
-                    while (wait := start - time.time()) > 0:
-                        await asyncio.sleep(wait)
-                    if pacer.slow_until <= time.time():
-                        break  # else a 429 came meanwhile (to another of our fetches): again
-                pacer.record_request(time.time())
-            yield
+            slots = self.frontier.host_slots.get(host, self.settings.per_host)
+            semaphore = self._host_slots[host] = asyncio.Semaphore(slots)
+        self.waiting += 1
+        waiting = True
+        try:
+            async with semaphore:
+                pacer = self._pacer(host)
+                async with self._host_locks[host]:
+                    await self._paced(host, pacer)
+                    self.waiting -= 1
+                    waiting = False
+                    await self._fetch_slots.acquire()
+                    pacer.record_request(time.time())
+                try:
+                    yield
+                finally:
+                    self._fetch_slots.release()
+        finally:
+            if waiting:
+                self.waiting -= 1
+
+    async def _paced(self, host: str, pacer: HostPacer) -> None:
+        while True:
+            start = pacer.next_allowed(time.time())
+            if (interval := pacer.shared_interval) > 0:
+                # the start reserved on the host's row, in turn with every worker of the
+                # database: together they keep the delay, the Crawl-delay, the rate limit and
+                # a Retry-After any of them was told
+                reserved = await self.frontier.reserve_start(host, interval, start)
+                start = max(start, reserved)
+            while (wait := start - time.time()) > 0:
+                await asyncio.sleep(wait)
+            if pacer.slow_until <= time.time():
+                return  # else a 429 came meanwhile (to another of our fetches): again
+
+    # -- which hosts the next claim may take --------------------------------------------------
+
+    def host_rules(self, held: Mapping[str, int]) -> HostRules:
+        """The rules for the next claim, given how many pages of each host this worker holds."""
+        now = time.time()
+        room = {host: max(0, self._claim_cap(host, now) - n) for host, n in held.items()}
+        return HostRules(
+            per_host=self.settings.per_host,
+            share=self.settings.concurrency,
+            room=room,
+            new_host_room=self._claim_cap(None, now),
+            horizon=CLAIM_HORIZON_SEC,
+        )
+
+    def _claim_cap(self, host: str | None, now: float) -> int:
+        """How many pages of ``host`` (None: a host not seen yet) to hold at once: its slots
+        here and half as many waiting, but no more than can start within the horizon."""
+        s = self.settings
+        pacer = self._pacers.get(host) if host is not None else None
+        if pacer is None:
+            pacer = HostPacer(delay_ms=s.delay_ms, rate=s.rate)  # what every host starts with
+        elif pacer.slow_until > now + CLAIM_HORIZON_SEC:
+            return 0
+        slots = self.frontier.host_slots.get(host, s.per_host) if host is not None else s.per_host
+        slots = min(slots, s.concurrency)
+        cap = slots + max(slots // 2, 2)
+        if (interval := pacer.shared_interval) > 0:
+            cap = min(cap, max(1, int(CLAIM_HORIZON_SEC / interval)))
+        return cap
+
+    async def release_hosts(self, hosts: Collection[str]) -> None:
+        """Nothing of ``hosts`` in flight here any more: their leases go back to the others."""
+        leased = [h for h in hosts if h in self.frontier.host_slots]
+        for host in hosts:
+            self._host_slots.pop(host, None)  # the next lease may give another share
+        if leased:
+            await self.frontier.release_hosts(leased)
 
     async def observe(self, host: str, result: FetchResult | None) -> float | None:
         """After a response: a 429/503 slows the host down. Returns the time to retry after."""

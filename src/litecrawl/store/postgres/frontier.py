@@ -23,6 +23,7 @@ from litecrawl.frontier.base import (
     FinalizeResult,
     Frontier,
     FrontierSummary,
+    HostRules,
     NewLink,
     PageUpdate,
     StrategyWrites,
@@ -31,7 +32,7 @@ from litecrawl.frontier.base import (
 )
 from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
-from litecrawl.store.postgres import leases
+from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres.connection import Conn, Database
 from litecrawl.store.postgres.index import remove_documents, write_documents
 from litecrawl.store.postgres.summary import read_summary
@@ -41,10 +42,7 @@ __all__ = ["PostgresFrontier"]
 
 T = TypeVar("T")
 
-_CLAIM_COLUMNS = (
-    "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
-    " kind, lastmod, score, meta"
-)
+_CLAIM_COLUMNS = claims.CLAIM_COLUMNS
 _NEW_LINKS = """
 INSERT INTO pages (norm_url, host, depth, source, score, kind)
 SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::float8[], %s::text[])
@@ -87,6 +85,7 @@ class PostgresFrontier(Frontier):
         self._worker: tuple[WorkerIdentity, float] | None = None  # identity, started_at
         self._beat_conn: psycopg.Connection[Any] | None = None  # the heartbeat thread's
         self._reader: psycopg.Connection[Any] | None = None  # a strategy's synchronous reads
+        self.host_slots = {}
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -146,43 +145,29 @@ class PostgresFrontier(Frontier):
         by_score: bool = False,
         partition: tuple[int, int] | None = None,
         focus: ClaimFocus | None = None,
+        hosts: HostRules | None = None,
     ) -> list[ClaimedPage]:
         if partition is not None:
             raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
-        narrow = ""
-        params: dict[str, Any] = {"now": now, "limit": limit, "worker": self.worker_id}
-        if focus is not None:
-            narrow = "AND host = ANY(%(hosts)s)"
-            params["hosts"] = list(focus.hosts)
-            if focus.urls is not None:
-                narrow += " AND norm_url = ANY(%(urls)s)"
-                params["urls"] = list(focus.urls)
-        order = (
-            "score DESC, next_crawl_time NULLS FIRST, depth"
-            if by_score
-            else "next_crawl_time NULLS FIRST, depth, score DESC"
-        )
-        # SKIP LOCKED: rows another worker is claiming this instant are passed over, not waited
-        # for; idx_pages_claim serves the order, so the cost stays flat as the frontier grows
-        rows = await self._fetch(
-            f"""UPDATE pages SET processing_time = %(now)s, state = 1, worker_id = %(worker)s
-            WHERE norm_url IN (
-              SELECT norm_url FROM pages
-              WHERE processing_time IS NULL
-                AND (next_crawl_time IS NULL OR next_crawl_time <= %(now)s) {narrow}
-              ORDER BY {order}
-              LIMIT %(limit)s
-              FOR UPDATE SKIP LOCKED)
-            RETURNING {_CLAIM_COLUMNS}""",
-            params,
-        )
-        pages = [ClaimedPage(*row) for row in rows]
-        # RETURNING does not keep the subquery's order: put it back
-        if by_score:
-            pages.sort(key=lambda p: (-p.score, _nulls_first(p.next_crawl_time), p.depth))
-        else:
-            pages.sort(key=lambda p: (_nulls_first(p.next_crawl_time), p.depth, -p.score))
+
+        async def work(conn: Conn) -> tuple[list[ClaimedPage], dict[str, int]]:
+            return await claims.claim_pages(
+                conn, self.worker_id, limit, now, by_score, focus, hosts
+            )
+
+        # a plain claim is one statement: no transaction around it
+        run = self.db.read if hosts is None else self.db.transaction
+        pages, slots = await run(work)
+        self.host_slots.update(slots)
         return pages
+
+    async def release_hosts(self, hosts: Sequence[str]) -> None:
+        if not hosts:
+            return
+        worker_id = self.worker_id
+        await self._transaction(lambda conn: claims.release_hosts(conn, worker_id, hosts))
+        for host in hosts:
+            self.host_slots.pop(host, None)
 
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
         async def work(conn: Conn) -> ClaimedPage | None:
@@ -200,6 +185,13 @@ class PostgresFrontier(Frontier):
             return ClaimedPage(*row) if row else None
 
         return await self._transaction(work)
+
+    async def next_due(
+        self, partition: tuple[int, int] | None = None, focus: ClaimFocus | None = None
+    ) -> int | None:
+        if partition is not None:
+            raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
+        return await self.db.read(lambda conn: claims.next_due(conn, focus))
 
     async def known(self, urls: Sequence[str]) -> set[str]:
         if not urls:
@@ -309,6 +301,7 @@ class PostgresFrontier(Frontier):
             (worker_id,),
         )
         await self._rowcount("DELETE FROM workers WHERE id = %s", (worker_id,))
+        await self._rowcount("DELETE FROM host_leases WHERE worker_id = %s", (worker_id,))
         self.worker_id = self._worker = None
         return released
 
@@ -554,7 +547,3 @@ def _columns(links: Sequence[NewLink]) -> tuple[list[Any], ...]:
         [link.score for link in links],
         [link.kind for link in links],
     )
-
-
-def _nulls_first(when: int | None) -> tuple[bool, int]:
-    return (when is not None, when or 0)

@@ -88,6 +88,8 @@ async def recover_lost(
     dead = [w.id for w in await read_workers(conn) if is_dead(w)]
     if dead:
         await conn.execute("DELETE FROM workers WHERE id = ANY(%s)", (dead,))
+    # their host leases go with them: the hosts' slots are free for the others
+    await conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
     cur = await conn.execute(
         _RECOVERABLE + "worker_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id) "

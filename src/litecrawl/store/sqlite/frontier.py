@@ -6,7 +6,6 @@ All database work runs on one dedicated thread (sqlite3 is blocking); the event 
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -22,6 +21,7 @@ from litecrawl.frontier.base import (
     FinalizeResult,
     Frontier,
     FrontierSummary,
+    HostRules,
     NewLink,
     PageUpdate,
     StrategyWrites,
@@ -30,7 +30,7 @@ from litecrawl.frontier.base import (
 )
 from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
-from litecrawl.store.sqlite import leases
+from litecrawl.store.sqlite import claims, leases
 from litecrawl.store.sqlite.index import remove_documents, write_documents
 from litecrawl.store.sqlite.links import write_links
 from litecrawl.store.sqlite.migrations import migrate
@@ -40,10 +40,7 @@ __all__ = ["SQLiteFrontier", "connect"]
 
 T = TypeVar("T")
 
-_CLAIM_COLUMNS = (
-    "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
-    " kind, lastmod, score, meta"
-)
+_CLAIM_COLUMNS = claims.CLAIM_COLUMNS
 # A strategy's change to one URL: inserted if unknown (due now when queued, else parked), then
 # only the values it changed are set; a parked URL that gets queued becomes due.
 _INSERT_STRATEGY_LINK = """
@@ -133,6 +130,7 @@ class SQLiteFrontier(Frontier):
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litecrawl-sqlite")
         self._worker: tuple[WorkerIdentity, float] | None = None  # identity, started_at
         self._beat_conn: sqlite3.Connection | None = None  # the heartbeat thread's own
+        self.host_slots = {}
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -241,50 +239,26 @@ class SQLiteFrontier(Frontier):
         by_score: bool = False,
         partition: tuple[int, int] | None = None,
         focus: ClaimFocus | None = None,
+        hosts: HostRules | None = None,
     ) -> list[ClaimedPage]:
-        k, n = partition or (0, 0)
-        # a separate statement for a site crawl: the plain claim's plan stays as measured
-        hosts = urls = None
-        narrow = ""
-        if focus is not None:
-            hosts = json.dumps(list(focus.hosts))
-            narrow = "AND host IN (SELECT value FROM json_each(:hosts))"
-            if focus.urls is not None:
-                urls = json.dumps(list(focus.urls))
-                narrow += " AND norm_url IN (SELECT value FROM json_each(:urls))"
-        order = (
-            "score DESC, next_crawl_time, depth"
-            if by_score
-            else ("next_crawl_time, depth, score DESC")
-        )
+        def _claim(conn: sqlite3.Connection) -> tuple[list[ClaimedPage], dict[str, int]]:
+            return self._transaction(
+                conn,
+                lambda: claims.claim_pages(
+                    conn, self.worker_id, limit, now, by_score, partition, focus, hosts
+                ),
+            )
 
-        def _claim(conn: sqlite3.Connection) -> list[ClaimedPage]:
-            def work() -> list[ClaimedPage]:
-                rows = conn.execute(
-                    f"""UPDATE pages SET processing_time = :now, state = 1, worker_id = :worker
-                    WHERE rowid IN (
-                      SELECT rowid FROM pages
-                      WHERE processing_time IS NULL
-                        AND (next_crawl_time IS NULL OR next_crawl_time <= :now)
-                        AND (:n = 0 OR litecrawl_partition(norm_url, meta, :n) = :k) {narrow}
-                      ORDER BY {order}
-                      LIMIT :limit)
-                    RETURNING {_CLAIM_COLUMNS}""",
-                    {
-                        "now": now,
-                        "limit": limit,
-                        "worker": self.worker_id,
-                        "k": k,
-                        "n": n,
-                        "hosts": hosts,
-                        "urls": urls,
-                    },
-                ).fetchall()
-                return [ClaimedPage(*row) for row in rows]
+        pages, slots = await self._run(_claim)
+        self.host_slots.update(slots)
+        return pages
 
-            return self._transaction(conn, work)
-
-        return await self._run(_claim)
+    async def release_hosts(self, hosts: Sequence[str]) -> None:
+        if not hosts:
+            return
+        await self._run(lambda conn: claims.release_hosts(conn, self.worker_id, hosts))
+        for host in hosts:
+            self.host_slots.pop(host, None)
 
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
         def _claim_url(conn: sqlite3.Connection) -> ClaimedPage | None:
@@ -303,6 +277,11 @@ class SQLiteFrontier(Frontier):
             return self._transaction(conn, work)
 
         return await self._run(_claim_url)
+
+    async def next_due(
+        self, partition: tuple[int, int] | None = None, focus: ClaimFocus | None = None
+    ) -> int | None:
+        return await self._run(lambda conn: claims.next_due(conn, partition, focus))
 
     async def known(self, urls: Sequence[str]) -> set[str]:
         if not urls:

@@ -80,6 +80,7 @@ def remove_worker(conn: sqlite3.Connection, worker_id: int) -> int:
         (worker_id,),
     )
     conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
+    conn.execute("DELETE FROM host_leases WHERE worker_id = ?", (worker_id,))
     return cur.rowcount
 
 
@@ -102,6 +103,8 @@ def recover_lost(
     """Remove dead workers; recover the claims naming a worker that has no row any more."""
     dead = [(w.id,) for w in read_workers(conn) if is_dead(w)]
     conn.executemany("DELETE FROM workers WHERE id = ?", dead)
+    # their host leases go with them: the hosts' slots are free for the others
+    conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
     rows = conn.execute(
         _RECOVERABLE + "worker_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id)"

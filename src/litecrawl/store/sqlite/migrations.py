@@ -293,6 +293,20 @@ _FTS_WORDS = """
 SELECT 1;
 """
 
+# Claims that know hosts: each worker's lease on a share of a host's slots (held while it has
+# pages of the host in flight), and the pacing state claims look at to pass a host over.
+_HOST_LEASES = """
+CREATE TABLE host_leases (
+  host       TEXT NOT NULL,
+  worker_id  INTEGER NOT NULL,
+  slots      INTEGER NOT NULL,
+  PRIMARY KEY (host, worker_id)
+);
+CREATE INDEX idx_hosts_next_start ON hosts(next_start);
+CREATE INDEX idx_hosts_slowed_until ON hosts(slowed_until);
+ALTER TABLE workers ADD COLUMN pages INTEGER NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -308,6 +322,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("site_crawls", _SITE_CRAWLS),
     ("host_pacing", _HOST_PACING),
     ("fts_words", _FTS_WORDS),
+    ("host_leases", _HOST_LEASES),
 ]
 
 

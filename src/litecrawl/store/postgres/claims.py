@@ -1,0 +1,145 @@
+"""Claims on PostgreSQL: due pages stamped for this worker in one statement (``FOR UPDATE SKIP
+LOCKED`` on ``idx_pages_claim``), and, for claims that know hosts
+(:class:`~litecrawl.frontier.base.HostRules`), the host leases taken with them.
+
+Claims that know hosts run one at a time across the database (a transaction-level advisory
+lock): what a claim reads of the other workers' leases then cannot change before it has taken
+its own, so the workers' shares of a host never add up to more than its slots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
+from litecrawl.store.postgres.connection import Conn
+
+__all__ = ["CLAIM_COLUMNS", "claim_pages", "next_due", "release_hosts"]
+
+CLAIM_COLUMNS = (
+    "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
+    " kind, lastmod, score, meta"
+)
+_ORDER = "next_crawl_time NULLS FIRST, depth, score DESC"
+_ORDER_BY_SCORE = "score DESC, next_crawl_time NULLS FIRST, depth"
+_DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= %(now)s)"
+_CLAIMS_LOCK = 0x6C6974656372  # pg_advisory_xact_lock key of claims that take host leases
+# Hosts no claim that knows hosts takes: full here, held back by the shared pacing (a
+# Retry-After, or starts reserved beyond the horizon), or whose slots other workers hold.
+_HOSTS_ALLOWED = """
+  AND host <> ALL(%(full)s)
+  AND host NOT IN (SELECT host FROM hosts
+                   WHERE slowed_until > %(now)s OR next_start > %(horizon)s)
+  AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> %(worker)s
+                   GROUP BY host HAVING sum(slots) >= %(per_host)s)"""
+# A new lease takes the worker's share of what the other workers leave of the host's slots.
+_TAKE_LEASES = """
+INSERT INTO host_leases (host, worker_id, slots)
+SELECT h, %(worker)s, least(%(share)s, %(per_host)s - coalesce(
+  (SELECT sum(slots) FROM host_leases o WHERE o.host = h AND o.worker_id <> %(worker)s), 0))
+FROM unnest(%(hosts)s::text[]) AS h
+ON CONFLICT (host, worker_id) DO NOTHING
+"""
+
+
+def _nulls_first(value: int | None) -> tuple[bool, int]:
+    return (value is not None, value or 0)
+
+
+async def claim_pages(
+    conn: Conn,
+    worker_id: int | None,
+    limit: int,
+    now: int,
+    by_score: bool = False,
+    focus: ClaimFocus | None = None,
+    hosts: HostRules | None = None,
+) -> tuple[list[ClaimedPage], dict[str, int]]:
+    """Claim up to ``limit`` due pages (inside the caller's transaction), in claim order; with
+    ``hosts`` also the slots this worker now leases of the claimed pages' hosts."""
+    order = _ORDER_BY_SCORE if by_score else _ORDER
+    params: dict[str, Any] = {"now": now, "limit": limit, "worker": worker_id}
+    narrow = _narrow(params, focus)
+    if hosts is None:
+        # SKIP LOCKED: rows another worker is claiming this instant are passed over, not
+        # waited for; idx_pages_claim serves the order, so the cost stays flat as it grows
+        chosen = f"""SELECT norm_url FROM pages WHERE {_DUE} {narrow}
+            ORDER BY {order} LIMIT %(limit)s FOR UPDATE SKIP LOCKED"""
+    else:
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIMS_LOCK,))
+        room = dict(hosts.room)
+        params.update(
+            full=[h for h, n in room.items() if n <= 0],
+            room_hosts=list(room),
+            room_n=list(room.values()),
+            new_room=hosts.new_host_room,
+            horizon=now + hosts.horizon,
+            per_host=hosts.per_host,
+            # a few pages of each host more than can be taken: the window's first ones per host
+            # then fill the claim unless most due pages belong to one or two hosts
+            scan=limit * 4,
+        )
+        chosen = f"""SELECT norm_url FROM (
+              SELECT c.norm_url, c.next_crawl_time, c.depth, c.score,
+                row_number() OVER (PARTITION BY c.host ORDER BY {order}) AS nth,
+                coalesce(r.room, %(new_room)s) AS room
+              FROM (SELECT norm_url, host, next_crawl_time, depth, score FROM pages
+                    WHERE {_DUE} {narrow} {_HOSTS_ALLOWED}
+                    ORDER BY {order} LIMIT %(scan)s FOR UPDATE SKIP LOCKED) c
+              LEFT JOIN unnest(%(room_hosts)s::text[], %(room_n)s::int[]) AS r(host, room)
+                ON r.host = c.host) w
+            WHERE nth <= room ORDER BY {order} LIMIT %(limit)s"""
+    cur = await conn.execute(
+        f"""UPDATE pages SET processing_time = %(now)s, state = 1, worker_id = %(worker)s
+        WHERE norm_url IN ({chosen})
+        RETURNING {CLAIM_COLUMNS}, host""".encode(),
+        params,
+    )
+    rows = await cur.fetchall()
+    pages = [ClaimedPage(*row[:-1]) for row in rows]
+    # RETURNING does not keep the subquery's order: put it back
+    if by_score:
+        pages.sort(key=lambda p: (-p.score, _nulls_first(p.next_crawl_time), p.depth))
+    else:
+        pages.sort(key=lambda p: (_nulls_first(p.next_crawl_time), p.depth, -p.score))
+    if hosts is None or not rows:
+        return pages, {}
+    claimed = sorted({row[-1] for row in rows})
+    lease = {"worker": worker_id, "share": hosts.share, "per_host": hosts.per_host}
+    await conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed})
+    cur = await conn.execute(
+        "SELECT host, slots FROM host_leases WHERE worker_id = %s AND host = ANY(%s)",
+        (worker_id, claimed),
+    )
+    return pages, {host: int(slots) for host, slots in await cur.fetchall()}
+
+
+async def next_due(conn: Conn, focus: ClaimFocus | None) -> int | None:
+    params: dict[str, Any] = {}
+    narrow = _narrow(params, focus)
+    cur = await conn.execute(  # the first entry of idx_pages_claim that is ours to claim
+        "SELECT coalesce(next_crawl_time, 0) FROM pages WHERE processing_time IS NULL "
+        f"{narrow} ORDER BY next_crawl_time NULLS FIRST LIMIT 1".encode(),
+        params,
+    )
+    row = await cur.fetchone()
+    return None if row is None else int(row[0])
+
+
+def _narrow(params: dict[str, Any], focus: ClaimFocus | None) -> str:
+    """The conditions (and their ``params``) of a site crawl's focus."""
+    if focus is None:
+        return ""
+    params["hosts"] = list(focus.hosts)
+    if focus.urls is None:
+        return "AND host = ANY(%(hosts)s)"
+    params["urls"] = list(focus.urls)
+    return "AND host = ANY(%(hosts)s) AND norm_url = ANY(%(urls)s)"
+
+
+async def release_hosts(conn: Conn, worker_id: int | None, hosts: Sequence[str]) -> None:
+    await conn.execute(
+        "DELETE FROM host_leases WHERE worker_id = %s AND host = ANY(%s)",
+        (worker_id, list(hosts)),
+    )

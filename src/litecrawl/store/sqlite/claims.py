@@ -1,0 +1,132 @@
+"""Claims on SQLite: due pages stamped for this worker in one statement, and, for claims that
+know hosts (:class:`~litecrawl.frontier.base.HostRules`), the host leases taken with them.
+
+Every write transaction on SQLite is serialized (``BEGIN IMMEDIATE``), so what one claim reads
+of the other workers' leases cannot change before it has taken its own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
+
+__all__ = ["CLAIM_COLUMNS", "claim_pages", "next_due", "release_hosts"]
+
+CLAIM_COLUMNS = (
+    "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
+    " kind, lastmod, score, meta"
+)
+_ORDER = "next_crawl_time, depth, score DESC"  # SQLite sorts NULL first: never crawled first
+_ORDER_BY_SCORE = "score DESC, next_crawl_time, depth"
+_DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= :now)"
+# Hosts no claim that knows hosts takes: full here, held back by the shared pacing (a
+# Retry-After, or starts reserved beyond the horizon), or whose slots other workers hold.
+_HOSTS_ALLOWED = """
+  AND host NOT IN (SELECT key FROM json_each(:room) WHERE value <= 0)
+  AND host NOT IN (SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon)
+  AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> :worker
+                   GROUP BY host HAVING sum(slots) >= :per_host)"""
+# A new lease takes the worker's share of what the other workers leave of the host's slots.
+_TAKE_LEASES = """
+INSERT INTO host_leases (host, worker_id, slots)
+SELECT h.value, :worker, min(:share, :per_host - coalesce(
+  (SELECT sum(slots) FROM host_leases o WHERE o.host = h.value AND o.worker_id <> :worker), 0))
+FROM json_each(:hosts) h WHERE true
+ON CONFLICT (host, worker_id) DO NOTHING
+"""
+
+
+def claim_pages(
+    conn: sqlite3.Connection,
+    worker_id: int | None,
+    limit: int,
+    now: int,
+    by_score: bool = False,
+    partition: tuple[int, int] | None = None,
+    focus: ClaimFocus | None = None,
+    hosts: HostRules | None = None,
+) -> tuple[list[ClaimedPage], dict[str, int]]:
+    """Claim up to ``limit`` due pages (inside the caller's transaction); with ``hosts`` also
+    the slots this worker now leases of the claimed pages' hosts."""
+    order = _ORDER_BY_SCORE if by_score else _ORDER
+    params: dict[str, object] = {"now": now, "limit": limit, "worker": worker_id}
+    narrow = _narrow(params, partition, focus)
+    if hosts is None:
+        chosen = f"SELECT rowid FROM pages WHERE {_DUE} {narrow} ORDER BY {order} LIMIT :limit"
+    else:
+        params.update(
+            room=json.dumps(dict(hosts.room)),
+            new_room=hosts.new_host_room,
+            horizon=now + hosts.horizon,
+            per_host=hosts.per_host,
+            # a few pages of each host more than can be taken: the window's first ones per host
+            # then fill the claim unless most due pages belong to one or two hosts
+            scan=limit * 4,
+        )
+        chosen = f"""SELECT id FROM (
+              SELECT c.id, c.next_crawl_time, c.depth, c.score,
+                row_number() OVER (PARTITION BY c.host ORDER BY {order}) AS nth,
+                coalesce(r.value, :new_room) AS room
+              FROM (SELECT rowid AS id, host, next_crawl_time, depth, score FROM pages
+                    WHERE {_DUE} {narrow} {_HOSTS_ALLOWED}
+                    ORDER BY {order} LIMIT :scan) c
+              LEFT JOIN json_each(:room) r ON r.key = c.host)
+            WHERE nth <= room ORDER BY {order} LIMIT :limit"""
+    rows = conn.execute(
+        f"""UPDATE pages SET processing_time = :now, state = 1, worker_id = :worker
+        WHERE rowid IN ({chosen})
+        RETURNING {CLAIM_COLUMNS}, host""",
+        params,
+    ).fetchall()
+    pages = [ClaimedPage(*row[:-1]) for row in rows]
+    if hosts is None or not rows:
+        return pages, {}
+    claimed = json.dumps(sorted({row[-1] for row in rows}))
+    lease = {"worker": worker_id, "share": hosts.share, "per_host": hosts.per_host}
+    conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed})
+    held = conn.execute(
+        "SELECT host, slots FROM host_leases WHERE worker_id = ? "
+        "AND host IN (SELECT value FROM json_each(?))",
+        (worker_id, claimed),
+    ).fetchall()
+    return pages, {host: int(slots) for host, slots in held}
+
+
+def next_due(
+    conn: sqlite3.Connection, partition: tuple[int, int] | None, focus: ClaimFocus | None
+) -> int | None:
+    params: dict[str, object] = {}
+    narrow = _narrow(params, partition, focus)
+    row = conn.execute(  # the first entry of idx_pages_claim that is ours to claim
+        "SELECT coalesce(next_crawl_time, 0) FROM pages WHERE processing_time IS NULL "
+        f"{narrow} ORDER BY next_crawl_time LIMIT 1",
+        params,
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _narrow(
+    params: dict[str, object], partition: tuple[int, int] | None, focus: ClaimFocus | None
+) -> str:
+    """The conditions (and their ``params``) of a site crawl's focus and of a partition."""
+    narrow = ""
+    if focus is not None:
+        params["hosts"] = json.dumps(list(focus.hosts))
+        narrow = "AND host IN (SELECT value FROM json_each(:hosts))"
+        if focus.urls is not None:
+            params["urls"] = json.dumps(list(focus.urls))
+            narrow += " AND norm_url IN (SELECT value FROM json_each(:urls))"
+    if partition is not None:
+        params["k"], params["n"] = partition
+        narrow += " AND litecrawl_partition(norm_url, meta, :n) = :k"
+    return narrow
+
+
+def release_hosts(conn: sqlite3.Connection, worker_id: int | None, hosts: Sequence[str]) -> None:
+    conn.execute(
+        "DELETE FROM host_leases WHERE worker_id = ? AND host IN (SELECT value FROM json_each(?))",
+        (worker_id, json.dumps(list(hosts))),
+    )
