@@ -88,17 +88,19 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
 def test_stats_shows_live_workers_and_their_claims(tmp_path: Path, serve: Serve) -> None:
     site = serve(wide_site(0.5))
     db = tmp_path / "w.db"
-    proc = spawn_crawl(db, site.url("/"), "--concurrency", "4", "--per-host", "4")
+    # a heartbeat every half second (lease_timeout / 6): the pages it fetched come with it
+    flags = ("--concurrency", "4", "--per-host", "4", "--lease-timeout", "3")
+    proc = spawn_crawl(db, site.url("/"), *flags)
     deadline = time.monotonic() + 60
-    held: list[tuple[object, ...]] = []
-    while time.monotonic() < deadline and not held:
-        time.sleep(0.05)
-        if db.exists() and len(site.requests) > 1:
-            held = query(
-                db, "SELECT count(*) FROM pages WHERE worker_id IS NOT NULL HAVING count(*)"
-            )
+    data: dict[str, Any] = {"workers": []}
     try:
-        data = json.loads(stats(db, "--json").output)
+        while time.monotonic() < deadline and not any(
+            w["pages"] and w["claims"] for w in data["workers"]
+        ):
+            time.sleep(0.05)
+            if db.exists() and len(site.requests) > 1:
+                data = json.loads(stats(db, "--json").output)
+        live = stats(db).output
     finally:
         proc.send_signal(signal.SIGINT)
     [worker] = data["workers"]
@@ -107,12 +109,16 @@ def test_stats_shows_live_workers_and_their_claims(tmp_path: Path, serve: Serve)
         proc.pid,
         "alive",
     )
-    assert worker["claims"] > 0
+    assert worker["claims"] > 0 and 0 < worker["pages"] <= len(site.requests)
+    # the host's politeness: the worker leases all 4 of its slots while it fetches it
+    [host] = data["hosts"]["shown"]
+    assert host["leases"] == {str(worker["id"]): 4}
     assert data["runs"][0]["outcome"] == "running"
     text = stats(db).output
     assert proc.wait(60) == 0
     workers = [line.split() for line in text.splitlines() if line.startswith(str(worker["id"]))]
     assert any(str(proc.pid) in fields and "alive" in fields for fields in workers)
+    assert f"slots leased: 4 by worker {worker['id']}" in live
 
     after = json.loads(stats(db, "--json").output)
     assert after["workers"] == [] and after["claimed"] == 0  # a clean exit leaves nothing

@@ -22,9 +22,11 @@ from conftest import LocalServer, NewDb, db_query, html_page
 Serve = Callable[[web.Application], LocalServer]
 
 
-def _site(n: int, throttle: str | None = None) -> tuple[web.Application, list[float]]:
+def _site(
+    n: int, throttle: str | None = None, retry_after: int = 2
+) -> tuple[web.Application, list[float]]:
     """``/`` linking to ``/p0``..``/p{n-1}``; ``throttle``: the first request for that path
-    answers 429 with ``Retry-After: 2`` (the times of such answers are kept)."""
+    answers 429 with ``Retry-After`` (the times of such answers are kept)."""
     app = web.Application()
     throttled: list[float] = []
 
@@ -34,7 +36,7 @@ def _site(n: int, throttle: str | None = None) -> tuple[web.Application, list[fl
             return web.Response(text="User-agent: *\nAllow: /\n")
         if request.path == throttle and not throttled:
             throttled.append(asyncio.get_running_loop().time())
-            return web.Response(status=429, headers={"Retry-After": "2"})
+            return web.Response(status=429, headers={"Retry-After": str(retry_after)})
         if request.path == "/":
             body = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(n))
         else:
@@ -94,6 +96,22 @@ def test_a_retry_after_told_to_one_worker_holds_them_all(
     assert len(during) <= 1 and all(t < 0.2 for t in during), during
     fetched = {r.path for r in site.requests}
     assert {f"/p{i}" for i in range(10)} <= fetched  # /p2 again after the wait
+
+
+def test_a_crawl_ends_when_a_host_asks_for_an_hour(serve: Serve, new_db: NewDb) -> None:
+    app, throttled = _site(10, throttle="/p2", retry_after=3600)
+    site, other = serve(app), serve(_site(5)[0])
+    db = new_db("w")
+    started = time.monotonic()
+    _finish(_workers(db, [site.url("/"), other.url("/")], 1, "--delay-ms", "0"))
+    # the other host is crawled whole; the throttled one waits for its hour in the frontier,
+    # not in a crawl that never ends
+    assert time.monotonic() - started < 60
+    assert len(throttled) == 1 and {f"/p{i}" for i in range(5)} <= set(other.paths())
+    hour = db_query(db, "SELECT slowed_until FROM hosts WHERE slowed_until > 0")
+    assert len(hour) == 1 and hour[0][0] > time.time() + 3000
+    waiting = db_query(db, "SELECT count(*) FROM pages WHERE last_crawl_time IS NULL")
+    assert waiting[0][0] >= 1
 
 
 def test_robots_txt_is_read_once_for_all_workers(serve: Serve, new_db: NewDb) -> None:

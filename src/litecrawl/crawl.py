@@ -32,7 +32,7 @@ from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import ClaimFocus, Frontier
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
-from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
+from litecrawl.politeness.gate import CLAIM_HORIZON_SEC, PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
@@ -169,6 +169,7 @@ async def run_crawl(
         if focus is not None:
             options = _focused(options, focus)
         engine = Engine(frontier, fetcher, options, gate, lease)
+        lease.progress = lambda: engine.stats.fetched  # read by the heartbeat thread
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()
         await _bootstrap(config, engine, gate, seeds)
@@ -383,8 +384,10 @@ _HELD_BACK_SEC = 130.0  # two of the default 60 s back-offs after a 429 without 
 async def _await_held_back(engine: Engine, stop: asyncio.Event) -> bool:
     """Nothing claimable, but a page is due (or soon will be) whose host is held back: wait a
     moment (True) and look again. False when nothing is due within ``_HELD_BACK_SEC``."""
-    due = await engine.frontier.next_due(engine.options.partition, engine.options.focus)
-    wait = None if due is None else due - time.time()
+    now = time.time()
+    o = engine.options
+    due = await engine.frontier.next_claimable(now, CLAIM_HORIZON_SEC, o.partition, o.focus)
+    wait = None if due is None else due - now
     if wait is None or wait > _HELD_BACK_SEC:
         return False
     with contextlib.suppress(TimeoutError):

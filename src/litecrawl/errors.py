@@ -6,6 +6,8 @@
     ├── ConfigError (also ValueError)     a bad parameter, config key or value
     ├── FrontierError                     the database could not be used
     ├── BrowserUnavailable                no Chromium to render with (says what to install)
+    ├── HostHeldBack                      a page's host may not be fetched for a long while
+                                          (a Retry-After): the page is given back, not failed
     └── FetchError                        one URL could not be fetched; carries url + category
         ├── FetchTimeout                  "timeout"       (retried)
         ├── NetworkError                  "network"       (retried: reset, closed, protocol)
@@ -38,6 +40,7 @@ __all__ = [
     "FetchError",
     "FetchTimeout",
     "FrontierError",
+    "HostHeldBack",
     "LitecrawlError",
     "NetworkError",
     "RobotsDenied",
@@ -53,6 +56,16 @@ __all__ = [
 
 class LitecrawlError(Exception):
     """Root of every error litecrawl raises on purpose."""
+
+
+class HostHeldBack(LitecrawlError):
+    """The politeness gate will not start a request to the host before ``until`` (epoch
+    seconds), further ahead than a claimed page should wait: the page goes back to the
+    frontier, due then."""
+
+    def __init__(self, host: str, until: float) -> None:
+        super().__init__(f"{host}: held back until {until:.0f}")
+        self.until = until
 
 
 class ConfigError(LitecrawlError, ValueError):

@@ -110,6 +110,7 @@ class Lease:
         self.identity = current_identity(command)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.progress: Callable[[], int] | None = None  # pages fetched so far, for the beats
 
     async def __aenter__(self) -> Self:
         await self.frontier.register_worker(self.identity, time.time())
@@ -138,7 +139,8 @@ class Lease:
     def _beat(self) -> None:
         while not self._stop.wait(self.rules.beat_every):
             try:
-                if not self.frontier.beat(time.time()):
+                pages = self.progress() if self.progress is not None else None
+                if not self.frontier.beat(time.time(), pages):
                     log.warning(
                         "lease lost (no heartbeat for %.0fs): another worker recovered this "
                         "worker's claims; pages in flight may be fetched twice",

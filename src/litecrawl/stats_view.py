@@ -76,6 +76,7 @@ def stats_view(
                 "heartbeat_age_sec": round(max(now - w.heartbeat_at, 0.0), 1),
                 "status": status[w.id],
                 "claims": w.claims,
+                "pages": w.pages,
             }
             for w in s.workers
         ],

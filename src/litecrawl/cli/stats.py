@@ -164,7 +164,16 @@ def _print(v: dict[str, Any], console: Console) -> None:
     show("last runs", runs)
 
     workers = table(
-        "workers", "worker", "host", "pid", "started", "heartbeat", "status", "claims", "command"
+        "workers",
+        "worker",
+        "host",
+        "pid",
+        "started",
+        "heartbeat",
+        "status",
+        "pages",
+        "claims",
+        "command",
     )
     for w in v["workers"]:
         workers.add_row(
@@ -174,6 +183,7 @@ def _print(v: dict[str, Any], console: Console) -> None:
             _local(w["started_at"]),
             f"{w['heartbeat_age_sec']:.0f}s ago",
             w["status"],
+            str(w["pages"]),
             str(w["claims"]),
             _short(w["command"]),
         )
@@ -238,6 +248,9 @@ def _politeness(h: dict[str, Any]) -> str:
     # a start the workers' shared pacing reserved, when it is a while ahead (a long delay)
     if h.get("next_start") is not None and h["next_start"] - time.time() >= 1:
         parts.append(f"next start at {_local(iso(h['next_start']))}")
+    if h.get("leases"):  # the share of the host's slots each worker holds while fetching it
+        held = ", ".join(f"{n} by worker {w}" for w, n in sorted(h["leases"].items()))
+        parts.append(f"slots leased: {held}")
     return ", ".join(parts) or "-"
 
 

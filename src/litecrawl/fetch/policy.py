@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from litecrawl.cache import DiskCache
-from litecrawl.errors import FetchError
+from litecrawl.errors import FetchError, HostHeldBack
 from litecrawl.fetch.base import Fetcher, FetchRequest, FetchResult
 from litecrawl.politeness.base import Gate
 from litecrawl.urls import host_of
@@ -30,7 +30,8 @@ class FetchPolicy:
 
 @dataclass(frozen=True, slots=True)
 class Throttled:
-    """The host answered 429/503: come back at ``retry_at`` (epoch seconds)."""
+    """The host answered 429/503, or is held back by one told to another fetch: come back at
+    ``retry_at`` (epoch seconds)."""
 
     retry_at: float
 
@@ -58,6 +59,8 @@ async def fetch_with_policy(
         try:
             async with gate.slot(host):
                 result = await fetcher.fetch(FetchRequest(url, headers))
+        except HostHeldBack as exc:
+            return Throttled(exc.until)
         except FetchError as exc:
             if exc.retryable and attempt < policy.max_attempts:
                 await asyncio.sleep(policy.retry_backoff * 2 ** (attempt - 1))

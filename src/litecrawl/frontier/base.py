@@ -144,12 +144,13 @@ class WorkerRecord:
     started_at: float
     heartbeat_at: float
     claims: int = 0
+    pages: int = 0  # fetched, as of its last heartbeat
 
     @classmethod
     def from_row(cls, r: Sequence[Any]) -> WorkerRecord:
         """From (id, hostname, pid, pid_scope, proc_start, command, started_at, heartbeat_at,
-        claims), the order both stores select them in."""
-        return cls(r[0], WorkerIdentity(r[1], r[2], r[3], r[4], r[5]), r[6], r[7], r[8])
+        claims, pages), the order both stores select them in."""
+        return cls(r[0], WorkerIdentity(r[1], r[2], r[3], r[4], r[5]), r[6], r[7], r[8], r[9])
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,7 @@ class HostSummary:
     avg_response_ms: float | None = None  # over the host's pages' last fetches
     # the next request start reserved by the workers' shared pacing, when still ahead
     next_start: float | None = None
+    leases: dict[int, int] = field(default_factory=dict)  # worker id -> slots it leases
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,11 +331,17 @@ class Frontier(abc.ABC):
         """Claim one URL (inserting it if unknown); None if another worker holds it."""
 
     @abc.abstractmethod
-    async def next_due(
-        self, partition: tuple[int, int] | None = None, focus: ClaimFocus | None = None
-    ) -> int | None:
-        """When the soonest unclaimed page (of the partition, of the focus) is due (0: a page
-        never crawled); None: none left."""
+    async def next_claimable(
+        self,
+        now: float,
+        horizon: float,
+        partition: tuple[int, int] | None = None,
+        focus: ClaimFocus | None = None,
+    ) -> float | None:
+        """When a claim that knows hosts (``horizon`` as in :class:`HostRules`) may next find
+        an unclaimed page (of the partition, of the focus): the soonest due time of the pages
+        of hosts free now, or of a held-back host (Retry-After, starts reserved beyond the
+        horizon) when it is free again; None: no page left."""
 
     @abc.abstractmethod
     async def known(self, urls: Sequence[str]) -> set[str]:
@@ -368,10 +376,11 @@ class Frontier(abc.ABC):
         """Add this worker's row; from now on claims made here name it. Returns its id."""
 
     @abc.abstractmethod
-    def beat(self, now: float) -> bool:
-        """Renew this worker's lease. Blocking and safe from any thread (its own connection),
-        so a busy event loop cannot let the lease lapse. False when the row was gone (another
-        worker took this one for dead and recovered its claims) and has been put back."""
+    def beat(self, now: float, pages: int | None = None) -> bool:
+        """Renew this worker's lease (and record the ``pages`` it has fetched, for ``stats``).
+        Blocking and safe from any thread (its own connection), so a busy event loop cannot
+        let the lease lapse. False when the row was gone (another worker took this one for
+        dead and recovered its claims) and has been put back."""
 
     @abc.abstractmethod
     async def unregister_worker(self) -> int:

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from litecrawl.errors import (
     FetchError,
+    HostHeldBack,
     RobotsDenied,
     RobotsUnavailable,
     TooManyRedirects,
@@ -54,6 +55,9 @@ DEFAULT_BACKOFF_SEC = 60.0
 # A claim takes no more pages of a host than can start within this many seconds: a page
 # claimed long before its fetch is work a crash strands, and slots other hosts could use.
 CLAIM_HORIZON_SEC = 2.0
+# A claimed page whose host may not start it for longer (a Retry-After told to another fetch,
+# starts reserved by other workers up to a long Crawl-delay) is given back, due then.
+MAX_WAIT_SEC = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +241,8 @@ class PoliteGate:
                 # a Retry-After any of them was told
                 reserved = await self.frontier.reserve_start(host, interval, start)
                 start = max(start, reserved)
+            if start - time.time() > MAX_WAIT_SEC:
+                raise HostHeldBack(host, start)
             while (wait := start - time.time()) > 0:
                 await asyncio.sleep(wait)
             if pacer.slow_until <= time.time():

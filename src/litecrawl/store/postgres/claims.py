@@ -15,7 +15,7 @@ from typing import Any
 from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
 from litecrawl.store.postgres.connection import Conn
 
-__all__ = ["CLAIM_COLUMNS", "claim_pages", "next_due", "release_hosts"]
+__all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
 
 CLAIM_COLUMNS = (
     "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
@@ -115,16 +115,31 @@ async def claim_pages(
     return pages, {host: int(slots) for host, slots in await cur.fetchall()}
 
 
-async def next_due(conn: Conn, focus: ClaimFocus | None) -> int | None:
-    params: dict[str, Any] = {}
+async def next_claimable(
+    conn: Conn, now: float, horizon: float, focus: ClaimFocus | None
+) -> float | None:
+    params: dict[str, Any] = {"now": now, "horizon": now + horizon, "ahead": horizon}
     narrow = _narrow(params, focus)
-    cur = await conn.execute(  # the first entry of idx_pages_claim that is ours to claim
+    held_back = "SELECT host FROM hosts WHERE slowed_until > %(now)s OR next_start > %(horizon)s"
+    cur = await conn.execute(  # the first entry of idx_pages_claim of a host free now
         "SELECT coalesce(next_crawl_time, 0) FROM pages WHERE processing_time IS NULL "
-        f"{narrow} ORDER BY next_crawl_time NULLS FIRST LIMIT 1".encode(),
+        f"{narrow} AND host NOT IN ({held_back}) "
+        "ORDER BY next_crawl_time NULLS FIRST LIMIT 1".encode(),
         params,
     )
-    row = await cur.fetchone()
-    return None if row is None else int(row[0])
+    free = await cur.fetchone()
+    # the few hosts held back: each one's first page, once the host is free (idx_pages_host)
+    cur = await conn.execute(
+        f"""SELECT min(greatest(h.slowed_until, h.next_start - %(ahead)s, f.first))
+        FROM hosts h CROSS JOIN LATERAL (
+          SELECT min(coalesce(next_crawl_time, 0)) AS first FROM pages
+          WHERE host = h.host AND processing_time IS NULL {narrow}) f
+        WHERE h.host IN ({held_back}) AND f.first IS NOT NULL""".encode(),
+        params,
+    )
+    later = await cur.fetchone()
+    times = [float(t) for t in (free and free[0], later and later[0]) if t is not None]
+    return min(times, default=None)
 
 
 def _narrow(params: dict[str, Any], focus: ClaimFocus | None) -> str:

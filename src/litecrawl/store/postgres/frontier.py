@@ -186,12 +186,16 @@ class PostgresFrontier(Frontier):
 
         return await self._transaction(work)
 
-    async def next_due(
-        self, partition: tuple[int, int] | None = None, focus: ClaimFocus | None = None
-    ) -> int | None:
+    async def next_claimable(
+        self,
+        now: float,
+        horizon: float,
+        partition: tuple[int, int] | None = None,
+        focus: ClaimFocus | None = None,
+    ) -> float | None:
         if partition is not None:
             raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
-        return await self.db.read(lambda conn: claims.next_due(conn, focus))
+        return await self.db.read(lambda conn: claims.next_claimable(conn, now, horizon, focus))
 
     async def known(self, urls: Sequence[str]) -> set[str]:
         if not urls:
@@ -278,13 +282,13 @@ class PostgresFrontier(Frontier):
         self._worker = (identity, now)
         return self.worker_id
 
-    def beat(self, now: float) -> bool:
+    def beat(self, now: float, pages: int | None = None) -> bool:
         if self.worker_id is None or self._worker is None:
             return True
         try:
             if self._beat_conn is None:  # the heartbeat thread's own connection
                 self._beat_conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
-            return leases.beat(self._beat_conn, self.worker_id, *self._worker, now)
+            return leases.beat(self._beat_conn, self.worker_id, *self._worker, now, pages)
         except psycopg.Error as exc:
             if self._beat_conn is not None:
                 self._beat_conn.close()

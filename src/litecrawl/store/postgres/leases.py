@@ -26,7 +26,7 @@ __all__ = [
 _RECOVERABLE = "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages WHERE "
 _WORKERS = (
     "SELECT w.id, w.hostname, w.pid, w.pid_scope, w.proc_start, w.command, w.started_at,"
-    " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id)"
+    " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id), w.pages"
     " FROM workers w ORDER BY w.id"
 )
 INSERT_WORKER = (
@@ -59,12 +59,14 @@ def beat(
     identity: WorkerIdentity,
     started_at: float,
     now: float,
+    pages: int | None = None,
 ) -> bool:
     """Renew the lease; False if the row was gone (then it is put back under the same id)."""
     with conn.transaction():
         cur = conn.execute(
-            "UPDATE workers SET heartbeat_at = %s WHERE id = %s AND hostname = %s AND pid = %s",
-            (now, worker_id, identity.hostname, identity.pid),
+            "UPDATE workers SET heartbeat_at = %s, pages = coalesce(%s, pages) "
+            "WHERE id = %s AND hostname = %s AND pid = %s",
+            (now, pages, worker_id, identity.hostname, identity.pid),
         )
         if cur.rowcount:
             return True

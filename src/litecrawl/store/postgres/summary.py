@@ -85,6 +85,11 @@ async def _hosts(
         LIMIT %(limit)s""",
         {"now": now, "limit": limit},
     )
+    leases: dict[str, dict[int, int]] = {}
+    for host, worker_id, slots in await _rows(
+        conn, "SELECT host, worker_id, slots FROM host_leases"
+    ):
+        leases.setdefault(host, {})[worker_id] = slots
     return [
         HostSummary(
             host=r[0],
@@ -97,6 +102,7 @@ async def _hosts(
             crawl_delay=r[7],
             avg_response_ms=None if r[8] is None else round(r[8], 1),
             next_start=r[9] if r[9] is not None and r[9] > now else None,
+            leases=leases.get(r[0], {}),
         )
         for r in rows
     ]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
 
-__all__ = ["CLAIM_COLUMNS", "claim_pages", "next_due", "release_hosts"]
+__all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
 
 CLAIM_COLUMNS = (
     "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
@@ -95,17 +95,32 @@ def claim_pages(
     return pages, {host: int(slots) for host, slots in held}
 
 
-def next_due(
-    conn: sqlite3.Connection, partition: tuple[int, int] | None, focus: ClaimFocus | None
-) -> int | None:
-    params: dict[str, object] = {}
+def next_claimable(
+    conn: sqlite3.Connection,
+    now: float,
+    horizon: float,
+    partition: tuple[int, int] | None,
+    focus: ClaimFocus | None,
+) -> float | None:
+    params: dict[str, object] = {"now": now, "horizon": now + horizon, "ahead": horizon}
     narrow = _narrow(params, partition, focus)
-    row = conn.execute(  # the first entry of idx_pages_claim that is ours to claim
+    held_back = "SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon"
+    free = conn.execute(  # the first entry of idx_pages_claim of a host free now
         "SELECT coalesce(next_crawl_time, 0) FROM pages WHERE processing_time IS NULL "
-        f"{narrow} ORDER BY next_crawl_time LIMIT 1",
+        f"{narrow} AND host NOT IN ({held_back}) ORDER BY next_crawl_time LIMIT 1",
         params,
     ).fetchone()
-    return None if row is None else int(row[0])
+    # the few hosts held back: each one's first page, once the host is free (idx_pages_host;
+    # SQLite's max() of a NULL is NULL: a host without pages counts for nothing)
+    later = conn.execute(
+        f"""SELECT min(max(h.slowed_until, h.next_start - :ahead, (
+              SELECT min(coalesce(next_crawl_time, 0)) FROM pages
+              WHERE host = h.host AND processing_time IS NULL {narrow})))
+        FROM hosts h WHERE h.host IN ({held_back})""",
+        params,
+    ).fetchone()
+    times = [float(t) for t in (free and free[0], later and later[0]) if t is not None]
+    return min(times, default=None)
 
 
 def _narrow(

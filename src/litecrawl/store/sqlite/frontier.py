@@ -278,10 +278,16 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_claim_url)
 
-    async def next_due(
-        self, partition: tuple[int, int] | None = None, focus: ClaimFocus | None = None
-    ) -> int | None:
-        return await self._run(lambda conn: claims.next_due(conn, partition, focus))
+    async def next_claimable(
+        self,
+        now: float,
+        horizon: float,
+        partition: tuple[int, int] | None = None,
+        focus: ClaimFocus | None = None,
+    ) -> float | None:
+        return await self._run(
+            lambda conn: claims.next_claimable(conn, now, horizon, partition, focus)
+        )
 
     async def known(self, urls: Sequence[str]) -> set[str]:
         if not urls:
@@ -402,13 +408,13 @@ class SQLiteFrontier(Frontier):
         self._worker = (identity, now)
         return self.worker_id
 
-    def beat(self, now: float) -> bool:
+    def beat(self, now: float, pages: int | None = None) -> bool:
         if self.worker_id is None or self._worker is None:
             return True
         try:
             if self._beat_conn is None:
                 self._beat_conn = connect(self.path)
-            return leases.beat(self._beat_conn, self.worker_id, *self._worker, now)
+            return leases.beat(self._beat_conn, self.worker_id, *self._worker, now, pages)
         except sqlite3.Error as exc:
             raise FrontierError(f"{self.path}: heartbeat: {exc}") from exc
 

@@ -60,11 +60,13 @@ def beat(
     identity: WorkerIdentity,
     started_at: float,
     now: float,
+    pages: int | None = None,
 ) -> bool:
     """Renew the lease; False if the row was gone (then it is put back under the same id)."""
     cur = conn.execute(
-        "UPDATE workers SET heartbeat_at = ? WHERE id = ? AND hostname = ? AND pid = ?",
-        (now, worker_id, identity.hostname, identity.pid),
+        "UPDATE workers SET heartbeat_at = ?, pages = coalesce(?, pages) "
+        "WHERE id = ? AND hostname = ? AND pid = ?",
+        (now, pages, worker_id, identity.hostname, identity.pid),
     )
     if cur.rowcount:
         return True
@@ -87,7 +89,7 @@ def remove_worker(conn: sqlite3.Connection, worker_id: int) -> int:
 def read_workers(conn: sqlite3.Connection) -> list[WorkerRecord]:
     rows = conn.execute(
         "SELECT w.id, w.hostname, w.pid, w.pid_scope, w.proc_start, w.command, w.started_at,"
-        " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id)"
+        " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id), w.pages"
         " FROM workers w ORDER BY w.id"
     ).fetchall()
     return [WorkerRecord.from_row(r) for r in rows]

@@ -84,7 +84,10 @@ def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSu
         ORDER BY p.pages DESC, p.host
         LIMIT :limit""",
         {"now": now, "limit": -1 if limit is None else limit},
-    )
+    ).fetchall()
+    leases: dict[str, dict[int, int]] = {}
+    for host, worker_id, slots in conn.execute("SELECT host, worker_id, slots FROM host_leases"):
+        leases.setdefault(host, {})[worker_id] = slots
     return [
         HostSummary(
             host=r[0],
@@ -97,6 +100,7 @@ def _hosts(conn: sqlite3.Connection, now: int, limit: int | None) -> list[HostSu
             crawl_delay=r[7],
             avg_response_ms=None if r[8] is None else round(r[8], 1),
             next_start=r[9] if r[9] is not None and r[9] > now else None,
+            leases=leases.get(r[0], {}),
         )
         for r in rows
     ]
