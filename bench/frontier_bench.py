@@ -9,7 +9,9 @@ crawl page: ~30 hrefs, ~20 distinct on-site). Prints URLs/s for claim+finalize a
 query plan, so the cost per URL at 10^6 rows can be compared with 10^4. PostgreSQL: a throwaway
 server with its durable defaults (fsync, synchronous commit) unless ``--pg-url`` is given.
 ``--workers N ...``: also N processes claiming and finalizing at once on a fresh frontier of the
-same size (URLs/s on the wall clock, all of them together).
+same size (URLs/s on the wall clock, all of them together). ``--hosts H``: the rows spread over H
+hosts, claimed as ``litecrawl crawl`` claims them (passing over hosts held back, leasing host
+slots, given back after each finalize) instead of the plain claim.
 """
 
 from __future__ import annotations
@@ -28,11 +30,15 @@ import psycopg
 from pg import empty, server
 
 from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import NewLink, PageUpdate
+from litecrawl.frontier.base import HostRules, NewLink, PageUpdate
+from litecrawl.lease import current_identity
 from litecrawl.store.sqlite.frontier import connect
 
 BATCH = 64
 LINKS_PER_PAGE = 20
+HOSTS = 1  # --hosts: bench0.test .. bench{H-1}.test; more than one: claims that know hosts
+# what a crawl with --concurrency 64 --per-host 4 --delay-ms 0 asks (PoliteGate.host_rules)
+RULES = HostRules(per_host=4, share=64, new_host_room=6)
 _CLAIM_WHERE = (
     "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= 0) "
     "ORDER BY next_crawl_time{nulls}, depth, score DESC LIMIT 64"
@@ -44,12 +50,17 @@ async def create(location: str) -> None:
         pass
 
 
+def _host(i: int) -> str:
+    return "bench.test" if HOSTS == 1 else f"bench{i % HOSTS}.test"
+
+
 def fill(location: str, rows: int) -> None:
     if location.startswith("postgresql://"):
+        host = "'bench.test'" if HOSTS == 1 else f"'bench' || (i %% {HOSTS}) || '.test'"
         with psycopg.connect(location, autocommit=True) as pg:
             pg.execute(
-                "INSERT INTO pages (norm_url, host, depth) SELECT 'http://bench.test/p' || i, "
-                "'bench.test', i %% 6 FROM generate_series(0, %s) AS i",
+                f"INSERT INTO pages (norm_url, host, depth) SELECT 'http://' || {host} || '/p'"
+                f" || i, {host}, i %% 6 FROM generate_series(0, %s) AS i".encode(),
                 (rows - 1,),
             )
             pg.execute("VACUUM ANALYZE pages")
@@ -57,8 +68,8 @@ def fill(location: str, rows: int) -> None:
     conn = connect(location)
     conn.execute("BEGIN")
     conn.executemany(
-        "INSERT INTO pages (norm_url, host, depth) VALUES (?, 'bench.test', ?)",
-        ((f"http://bench.test/p{i}", i % 6) for i in range(rows)),
+        "INSERT INTO pages (norm_url, host, depth) VALUES (?, ?, ?)",
+        ((f"http://{_host(i)}/p{i}", _host(i), i % 6) for i in range(rows)),
     )
     conn.execute("COMMIT")
     conn.execute("ANALYZE")
@@ -67,25 +78,28 @@ def fill(location: str, rows: int) -> None:
 
 async def measure(location: str, rounds: int, worker: int = 0) -> tuple[float, float]:
     async with open_frontier(location) as frontier:
+        await frontier.register_worker(current_identity("bench"), time.time())  # leases name it
         next_link = 10**9 * (worker + 1)  # each worker's new links are its own
         claim_time = finalize_time = 0.0
         done = 0
         for _ in range(rounds):
             now = int(time.time())
             t0 = time.perf_counter()
-            pages = await frontier.claim(BATCH, now)
+            rules = RULES if HOSTS > 1 else None
+            pages = await frontier.claim(BATCH, now, hosts=rules)
             t1 = time.perf_counter()
             updates = []
             for page in pages:
+                host = page.norm_url.split("/")[2]
                 links = tuple(
-                    NewLink(f"http://bench.test/n{next_link + k}", "bench.test", page.depth + 1)
+                    NewLink(f"http://{host}/n{next_link + k}", host, page.depth + 1)
                     for k in range(LINKS_PER_PAGE)
                 )
                 next_link += LINKS_PER_PAGE
                 updates.append(
                     PageUpdate(
                         page.norm_url,
-                        "bench.test",
+                        host,
                         now,
                         now + 86400,
                         "h" * 64,
@@ -95,6 +109,8 @@ async def measure(location: str, rounds: int, worker: int = 0) -> tuple[float, f
                     )
                 )
             await frontier.finalize(updates)
+            if rules is not None:  # nothing in flight any more: the leases go back
+                await frontier.release_hosts(list(frontier.host_slots))
             t2 = time.perf_counter()
             claim_time += t1 - t0
             finalize_time += t2 - t1
@@ -102,8 +118,10 @@ async def measure(location: str, rounds: int, worker: int = 0) -> tuple[float, f
         return done / claim_time, done / finalize_time
 
 
-def _one_worker(location: str, rounds: int, worker: int) -> int:
+def _one_worker(location: str, rounds: int, worker: int, hosts: int = 1) -> int:
     """A worker process's share: claim + finalize rounds; returns the URLs it finalized."""
+    global HOSTS
+    HOSTS = hosts
     claim, finalize = asyncio.run(measure(location, rounds, worker))
     del claim, finalize
     return rounds * BATCH
@@ -115,7 +133,15 @@ def together(location: str, rounds: int, workers: int) -> float:
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         list(pool.map(_ready, range(workers)))  # the processes are up before the clock starts
         began = time.perf_counter()
-        done = sum(pool.map(_one_worker, [location] * workers, [rounds] * workers, range(workers)))
+        done = sum(
+            pool.map(
+                _one_worker,
+                [location] * workers,
+                [rounds] * workers,
+                range(workers),
+                [HOSTS] * workers,
+            )
+        )
         return done / (time.perf_counter() - began)
 
 
@@ -151,7 +177,10 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, nargs="*", default=[], help="also N processes at once (URLs/s)"
     )
+    parser.add_argument("--hosts", type=int, default=1, help="spread the rows over H hosts")
     args = parser.parse_args()
+    global HOSTS
+    HOSTS = args.hosts
     print(
         f"| backend | rows | claim URLs/s | finalize (+{LINKS_PER_PAGE} links) URLs/s | "
         "claim+finalize URLs/s |"

@@ -33,13 +33,15 @@ _HOSTS_ALLOWED = """
                    WHERE slowed_until > %(now)s OR next_start > %(horizon)s)
   AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> %(worker)s
                    GROUP BY host HAVING sum(slots) >= %(per_host)s)"""
-# A new lease takes the worker's share of what the other workers leave of the host's slots.
+# A new lease takes the worker's share of what the other workers leave of the host's slots; a
+# lease held is kept as it is. Returns the slots held of each host.
 _TAKE_LEASES = """
 INSERT INTO host_leases (host, worker_id, slots)
 SELECT h, %(worker)s, least(%(share)s, %(per_host)s - coalesce(
   (SELECT sum(slots) FROM host_leases o WHERE o.host = h AND o.worker_id <> %(worker)s), 0))
 FROM unnest(%(hosts)s::text[]) AS h
-ON CONFLICT (host, worker_id) DO NOTHING
+ON CONFLICT (host, worker_id) DO UPDATE SET slots = host_leases.slots
+RETURNING host, slots
 """
 
 
@@ -107,11 +109,7 @@ async def claim_pages(
         return pages, {}
     claimed = sorted({row[-1] for row in rows})
     lease = {"worker": worker_id, "share": hosts.share, "per_host": hosts.per_host}
-    await conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed})
-    cur = await conn.execute(
-        "SELECT host, slots FROM host_leases WHERE worker_id = %s AND host = ANY(%s)",
-        (worker_id, claimed),
-    )
+    cur = await conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed})
     return pages, {host: int(slots) for host, slots in await cur.fetchall()}
 
 

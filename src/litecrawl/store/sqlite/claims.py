@@ -29,13 +29,15 @@ _HOSTS_ALLOWED = """
   AND host NOT IN (SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon)
   AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> :worker
                    GROUP BY host HAVING sum(slots) >= :per_host)"""
-# A new lease takes the worker's share of what the other workers leave of the host's slots.
+# A new lease takes the worker's share of what the other workers leave of the host's slots; a
+# lease held is kept as it is. Returns the slots held of each host.
 _TAKE_LEASES = """
 INSERT INTO host_leases (host, worker_id, slots)
 SELECT h.value, :worker, min(:share, :per_host - coalesce(
   (SELECT sum(slots) FROM host_leases o WHERE o.host = h.value AND o.worker_id <> :worker), 0))
 FROM json_each(:hosts) h WHERE true
-ON CONFLICT (host, worker_id) DO NOTHING
+ON CONFLICT (host, worker_id) DO UPDATE SET slots = host_leases.slots
+RETURNING host, slots
 """
 
 
@@ -86,12 +88,7 @@ def claim_pages(
         return pages, {}
     claimed = json.dumps(sorted({row[-1] for row in rows}))
     lease = {"worker": worker_id, "share": hosts.share, "per_host": hosts.per_host}
-    conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed})
-    held = conn.execute(
-        "SELECT host, slots FROM host_leases WHERE worker_id = ? "
-        "AND host IN (SELECT value FROM json_each(?))",
-        (worker_id, claimed),
-    ).fetchall()
+    held = conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed}).fetchall()
     return pages, {host: int(slots) for host, slots in held}
 
 
