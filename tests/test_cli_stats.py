@@ -69,6 +69,7 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
     assert (shown["robots"], shown["crawl_delay"], shown["blocked_until"]) == ("parsed", 0.1, None)
     [run] = data["runs"]
     assert (run["fetched"], run["failed"], run["outcome"]) == (3, 2, "done")
+    assert run["worker"] == f"{socket.gethostname()}:{os.getpid()}"  # the machine and process
     assert data["workers"] == []
 
     text = stats(db).output  # not a terminal here: plain aligned text
@@ -79,7 +80,8 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
     assert row.index(site.url("/private/x")) == header.index("sample URL")
     assert any(line.startswith("host") and "politeness" in line for line in lines)
     assert any(line.startswith(host) and line.endswith("crawl-delay 0.1s") for line in lines)
-    assert any(line.split()[-1:] == ["done"] for line in lines)  # the run's outcome
+    me = f"{socket.gethostname()}:{os.getpid()}"
+    assert any(line.split()[-2:] == ["done", me] for line in lines)  # outcome, machine:pid
     assert "workers: none" in text
     assert all(line == line.rstrip() for line in lines)
     assert runner.invoke(app, ["stats", "--db", str(tmp_path / "none.db")]).exit_code == 2
@@ -114,6 +116,7 @@ def test_stats_shows_live_workers_and_their_claims(tmp_path: Path, serve: Serve)
     [host] = data["hosts"]["shown"]
     assert host["leases"] == {str(worker["id"]): 4}
     assert data["runs"][0]["outcome"] == "running"
+    assert data["runs"][0]["worker"] == f"{socket.gethostname()}:{proc.pid}"
     text = stats(db).output
     assert proc.wait(60) == 0
     workers = [line.split() for line in text.splitlines() if line.startswith(str(worker["id"]))]
@@ -123,6 +126,7 @@ def test_stats_shows_live_workers_and_their_claims(tmp_path: Path, serve: Serve)
     after = json.loads(stats(db, "--json").output)
     assert after["workers"] == [] and after["claimed"] == 0  # a clean exit leaves nothing
     assert after["runs"][0]["outcome"] == "interrupted"
+    assert after["runs"][0]["worker"] == f"{socket.gethostname()}:{proc.pid}"
 
     # kill -9: the run shows as killed, its worker as dead with the claims it still holds.
     proc = spawn_crawl(db, site.url("/"), "--concurrency", "4", "--per-host", "4")

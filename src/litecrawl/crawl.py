@@ -177,7 +177,12 @@ async def run_crawl(
             await _bootstrap_focus(engine, focus)
         interrupted = await _loop(config, engine, gate, lease, stop, on_progress, grace)
         stats = engine.stats
-        record = {**summary_dict(stats), "interrupted": interrupted}
+        me = lease.identity
+        record = {
+            **summary_dict(stats),
+            "interrupted": interrupted,
+            "worker": f"{me.hostname}:{me.pid}",  # the run's machine and process, for stats
+        }
         await frontier.finish_run(run_id, json.dumps(record), int(time.time()))
         return CrawlReport(stats, interrupted)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -54,6 +54,7 @@ def stats_view(
     robots = robots or {}
     status = {w.id: _status(w, now, rules) for w in s.workers}
     live = {i for i, st in status.items() if st != "dead"}
+    machines = {w.id: f"{w.identity.hostname}:{w.identity.pid}" for w in s.workers}
     return {
         "db": shown_location(db),  # never the password
         "pages": {"total": sum(s.by_state.values()), "by_state": s.by_state, "by_kind": s.by_kind},
@@ -65,7 +66,7 @@ def stats_view(
             "shown": [_host(h, robots.get(h.host), now) for h in s.top_hosts],
         },
         "errors": [asdict(e) for e in s.errors],
-        "runs": [_run(r, live, now) for r in s.runs],
+        "runs": [_run(r, live, now, machines) for r in s.runs],
         "workers": [
             {
                 "id": w.id,
@@ -83,7 +84,7 @@ def stats_view(
     }
 
 
-def _run(r: RunSummary, live: set[int], now: float) -> dict[str, Any]:
+def _run(r: RunSummary, live: set[int], now: float, machines: dict[int, str]) -> dict[str, Any]:
     if r.finished_at is None:
         # no end written: still running if its worker is alive, else killed (kill -9, crash)
         outcome = "running" if r.worker_id is not None and r.worker_id in live else "killed"
@@ -100,6 +101,8 @@ def _run(r: RunSummary, live: set[int], now: float) -> dict[str, Any]:
         "failed": r.stats.get("failed"),
         "pages_per_sec": r.stats.get("pages_per_sec"),
         "outcome": outcome,
+        # machine:pid, kept in the record at the end; a run still going: its worker's
+        "worker": r.stats.get("worker") or machines.get(r.worker_id or -1),
     }
 
 

@@ -151,7 +151,15 @@ def _print(v: dict[str, Any], console: Console) -> None:
     show("errors", errors)
 
     runs = table(
-        "last runs", "run", "started", "duration", "fetched", "failed", "pages/s", "outcome"
+        "last runs",
+        "run",
+        "started",
+        "duration",
+        "fetched",
+        "failed",
+        "pages/s",
+        "outcome",
+        "worker",
     )
     for r in v["runs"]:
         runs.add_row(
@@ -160,6 +168,7 @@ def _print(v: dict[str, Any], console: Console) -> None:
             _duration(r["duration_sec"]),
             *(_dash(r[k]) for k in ("fetched", "failed", "pages_per_sec")),
             r["outcome"],
+            _dash(r["worker"]),
         )
     show("last runs", runs)
 
