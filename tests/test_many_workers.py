@@ -195,6 +195,8 @@ def test_kill_9_of_two_of_four_workers_loses_nothing(
         # only what a dead worker held (and had requested) at the kill is fetched again
         assert twice <= held & {site.url(p) for p in before}, twice
     assert db_query(db, "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL") == [(0,)]
+    # the dead workers' host leases went with their claims (none is left behind)
+    assert db_query(db, "SELECT count(*) FROM host_leases") == [(0,)]
 
 
 def _slow_site(pages: int, answer_in: float, crawl_delay: float | None = None) -> web.Application:
