@@ -424,9 +424,9 @@ def test_partition_parsed() -> None:
     assert load_config([], {}, {"partition": "1/4"}).partition_k_n() == (1, 4)
 
 
-def test_partition_on_postgres_is_refused_until_it_works() -> None:
-    with pytest.raises(ConfigError, match="partitions are not available on PostgreSQL"):
-        load_config([], {}, {"partition": "1/4", "db": "postgresql://u:pw@db.example/crawl"})
+def test_partition_on_postgres_is_taken() -> None:
+    cfg = load_config([], {}, {"partition": "1/4", "db": "postgresql://u:pw@db.example/crawl"})
+    assert cfg.partition_k_n() == (1, 4)
 
 
 # --- deep_merge -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
+import pytest
 from aiohttp import web
 from conftest import LocalServer, db_query, db_rows, html_page, site_app
 from pg_cluster import Cluster
@@ -76,6 +77,52 @@ def test_workers_starting_at_once_apply_each_migration_once(pg_url: str) -> None
             return [(v, n) for v, n in await cur.fetchall()]
 
     assert asyncio.run(applied()) == [(i + 1, n) for i, (n, _) in enumerate(PG_MIGRATIONS)]
+
+
+def test_an_older_database_gets_each_pages_partition_hash(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upgrading a crawl made before the partition hash: every page gets it (with its meta's
+    slot when a strategy set one), on both backends."""
+    from litecrawl.store.postgres import migrations as pg_migrations
+    from litecrawl.store.sqlite import migrations as sqlite_migrations
+    from litecrawl.strategy.domain import partition_hash
+
+    before = [n for n, _ in SQLITE_MIGRATIONS].index("partition_hash")
+    rows = [
+        (f"http://{host}/p{i}", host, meta)
+        for i, (host, meta) in enumerate(
+            [("a.example.com", None), ("b.example.co.uk", None), ("c.test", '{"b:slot": "b:7"}')]
+            * 4
+        )
+    ]
+    expected = {url: partition_hash(url, meta) for url, _, meta in rows}
+    assert len(set(expected.values())) == 3
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    monkeypatch.setattr(sqlite_migrations, "MIGRATIONS", SQLITE_MIGRATIONS[:before])
+    sqlite_migrate(conn)
+    conn.executemany("INSERT INTO pages (norm_url, host, meta) VALUES (?, ?, ?)", rows)
+    monkeypatch.setattr(sqlite_migrations, "MIGRATIONS", SQLITE_MIGRATIONS)
+    sqlite_migrate(conn)
+    assert dict(conn.execute("SELECT norm_url, part FROM pages").fetchall()) == expected
+    conn.close()
+
+    async def pg() -> dict[str, int]:
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS[:before])
+            await pg_migrate(conn)
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO pages (norm_url, host, meta) VALUES (%s, %s, %s)", rows
+                )
+            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS)
+            await pg_migrate(conn)
+            cur = await conn.execute("SELECT norm_url, part FROM pages")
+            return {url: part for url, part in await cur.fetchall()}
+
+    assert asyncio.run(pg()) == expected
 
 
 def test_a_crawl_outlives_a_database_restart(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_rows, html_page, site_app
+from conftest import LocalServer, NewDb, db_rows, html_page, site_app
 from test_cli_crawl import tree_site
 from typer.testing import CliRunner
 
@@ -28,7 +28,7 @@ TESTS = Path(__file__).parent
 S = "strategies.frontera_style"
 
 
-def crawl(db: Path, *args: str) -> Any:
+def crawl(db: Path | str, *args: str) -> Any:
     return runner.invoke(
         app,
         ["crawl", "--db", str(db), "--no-cache", "--quiet", "--delay-ms", "0", *args],
@@ -36,7 +36,7 @@ def crawl(db: Path, *args: str) -> Any:
     )
 
 
-def one_at_a_time(db: Path, *args: str) -> Any:
+def one_at_a_time(db: Path | str, *args: str) -> Any:
     return crawl(db, "--concurrency", "1", "--per-host", "1", "--max-depth", "0", *args)
 
 
@@ -212,13 +212,13 @@ def test_partition_hash_is_the_same_in_another_process() -> None:
     assert other.stdout.strip() == str([partition_of(k, 5) for k in keys])
 
 
-def test_partition_claims_only_its_domains(tmp_path: Path, serve: Serve) -> None:
+def test_partition_claims_only_its_domains(serve: Serve, new_db: NewDb) -> None:
     site = serve(tree_site(fanout=1, levels=1))
     port = site.base.rsplit(":", 1)[1]
     by_ip, by_name = f"http://127.0.0.1:{port}/", f"http://localhost:{port}/"
     keys = {partition_of(b"127.0.0.1", 2): by_ip, partition_of(b"localhost", 2): by_name}
     assert len(keys) == 2  # the two registered domains fall into different partitions
-    db = tmp_path / "c.db"
+    db = new_db("c")
     for k in (0, 1):
         before = len(site.requests)
         result = one_at_a_time(

@@ -22,7 +22,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
     field_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -236,16 +235,11 @@ class CrawlConfig(_Section):
 
     @field_validator("partition")
     @classmethod
-    def _partition(cls, value: str | None, info: ValidationInfo) -> str | None:
+    def _partition(cls, value: str | None) -> str | None:
         if value is not None:
             k, n = (int(x) for x in value.split("/"))
             if n < 1 or k >= n:
                 raise PydanticCustomError("bad_partition", "expected K/N with 0 <= K < N")
-            # partitions across machines come with host-level claims (the many-workers work)
-            if str(info.data.get("db", "")).startswith(("postgresql://", "postgres://")):
-                raise PydanticCustomError(
-                    "partition_on_postgres", "partitions are not available on PostgreSQL yet"
-                )
         return value
 
     def partition_k_n(self) -> tuple[int, int] | None:

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from litecrawl.schedule import Schedule
+from litecrawl.strategy.domain import partition_hash
 
 __all__ = [
     "ClaimFocus",
@@ -253,6 +254,7 @@ class PageUpdate:
             "recheck_lastmod": self.recheck_lastmod,
             "response_ms": self.response_ms,
             "kind": self.kind,
+            "part": partition_hash(self.norm_url),  # when the upsert inserts (a redirect target)
         }
 
 

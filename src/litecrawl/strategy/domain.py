@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import tldextract
 
-__all__ = ["domain_meta", "partition_of", "registered_domain"]
+__all__ = ["domain_meta", "partition_hash", "partition_of", "registered_domain"]
 
 # The snapshot bundled with tldextract; never downloads, never writes a cache.
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
@@ -75,3 +75,11 @@ def partition_key(url: str, meta: dict[bytes, Any] | None = None) -> bytes:
 def partition_of(key: bytes, n: int) -> int:
     """Stable across machines and runs (crc32, not ``hash()``)."""
     return zlib.crc32(key) % n
+
+
+def partition_hash(url: str, meta: str | None = None) -> int:
+    """What the frontier stores per page (``pages.part``) for ``--partition K/N``: the crc32 of
+    its partition key (``meta`` as stored, JSON), so ``part % N`` is its partition K."""
+    from litecrawl.strategy.codec import loads_meta
+
+    return zlib.crc32(partition_key(url, loads_meta(meta) if meta else None))

@@ -55,6 +55,7 @@ async def claim_pages(
     limit: int,
     now: int,
     by_score: bool = False,
+    partition: tuple[int, int] | None = None,
     focus: ClaimFocus | None = None,
     hosts: HostRules | None = None,
 ) -> tuple[list[ClaimedPage], dict[str, int]]:
@@ -62,7 +63,7 @@ async def claim_pages(
     ``hosts`` also the slots this worker now leases of the claimed pages' hosts."""
     order = _ORDER_BY_SCORE if by_score else _ORDER
     params: dict[str, Any] = {"now": now, "limit": limit, "worker": worker_id}
-    narrow = _narrow(params, focus)
+    narrow = _narrow(params, partition, focus)
     if hosts is None:
         # SKIP LOCKED: rows another worker is claiming this instant are passed over, not
         # waited for; idx_pages_claim serves the order, so the cost stays flat as it grows
@@ -114,10 +115,14 @@ async def claim_pages(
 
 
 async def next_claimable(
-    conn: Conn, now: float, horizon: float, focus: ClaimFocus | None
+    conn: Conn,
+    now: float,
+    horizon: float,
+    partition: tuple[int, int] | None,
+    focus: ClaimFocus | None,
 ) -> float | None:
     params: dict[str, Any] = {"now": now, "horizon": now + horizon, "ahead": horizon}
-    narrow = _narrow(params, focus)
+    narrow = _narrow(params, partition, focus)
     held_back = "SELECT host FROM hosts WHERE slowed_until > %(now)s OR next_start > %(horizon)s"
     cur = await conn.execute(  # the first entry of idx_pages_claim of a host free now
         "SELECT coalesce(next_crawl_time, 0) FROM pages WHERE processing_time IS NULL "
@@ -140,15 +145,21 @@ async def next_claimable(
     return min(times, default=None)
 
 
-def _narrow(params: dict[str, Any], focus: ClaimFocus | None) -> str:
-    """The conditions (and their ``params``) of a site crawl's focus."""
-    if focus is None:
-        return ""
-    params["hosts"] = list(focus.hosts)
-    if focus.urls is None:
-        return "AND host = ANY(%(hosts)s)"
-    params["urls"] = list(focus.urls)
-    return "AND host = ANY(%(hosts)s) AND norm_url = ANY(%(urls)s)"
+def _narrow(
+    params: dict[str, Any], partition: tuple[int, int] | None, focus: ClaimFocus | None
+) -> str:
+    """The conditions (and their ``params``) of a site crawl's focus and of a partition."""
+    narrow = ""
+    if focus is not None:
+        params["hosts"] = list(focus.hosts)
+        narrow = "AND host = ANY(%(hosts)s)"
+        if focus.urls is not None:
+            params["urls"] = list(focus.urls)
+            narrow += " AND norm_url = ANY(%(urls)s)"
+    if partition is not None:
+        params["k"], params["n"] = partition
+        narrow += " AND coalesce(part, 0) %% %(n)s = %(k)s"  # NULL: a row an older version wrote
+    return narrow
 
 
 async def release_hosts(conn: Conn, worker_id: int | None, hosts: Sequence[str]) -> None:

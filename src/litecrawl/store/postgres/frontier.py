@@ -35,8 +35,9 @@ from litecrawl.schedule import Schedule
 from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres.connection import Conn, Database
 from litecrawl.store.postgres.index import remove_documents, write_documents
-from litecrawl.store.postgres.summary import read_summary
+from litecrawl.store.postgres.summary import read_partitions, read_summary
 from litecrawl.store.sqlite.links import MAX_LINKS_PER_PAGE, link_key
+from litecrawl.strategy.domain import partition_hash
 
 __all__ = ["PostgresFrontier"]
 
@@ -44,19 +45,20 @@ T = TypeVar("T")
 
 _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
 _NEW_LINKS = """
-INSERT INTO pages (norm_url, host, depth, source, score, kind)
-SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::float8[], %s::text[])
+INSERT INTO pages (norm_url, host, depth, source, score, kind, part)
+SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::float8[], %s::text[],
+                     %s::bigint[])
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
 RETURNING norm_url, (xmax = 0)
 """
 _UPSERT_PAGE = """
 INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
                    depth, state, status, error, content_type, etag, last_modified, fetch_count,
-                   response_ms, kind)
+                   response_ms, kind, part)
 VALUES (%(norm_url)s, %(host)s, %(last_crawl_time)s, %(next_crawl_time)s, NULL,
         coalesce(%(content_hash)s, ''), %(depth)s, %(state)s, %(status)s, %(error)s,
         %(content_type)s, %(etag)s, %(last_modified)s, 1, %(response_ms)s,
-        coalesce(%(kind)s, 'page'))
+        coalesce(%(kind)s, 'page'), %(part)s)
 ON CONFLICT (norm_url) DO UPDATE SET
   last_crawl_time = excluded.last_crawl_time,
   next_crawl_time = CASE
@@ -123,9 +125,9 @@ class PostgresFrontier(Frontier):
         if not rows:
             return 0
         return await self._rowcount(
-            "INSERT INTO pages (norm_url, host, depth, source, score, kind) "
+            "INSERT INTO pages (norm_url, host, depth, source, score, kind, part) "
             "SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::float8[],"
-            " %s::text[]) ON CONFLICT (norm_url) DO NOTHING",
+            " %s::text[], %s::bigint[]) ON CONFLICT (norm_url) DO NOTHING",
             _columns(rows),
         )
 
@@ -147,12 +149,9 @@ class PostgresFrontier(Frontier):
         focus: ClaimFocus | None = None,
         hosts: HostRules | None = None,
     ) -> list[ClaimedPage]:
-        if partition is not None:
-            raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
-
         async def work(conn: Conn) -> tuple[list[ClaimedPage], dict[str, int]]:
             return await claims.claim_pages(
-                conn, self.worker_id, limit, now, by_score, focus, hosts
+                conn, self.worker_id, limit, now, by_score, partition, focus, hosts
             )
 
         # a plain claim is one statement: no transaction around it
@@ -172,9 +171,9 @@ class PostgresFrontier(Frontier):
     async def claim_url(self, url: str, host: str, depth: int, now: int) -> ClaimedPage | None:
         async def work(conn: Conn) -> ClaimedPage | None:
             await conn.execute(
-                "INSERT INTO pages (norm_url, host, depth) VALUES (%s, %s, %s) "
+                "INSERT INTO pages (norm_url, host, depth, part) VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (norm_url) DO NOTHING",
-                (url, host, depth),
+                (url, host, depth, partition_hash(url)),
             )
             cur = await conn.execute(
                 f"UPDATE pages SET processing_time = %s, state = 1, worker_id = %s "
@@ -193,9 +192,9 @@ class PostgresFrontier(Frontier):
         partition: tuple[int, int] | None = None,
         focus: ClaimFocus | None = None,
     ) -> float | None:
-        if partition is not None:
-            raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
-        return await self.db.read(lambda conn: claims.next_claimable(conn, now, horizon, focus))
+        return await self.db.read(
+            lambda conn: claims.next_claimable(conn, now, horizon, partition, focus)
+        )
 
     async def known(self, urls: Sequence[str]) -> set[str]:
         if not urls:
@@ -359,7 +358,7 @@ class PostgresFrontier(Frontier):
         return str(row[0]) if row else None
 
     async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
-        raise FrontierError(f"{self.shown}: partitions are not available on PostgreSQL yet")
+        return await self.db.read(lambda conn: read_partitions(conn, n, now))
 
     async def domain_metadata(self) -> dict[str, str]:
         rows = await self._fetch("SELECT domain, data FROM domain_metadata ORDER BY domain")
@@ -437,14 +436,17 @@ class PostgresFrontier(Frontier):
 # A strategy's change to one URL, as the SQLite store's: inserted if unknown (due now when
 # queued, else parked), then only the values it changed are set.
 _INSERT_STRATEGY_LINK = """
-INSERT INTO pages (norm_url, host, depth, source, score, kind, state, meta, next_crawl_time)
+INSERT INTO pages (norm_url, host, depth, source, score, kind, state, meta, next_crawl_time,
+                   part)
 VALUES (%(url)s, %(host)s, %(depth)s, 'link', coalesce(%(score)s, 0.5), 'page',
-        coalesce(%(state)s, 0), %(meta)s, CASE WHEN %(queue)s THEN NULL ELSE %(parked)s END)
+        coalesce(%(state)s, 0), %(meta)s, CASE WHEN %(queue)s THEN NULL ELSE %(parked)s END,
+        %(part)s)
 ON CONFLICT (norm_url) DO NOTHING
 """
 _UPDATE_STRATEGY_LINK = """
 UPDATE pages SET score = coalesce(%(score)s, score), state = coalesce(%(state)s, state),
   meta = coalesce(%(meta)s, meta),
+  part = CASE WHEN %(meta)s::text IS NULL THEN part ELSE %(part)s END,
   next_crawl_time = CASE WHEN %(queue)s AND next_crawl_time = %(parked)s THEN NULL
                     ELSE next_crawl_time END
 WHERE norm_url = %(url)s
@@ -463,6 +465,7 @@ async def _write_strategy(conn: Conn, writes: StrategyWrites) -> int:
             "score": w.score,
             "queue": w.queue,
             "parked": PARKED,
+            "part": partition_hash(w.url, w.meta),
         }
         for w in writes.links
     ]
@@ -489,9 +492,9 @@ async def _insert_listed(conn: Conn, links: Sequence[NewLink], now: int) -> int:
     listed lastmod newer than our last fetch makes a known page due now."""
     cols = _columns(links)
     cur = await conn.execute(
-        "INSERT INTO pages (norm_url, host, depth, source, score, kind, lastmod) "
+        "INSERT INTO pages (norm_url, host, depth, source, score, kind, part, lastmod) "
         "SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::float8[],"
-        " %s::text[], %s::bigint[]) ON CONFLICT (norm_url) DO NOTHING",
+        " %s::text[], %s::bigint[], %s::bigint[]) ON CONFLICT (norm_url) DO NOTHING",
         (*cols, [link.lastmod for link in links]),
     )
     new = max(cur.rowcount, 0)
@@ -550,4 +553,5 @@ def _columns(links: Sequence[NewLink]) -> tuple[list[Any], ...]:
         [link.source for link in links],
         [link.score for link in links],
         [link.kind for link in links],
+        [partition_hash(link.url) for link in links],
     )

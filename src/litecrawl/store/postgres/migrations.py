@@ -307,6 +307,13 @@ CREATE INDEX idx_hosts_slowed_until ON hosts(slowed_until);
 ALTER TABLE workers ADD COLUMN pages BIGINT NOT NULL DEFAULT 0;
 """
 
+# --partition K/N on both backends: each page's partition hash stored (the crc32 of its
+# partition key, computed by the writer: litecrawl.strategy.domain.partition_hash; the key needs
+# the public suffix list, so rows from before are filled in by fill_partition_hashes).
+_PARTITION_HASH = """
+ALTER TABLE pages ADD COLUMN part BIGINT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -323,6 +330,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("host_pacing", _HOST_PACING),
     ("fts_words", _FTS_WORDS),
     ("host_leases", _HOST_LEASES),
+    ("partition_hash", _PARTITION_HASH),
 ]
 
 
@@ -345,7 +353,24 @@ async def migrate(conn: psycopg.AsyncConnection[Any]) -> int:
                 return version
             name, script = MIGRATIONS[version]
             await conn.execute(script.encode())
+            if name == "partition_hash":
+                await _fill_partition_hashes(conn)
             await conn.execute(
                 "INSERT INTO litecrawl_schema (version, name, applied_at) VALUES (%s, %s, now())",
                 (version + 1, name),
+            )
+
+
+async def _fill_partition_hashes(conn: psycopg.AsyncConnection[Any]) -> None:
+    """The partition hash of every page written before the column (in Python: the key needs
+    the public suffix list), streamed through a server-side cursor in batches."""
+    from litecrawl.strategy.domain import partition_hash
+
+    async with conn.cursor(name="litecrawl_parts") as rows:
+        await rows.execute("SELECT norm_url, meta FROM pages")
+        while batch := await rows.fetchmany(10_000):
+            await conn.execute(
+                "UPDATE pages SET part = v.part FROM unnest(%s::text[], %s::bigint[]) "
+                "AS v(url, part) WHERE pages.norm_url = v.url",
+                ([url for url, _ in batch], [partition_hash(url, meta) for url, meta in batch]),
             )

@@ -12,7 +12,7 @@ from litecrawl.frontier.base import PARKED, ErrorSummary, FrontierSummary, HostS
 from litecrawl.store.postgres.leases import read_workers
 from litecrawl.store.sqlite.summary import STATE_NAMES
 
-__all__ = ["read_summary"]
+__all__ = ["read_partitions", "read_summary"]
 
 _RUNS = 10
 _DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= %(now)s)"
@@ -131,3 +131,19 @@ async def _runs(conn: psycopg.AsyncConnection[Any]) -> list[RunSummary]:
             )
         )
     return runs
+
+
+async def read_partitions(
+    conn: psycopg.AsyncConnection[Any], n: int, now: int
+) -> dict[int, dict[str, int]]:
+    """Pages, crawled and due now per partition K of ``n`` (``crawl --partition K/N``)."""
+    rows = await _rows(
+        conn,
+        f"""SELECT coalesce(part, 0) %% %(n)s AS k, count(*),
+                  count(*) FILTER (WHERE last_crawl_time IS NOT NULL),
+                  count(*) FILTER (WHERE {_DUE})
+        FROM pages GROUP BY k ORDER BY k""",
+        {"n": n, "now": now},
+    )
+    found = {k: {"pages": p, "crawled": c, "due_now": d} for k, p, c, d in rows}
+    return {k: found.get(k, {"pages": 0, "crawled": 0, "due_now": 0}) for k in range(n)}

@@ -35,6 +35,7 @@ from litecrawl.store.sqlite.index import remove_documents, write_documents
 from litecrawl.store.sqlite.links import write_links
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
+from litecrawl.strategy.domain import partition_hash
 
 __all__ = ["SQLiteFrontier", "connect"]
 
@@ -45,28 +46,28 @@ _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
 # only the values it changed are set; a parked URL that gets queued becomes due.
 _INSERT_STRATEGY_LINK = """
 INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, state, meta,
-                             next_crawl_time)
+                             next_crawl_time, part)
 VALUES (:url, :host, :depth, 'link', coalesce(:score, 0.5), 'page', coalesce(:state, 0), :meta,
-        CASE WHEN :queue THEN NULL ELSE :parked END)
+        CASE WHEN :queue THEN NULL ELSE :parked END, :part)
 """
 _UPDATE_STRATEGY_LINK = """
 UPDATE pages SET score = coalesce(:score, score), state = coalesce(:state, state),
-  meta = coalesce(:meta, meta),
+  meta = coalesce(:meta, meta), part = CASE WHEN :meta IS NULL THEN part ELSE :part END,
   next_crawl_time = CASE WHEN :queue AND next_crawl_time = :parked THEN NULL
                     ELSE next_crawl_time END
 WHERE norm_url = :url
 """
 _INSERT_LINK = """
-INSERT INTO pages (norm_url, host, depth, source, score, kind) VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO pages (norm_url, host, depth, source, score, kind, part) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
 """
 _UPSERT_PAGE = """
 INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
                    depth, state, status, error, content_type, etag, last_modified, fetch_count,
-                   response_ms, kind)
+                   response_ms, kind, part)
 VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
         :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms,
-        coalesce(:kind, 'page'))
+        coalesce(:kind, 'page'), :part)
 ON CONFLICT (norm_url) DO UPDATE SET
   last_crawl_time = excluded.last_crawl_time,
   next_crawl_time = CASE
@@ -116,7 +117,6 @@ def connect(path: str | Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA busy_timeout = 30000")
         conn.execute("PRAGMA foreign_keys = ON")
-        conn.create_function("litecrawl_partition", 3, _partition, deterministic=True)
     except sqlite3.Error as exc:
         raise FrontierError(f"cannot open SQLite database {path}: {exc}") from exc
     return conn
@@ -210,8 +210,8 @@ class SQLiteFrontier(Frontier):
             def work() -> int:
                 before = conn.total_changes
                 conn.executemany(
-                    "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, "
+                    "part) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
                 return conn.total_changes - before
@@ -264,8 +264,8 @@ class SQLiteFrontier(Frontier):
         def _claim_url(conn: sqlite3.Connection) -> ClaimedPage | None:
             def work() -> ClaimedPage | None:
                 conn.execute(
-                    "INSERT OR IGNORE INTO pages (norm_url, host, depth) VALUES (?, ?, ?)",
-                    (url, host, depth),
+                    "INSERT OR IGNORE INTO pages (norm_url, host, depth, part) VALUES (?, ?, ?, ?)",
+                    (url, host, depth, partition_hash(url)),
                 )
                 row = conn.execute(
                     "UPDATE pages SET processing_time = ?, state = 1, worker_id = ? "
@@ -591,8 +591,8 @@ def _insert_listed(conn: sqlite3.Connection, links: Sequence[NewLink], now: int)
     due now. Returns how many were new."""
     before = conn.total_changes
     conn.executemany(
-        "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, lastmod) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, part, lastmod) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [(*_link_row(link), link.lastmod) for link in links],
     )
     new = conn.total_changes - before
@@ -604,13 +604,6 @@ def _insert_listed(conn: sqlite3.Connection, links: Sequence[NewLink], now: int)
         [{"url": link.url, "lastmod": link.lastmod, "now": now} for link in links],
     )
     return new
-
-
-def _partition(url: str, meta: str | None, n: int) -> int:
-    from litecrawl.strategy.codec import loads_meta
-    from litecrawl.strategy.domain import partition_key, partition_of
-
-    return partition_of(partition_key(url, loads_meta(meta) if meta else None), n)
 
 
 def _write_strategy(conn: sqlite3.Connection, writes: StrategyWrites) -> int:
@@ -625,6 +618,7 @@ def _write_strategy(conn: sqlite3.Connection, writes: StrategyWrites) -> int:
             "score": w.score,
             "queue": w.queue,
             "parked": PARKED,
+            "part": partition_hash(w.url, w.meta),
         }
         for w in writes.links
     ]
@@ -644,5 +638,13 @@ def _write_strategy(conn: sqlite3.Connection, writes: StrategyWrites) -> int:
     return new
 
 
-def _link_row(link: NewLink) -> tuple[str, str, int, str, float, str]:
-    return (link.url, link.host, link.depth, link.source, link.score, link.kind)
+def _link_row(link: NewLink) -> tuple[str, str, int, str, float, str, int]:
+    return (
+        link.url,
+        link.host,
+        link.depth,
+        link.source,
+        link.score,
+        link.kind,
+        partition_hash(link.url),
+    )

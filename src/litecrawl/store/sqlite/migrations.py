@@ -307,6 +307,14 @@ CREATE INDEX idx_hosts_slowed_until ON hosts(slowed_until);
 ALTER TABLE workers ADD COLUMN pages INTEGER NOT NULL DEFAULT 0;
 """
 
+# --partition K/N on both backends: each page's partition hash stored (the crc32 of its
+# partition key, computed by the writer: litecrawl.strategy.domain.partition_hash), so claims
+# select a partition with part % N = K instead of computing the key for every row they scan
+# (rows from before are filled in by _fill_partition_hashes: the key needs the suffix list).
+_PARTITION_HASH = """
+ALTER TABLE pages ADD COLUMN part INTEGER NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -323,6 +331,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("host_pacing", _HOST_PACING),
     ("fts_words", _FTS_WORDS),
     ("host_leases", _HOST_LEASES),
+    ("partition_hash", _PARTITION_HASH),
 ]
 
 
@@ -338,6 +347,8 @@ def migrate(conn: sqlite3.Connection) -> int:
             _name, script = MIGRATIONS[version]
             for statement in _statements(script):
                 conn.execute(statement)
+            if _name == "partition_hash":
+                _fill_partition_hashes(conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except BaseException:
@@ -360,3 +371,18 @@ def _statements(script: str) -> list[str]:
     if buffer.strip():
         statements.append(buffer.strip())
     return statements
+
+
+def _fill_partition_hashes(conn: sqlite3.Connection) -> None:
+    from litecrawl.strategy.domain import partition_hash
+
+    last = 0
+    while batch := conn.execute(  # in rowid ranges: no read open while the rows change
+        "SELECT rowid, norm_url, meta FROM pages WHERE rowid > ? ORDER BY rowid LIMIT 10000",
+        (last,),
+    ).fetchall():
+        conn.executemany(
+            "UPDATE pages SET part = ? WHERE rowid = ?",
+            [(partition_hash(url, meta), rowid) for rowid, url, meta in batch],
+        )
+        last = batch[-1][0]

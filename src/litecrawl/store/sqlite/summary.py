@@ -133,7 +133,7 @@ def _runs(conn: sqlite3.Connection) -> list[RunSummary]:
 def read_partitions(conn: sqlite3.Connection, n: int, now: int) -> dict[int, dict[str, int]]:
     """Pages, crawled and due now per partition K of ``n`` (``crawl --partition K/N``)."""
     rows = conn.execute(
-        "SELECT litecrawl_partition(norm_url, meta, :n) AS k, count(*), "
+        "SELECT coalesce(part, 0) % :n AS k, count(*), "
         "sum(last_crawl_time IS NOT NULL), "
         "sum(processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= :now)) "
         "FROM pages GROUP BY k ORDER BY k",
