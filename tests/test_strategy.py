@@ -8,6 +8,7 @@ import logging
 import sqlite3
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,16 @@ from typing import Any
 import pytest
 from aiohttp import web
 from conftest import LocalServer, NewDb, db_rows, html_page, site_app
+from hypothesis import given
+from hypothesis import strategies as st
 from test_cli_crawl import tree_site
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
 from litecrawl.strategy import States, partition_of, registered_domain
-from litecrawl.strategy.codec import loads_meta
+from litecrawl.strategy.codec import dumps_meta, loads_meta
+from litecrawl.strategy.domain import partition_hash, partition_key
+from litecrawl.urls import host_of
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()
@@ -210,6 +215,44 @@ def test_partition_hash_is_the_same_in_another_process() -> None:
     )
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert other.stdout.strip() == str([partition_of(k, 5) for k in keys])
+
+
+_HOSTS = st.sampled_from(
+    [
+        "example.com",
+        "WWW.Example.COM",
+        "a.b.london.co.uk",
+        "127.0.0.1",
+        "[::1]",
+        "localhost",
+        "xn--bcher-kva.example",
+        "t.co",
+        "sub.domain.test",
+    ]
+)
+
+
+@given(
+    host=_HOSTS,
+    port=st.sampled_from(["", ":8080"]),
+    user=st.sampled_from(["", "u:pw@"]),
+    path=st.text(alphabet="abc/?=&", max_size=12),
+    slot=st.one_of(st.none(), st.text(max_size=5)),
+    other=st.booleans(),
+)
+def test_the_stored_partition_hash_is_the_partition_keys_crc32(
+    host: str, port: str, user: str, path: str, slot: str | None, other: bool
+) -> None:
+    """The per-host shortcut of partition_hash against the plain key."""
+    url = f"http://{user}{host}{port}/{path}"
+    meta_dict: dict[bytes, Any] | None = {b"depth": 1} if other else None
+    if slot is not None:
+        meta_dict = {**(meta_dict or {}), b"slot": slot.encode()}
+    meta = dumps_meta(meta_dict) if meta_dict is not None else None
+    plain = zlib.crc32(partition_key(url, loads_meta(meta) if meta else None))
+    assert partition_hash(url, meta) == plain
+    assert partition_hash(url, meta, host_of(url)) == plain
+    assert plain % 7 == partition_of(partition_key(url, loads_meta(meta) if meta else None), 7)
 
 
 def test_partition_claims_only_its_domains(serve: Serve, new_db: NewDb) -> None:

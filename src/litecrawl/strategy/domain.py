@@ -77,9 +77,20 @@ def partition_of(key: bytes, n: int) -> int:
     return zlib.crc32(key) % n
 
 
-def partition_hash(url: str, meta: str | None = None) -> int:
+def partition_hash(url: str, meta: str | None = None, host: str | None = None) -> int:
     """What the frontier stores per page (``pages.part``) for ``--partition K/N``: the crc32 of
-    its partition key (``meta`` as stored, JSON), so ``part % N`` is its partition K."""
-    from litecrawl.strategy.codec import loads_meta
+    its partition key (``meta`` as stored, JSON), so ``part % N`` is its partition K. ``host``:
+    the URL's ``host[:port]`` when the caller has it (``urls.host_of``)."""
+    if meta:
+        from litecrawl.strategy.codec import loads_meta
 
-    return zlib.crc32(partition_key(url, loads_meta(meta) if meta else None))
+        if b"slot" in (decoded := loads_meta(meta)):
+            return zlib.crc32(partition_key(url, decoded))
+    # Every link a page finalizes is hashed: parsing each URL again cost ~14 us (0.4 ms a page
+    # of 30 links, ~10% of a page's CPU); per host, once, it is a dict lookup.
+    return _host_hash(host if host is not None else urlsplit(url).netloc.rpartition("@")[2])
+
+
+@lru_cache(maxsize=65536)
+def _host_hash(host: str) -> int:
+    return zlib.crc32(registered_domain(host).encode())

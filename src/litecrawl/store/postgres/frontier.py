@@ -173,7 +173,7 @@ class PostgresFrontier(Frontier):
             await conn.execute(
                 "INSERT INTO pages (norm_url, host, depth, part) VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (norm_url) DO NOTHING",
-                (url, host, depth, partition_hash(url)),
+                (url, host, depth, partition_hash(url, host=host)),
             )
             cur = await conn.execute(
                 f"UPDATE pages SET processing_time = %s, state = 1, worker_id = %s "
@@ -465,7 +465,7 @@ async def _write_strategy(conn: Conn, writes: StrategyWrites) -> int:
             "score": w.score,
             "queue": w.queue,
             "parked": PARKED,
-            "part": partition_hash(w.url, w.meta),
+            "part": partition_hash(w.url, w.meta, w.host),
         }
         for w in writes.links
     ]
@@ -553,5 +553,5 @@ def _columns(links: Sequence[NewLink]) -> tuple[list[Any], ...]:
         [link.source for link in links],
         [link.score for link in links],
         [link.kind for link in links],
-        [partition_hash(link.url) for link in links],
+        [partition_hash(link.url, host=link.host) for link in links],
     )

@@ -265,7 +265,7 @@ class SQLiteFrontier(Frontier):
             def work() -> ClaimedPage | None:
                 conn.execute(
                     "INSERT OR IGNORE INTO pages (norm_url, host, depth, part) VALUES (?, ?, ?, ?)",
-                    (url, host, depth, partition_hash(url)),
+                    (url, host, depth, partition_hash(url, host=host)),
                 )
                 row = conn.execute(
                     "UPDATE pages SET processing_time = ?, state = 1, worker_id = ? "
@@ -618,7 +618,7 @@ def _write_strategy(conn: sqlite3.Connection, writes: StrategyWrites) -> int:
             "score": w.score,
             "queue": w.queue,
             "parked": PARKED,
-            "part": partition_hash(w.url, w.meta),
+            "part": partition_hash(w.url, w.meta, w.host),
         }
         for w in writes.links
     ]
@@ -646,5 +646,5 @@ def _link_row(link: NewLink) -> tuple[str, str, int, str, float, str, int]:
         link.source,
         link.score,
         link.kind,
-        partition_hash(link.url),
+        partition_hash(link.url, host=link.host),
     )
