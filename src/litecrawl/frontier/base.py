@@ -254,7 +254,8 @@ class PageUpdate:
             "recheck_lastmod": self.recheck_lastmod,
             "response_ms": self.response_ms,
             "kind": self.kind,
-            "part": partition_hash(self.norm_url, host=self.host),  # when the upsert inserts (a redirect target)
+            # the partition hash, for when the upsert inserts (a redirect target)
+            "part": partition_hash(self.norm_url, host=self.host),
         }
 
 
