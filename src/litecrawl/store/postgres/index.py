@@ -92,6 +92,17 @@ WHERE resource_vectors.model IS DISTINCT FROM excluded.model
 """
 
 
+# Workers writing the same text at once (the same page on two hosts) would both place it as a
+# new resource and one would fail on resources.text_hash: each text's placement is taken under
+# a transaction-level advisory lock of its hash (two-int keys: their own space), in key order
+# so two writers never wait on each other in a cycle. Different texts do not wait at all.
+_TEXT_LOCKS = """
+SELECT pg_advisory_xact_lock(%s, k)
+FROM (SELECT DISTINCT k FROM unnest(%s::int[]) AS k ORDER BY k) AS s
+"""
+_TEXT_LOCK_SPACE = 0x6C63  # "lc"
+
+
 async def write_documents(
     conn: psycopg.AsyncConnection[Any], docs: Sequence[IndexDocument]
 ) -> None:
@@ -99,6 +110,8 @@ async def write_documents(
     last version) and link them to resources."""
     if not docs:
         return
+    keys = [int(doc.text_hash[:8], 16) - 2**31 for doc in docs]  # int4 of the sha256 hex
+    await conn.execute(_TEXT_LOCKS, (_TEXT_LOCK_SPACE, keys))
     plan = Placement()
     for chunk in chunks(docs):
         wanted = plan.wants(chunk)
