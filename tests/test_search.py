@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import typer
 from aiohttp import web
-from conftest import LocalServer, NewDb, html_page, site_app
+from conftest import LocalServer, NewDb, db_query, html_page, site_app
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -374,3 +374,43 @@ def test_snippets_keep_text_that_looks_like_markup(new_db: NewDb, serve: Serve) 
     db = crawl(new_db("m"), site)
     [hit] = search(db, "escaping", snippet_tokens=30)
     assert "<script>alert(1)</script>" in hit.snippet and "a < b > c" in hit.snippet, hit.snippet
+
+
+def _distinct_words(n: int, first: int = 0x4E00, letters: int = 400) -> str:
+    """``n`` different three-letter words of CJK letters (3 bytes each in UTF-8): the costliest
+    text a tsvector can be given, ~14 bytes of it for 4 characters."""
+    return " ".join(
+        chr(first + i // letters**2)
+        + chr(first + i // letters % letters)
+        + chr(first + i % letters)
+        for i in range(n)
+    )
+
+
+def test_a_page_of_megabytes_of_different_words_is_indexed(new_db: NewDb, serve: Serve) -> None:
+    """A tsvector holds 1 MB: PostgreSQL indexes a text's first 200,000 characters (the batch
+    used to fail, and was tried again every 10 s for ever); SQLite all of it."""
+    text = " ".join(f"w{i}x{i * 7919 % 1000003}" for i in range(200_000))  # 2.9 MB
+    site = serve(site_of({"/big": ("Big", text), "/small": ("Small", "a small page " + FILLER)}))
+    db = crawl(new_db("big"), site)
+    assert paths(search(db, "w3x23757")) == ["big"]
+    assert paths(search(db, "small")) == ["small"]
+    late = paths(search(db, "w199999x787332"))
+    assert late == ([] if db.startswith("postgresql://") else ["big"])
+
+
+def test_a_page_the_database_cannot_index_is_kept_with_its_error(pg_url: str, serve: Serve) -> None:
+    """Past the bound by its title and its text together (over 1 MB of tsvector): the batch
+    is written page by page, the page kept without its document and with the database's
+    reason, the others indexed, the crawl ending well."""
+    title, text = _distinct_words(52_000), _distinct_words(52_000, first=0x6000)
+    site = serve(site_of({"/cjk": (title, text), "/plain": ("Plain", "a plain page " + FILLER)}))
+    crawl(pg_url, site)
+    assert paths(search(pg_url, "plain")) == ["plain"]
+    rows = db_query(pg_url, "SELECT norm_url, status, error FROM pages ORDER BY norm_url")
+    errors = {url.rsplit("/", 1)[1]: (status, error) for url, status, error in rows}
+    assert errors[""] == (200, None) and errors["plain"] == (200, None)
+    assert errors["cjk"][0] == 200
+    assert errors["cjk"][1].startswith("not indexed: string is too long for tsvector")
+    documents = db_query(pg_url, "SELECT url FROM documents")
+    assert site.url("/cjk") not in {url for (url,) in documents}

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, cast
 
 from litecrawl.discover.feeds import is_feed_content_type
 from litecrawl.discover.listing import listing_links
-from litecrawl.errors import FetchError, error_for
+from litecrawl.errors import FetchError, FrontierError, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import (
     ClaimedPage,
     ClaimFocus,
+    FinalizeResult,
     Frontier,
     HostRules,
     NewLink,
@@ -542,10 +543,39 @@ class Engine:
         async with self._write_lock:
             pending, self._pending = self._pending, []
             if pending:
-                result = await self.frontier.finalize(pending)
+                result = await self._finalize(pending)
                 self.stats.new_links += result.new_links
                 self.stats.fresh += result.fresh_by_links
                 runner = self.options.strategy
                 if runner is not None and not self.finished:
                     self.finished = runner.finished()
                     self._count_strategy_errors()
+
+    async def _finalize(self, pending: list[PageUpdate]) -> FinalizeResult:
+        """One transaction for the batch; when the database refuses it (not a lost connection:
+        the stores wait those out), page by page, and a page whose index document cannot be
+        written is kept without it, its error saying why: one bad page never stops a crawl."""
+        try:
+            return await self.frontier.finalize(pending)
+        except FrontierError as exc:
+            if len(pending) == 1 and pending[0].document is None:
+                raise
+            log.warning("writing %d pages at once failed (%s): one by one", len(pending), exc)
+        new_links = fresh = 0
+        for update in pending:
+            try:
+                result = await self.frontier.finalize([update])
+            except FrontierError as exc:
+                if update.document is None:
+                    raise  # nothing of the page's own to leave out: the database is at fault
+                # the database's own words, without the location the store puts first
+                reason = (str(exc.__cause__ or exc).strip().splitlines() or ["?"])[0][:300]
+                log.warning("%s: not indexed: %s", update.norm_url, reason)
+                error = f"not indexed: {reason}"
+                self.stats.indexed -= 1
+                result = await self.frontier.finalize(
+                    [dataclasses.replace(update, document=None, error=error)]
+                )
+            new_links += result.new_links
+            fresh += result.fresh_by_links
+        return FinalizeResult(new_links, fresh)

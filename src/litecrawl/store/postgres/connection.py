@@ -2,12 +2,12 @@
 while the database is away.
 
 A crawl must outlive a restarted server or a cut network: work that fails because the
-connection is gone (``OperationalError``: a closed connection, a server shutting down, no
-connection to be had from the pool) is run again after a pause that doubles up to 10 s, for as
-long as it takes, so pages fetched meanwhile wait in memory and are written when the database
-is back. One log line says the database is away, one that it is back. Any other database error
-is the caller's (``FrontierError``). Passwords never appear in messages: the location is shown
-masked (``litecrawl.urls.shown_location``).
+connection is gone (``OperationalError`` of the classes in ``_TRANSIENT``: a closed connection, a
+server shutting down, no connection to be had from the pool) is run again after a pause that
+doubles up to 10 s, for as long as it takes, so pages fetched meanwhile wait in memory and are
+written when the database is back. One log line says the database is away, one that it is back.
+Any other database error is the caller's (``FrontierError``). Passwords never appear in
+messages: the location is shown masked (``litecrawl.urls.shown_location``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,20 @@ Conn = psycopg.AsyncConnection[Any]
 
 _MAX_PAUSE = 10.0
 _CONNECT_TIMEOUT = 10
+
+
+# SQLSTATE classes worth waiting out: the connection is gone (08), not enough resources for now
+# (53: disk full, out of memory, too many connections), the server stopping or starting (57),
+# a deadlock or serialization failure (40), an I/O error (58). Others under OperationalError
+# are the statement's own and would fail again: a program limit (54, e.g. a tsvector over
+# 1 MB) must name itself, not pass for a database that is away.
+_TRANSIENT = ("08", "53", "57", "40", "58")
+
+
+def _transient(exc: psycopg.OperationalError) -> bool:
+    state = exc.sqlstate
+    # no SQLSTATE: the client lost the connection, or the pool had none to give (PoolTimeout)
+    return state is None or state.startswith(_TRANSIENT) or state == "55P03"  # lock_not_available
 
 
 def is_postgres(location: str) -> bool:
@@ -97,6 +111,8 @@ class Database:
                         async with conn.transaction():
                             result = await work(conn)
             except psycopg.OperationalError as exc:
+                if not _transient(exc):
+                    raise FrontierError(f"{self.shown}: {exc}") from exc
                 self._away(exc)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _MAX_PAUSE)

@@ -264,16 +264,16 @@ ALTER TABLE hosts ADD COLUMN next_start DOUBLE PRECISION NOT NULL DEFAULT 0;
 # locale; without ICU, ASCII punctuation separates words. Only separators other than ASCII spaces
 # are replaced (5x faster than every run), and only a text with Latin letters or combining marks
 # is decomposed. litecrawl.index.query.tokens folds query words and finds snippets the same way.
-_FTS_WORDS = r"""
+_WORDS_FUNCTION = r"""
 DO $migration$
 DECLARE
-  folded text := 't';
+  folded text := '<text>';
 BEGIN
   IF current_setting('server_encoding') = 'UTF8' THEN
-    folded := $$(CASE WHEN t ~ '[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]'
-      THEN normalize(regexp_replace(normalize(t, NFD),
+    folded := $$(CASE WHEN <text> ~ '[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]'
+      THEN normalize(regexp_replace(normalize(<text>, NFD),
         '([A-Za-z])[\u0300-\u036f]+', '\1', 'g'), NFC)
-      ELSE t END)$$;
+      ELSE <text> END)$$;
   END IF;
   IF EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
     folded := format($$regexp_replace(%s COLLATE "und-x-icu", '[^[:alnum:] \t\n\r]+', ' ', 'g')$$,
@@ -281,10 +281,14 @@ BEGIN
   ELSE
     folded := format($$regexp_replace(%s, '[!-/:-@\[-`{-~]+', ' ', 'g')$$, folded);
   END IF;
-  EXECUTE format($$CREATE FUNCTION litecrawl_words(t text) RETURNS text
+  EXECUTE format($$<create> FUNCTION litecrawl_words(t text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L$$, 'SELECT lower(' || folded || ')');
 END
 $migration$;
+"""
+_FTS_WORDS = (
+    _WORDS_FUNCTION.replace("<create>", "CREATE").replace("<text>", "t")
+    + """
 ALTER TABLE resources DROP COLUMN tsv;
 ALTER TABLE resources ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
   setweight(to_tsvector('simple', litecrawl_words(title)), 'A')
@@ -292,6 +296,7 @@ ALTER TABLE resources ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
 ) STORED;
 CREATE INDEX idx_resources_tsv ON resources USING GIN (tsv);
 """
+)
 
 # Claims that know hosts: each worker's lease on a share of a host's slots (held while it has
 # pages of the host in flight), and the pacing state claims look at to pass a host over.
@@ -314,6 +319,15 @@ _PARTITION_HASH = """
 ALTER TABLE pages ADD COLUMN part BIGINT NULL;
 """
 
+# A tsvector holds at most 1 MB of words and positions (PostgreSQL's MAXSTRPOS): a page of
+# ~1 MB of distinct words failed its whole batch ("string is too long for tsvector"). Words are
+# taken from the first 200,000 characters of a title or text: at worst ~3.5 bytes of tsvector a
+# character (distinct short words of 3-byte characters), so under the limit. The function is
+# replaced, not the column: rows indexed before keep their tsvector, no table rewrite.
+_FTS_BOUNDED = _WORDS_FUNCTION.replace("<create>", "CREATE OR REPLACE").replace(
+    "<text>", "left(t, 200000)"
+)
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -331,6 +345,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("fts_words", _FTS_WORDS),
     ("host_leases", _HOST_LEASES),
     ("partition_hash", _PARTITION_HASH),
+    ("fts_bounded", _FTS_BOUNDED),
 ]
 
 

@@ -315,6 +315,11 @@ _PARTITION_HASH = """
 ALTER TABLE pages ADD COLUMN part INTEGER NULL;
 """
 
+# PostgreSQL's tsvector is bounded (1 MB); FTS5 has no such limit
+_FTS_BOUNDED = """
+SELECT 1;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -332,6 +337,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("fts_words", _FTS_WORDS),
     ("host_leases", _HOST_LEASES),
     ("partition_hash", _PARTITION_HASH),
+    ("fts_bounded", _FTS_BOUNDED),
 ]
 
 
