@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -225,3 +226,40 @@ def test_sites_run_outlives_a_database_restart(
     assert fetched == {p: 1 for p in pages}, fetched
     assert db_query(db, "SELECT count(*), max(fetched) FROM site_crawls") == [(1, 31)]
     assert db_query(db, "SELECT locked_by FROM sites") == [(None,)]
+
+
+def test_a_finalize_does_not_wait_for_another_workers_write_of_a_linked_page(pg_url: str) -> None:
+    """Another worker's finalize holds its pages' rows until it commits (a second or more of
+    tsvectors): a page linking to one of them is written meanwhile, and a link that makes a
+    known page shallower still moves it up."""
+    from litecrawl.frontier.base import NewLink, PageUpdate
+    from litecrawl.store.postgres.frontier import PostgresFrontier
+
+    def link(path: str, depth: int) -> NewLink:
+        return NewLink(f"http://a.test{path}", "a.test", depth)
+
+    async def go() -> None:
+        f = PostgresFrontier(pg_url)
+        await f.open()
+        try:
+            await f.add([link("/", 0), link("/busy", 1), link("/deep", 5)])
+            async with await psycopg.AsyncConnection.connect(pg_url) as other:
+                # the other worker's finalize of /busy, not committed yet
+                await other.execute("UPDATE pages SET status = 200 WHERE norm_url LIKE '%/busy'")
+                update = PageUpdate(
+                    "http://a.test/", "a.test", 0, 3600, "h", status=200,
+                    links=(link("/busy", 1), link("/deep", 1), link("/new", 1)),
+                )  # fmt: skip
+                result = await asyncio.wait_for(f.finalize([update]), 10)
+                assert result.new_links == 1
+                await other.rollback()
+            depths = await f.db.read(_depths)
+            assert depths == {"/": 0, "/busy": 1, "/deep": 1, "/new": 1}
+        finally:
+            await f.close()
+
+    async def _depths(conn: psycopg.AsyncConnection[Any]) -> dict[str, int]:
+        cur = await conn.execute("SELECT norm_url, depth FROM pages")
+        return {url.removeprefix("http://a.test"): d for url, d in await cur.fetchall()}
+
+    asyncio.run(go())
