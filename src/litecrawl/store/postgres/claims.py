@@ -34,14 +34,19 @@ _HOSTS_ALLOWED = """
   AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> %(worker)s
                    GROUP BY host HAVING sum(slots) >= %(per_host)s)"""
 # A new lease takes the worker's share of what the other workers leave of the host's slots; a
-# lease held is kept as it is. Returns the slots held of each host.
+# lease held is kept as it is. Written in the claim's own statement (``claimed``: the UPDATE of
+# the pages), each claimed page comes back with the slots this worker holds of its host.
 _TAKE_LEASES = """
-INSERT INTO host_leases (host, worker_id, slots)
-SELECT h, %(worker)s, least(%(share)s, %(per_host)s - coalesce(
-  (SELECT sum(slots) FROM host_leases o WHERE o.host = h AND o.worker_id <> %(worker)s), 0))
-FROM unnest(%(hosts)s::text[]) AS h
-ON CONFLICT (host, worker_id) DO UPDATE SET slots = host_leases.slots
-RETURNING host, slots
+WITH claimed AS ({claim}),
+leased AS (
+  INSERT INTO host_leases (host, worker_id, slots)
+  SELECT h, %(worker)s, least(%(share)s, %(per_host)s - coalesce(
+    (SELECT sum(slots) FROM host_leases o WHERE o.host = h AND o.worker_id <> %(worker)s), 0))
+  FROM (SELECT DISTINCT host FROM claimed) AS c(h) ORDER BY h
+  ON CONFLICT (host, worker_id) DO UPDATE SET slots = host_leases.slots
+  RETURNING host, slots
+)
+SELECT claimed.*, leased.slots FROM claimed JOIN leased USING (host)
 """
 
 
@@ -69,49 +74,55 @@ async def claim_pages(
         # waited for; idx_pages_claim serves the order, so the cost stays flat as it grows
         chosen = f"""SELECT norm_url FROM pages WHERE {_DUE} {narrow}
             ORDER BY {order} LIMIT %(limit)s FOR UPDATE SKIP LOCKED"""
-    else:
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIMS_LOCK,))
-        room = dict(hosts.room)
-        params.update(
-            full=[h for h, n in room.items() if n <= 0],
-            room_hosts=list(room),
-            room_n=list(room.values()),
-            new_room=hosts.new_host_room,
-            horizon=now + hosts.horizon,
-            per_host=hosts.per_host,
-            # a few pages of each host more than can be taken: the window's first ones per host
-            # then fill the claim unless most due pages belong to one or two hosts
-            scan=limit * 4,
-        )
-        chosen = f"""SELECT norm_url FROM (
-              SELECT c.norm_url, c.next_crawl_time, c.depth, c.score,
-                row_number() OVER (PARTITION BY c.host ORDER BY {order}) AS nth,
-                coalesce(r.room, %(new_room)s) AS room
-              FROM (SELECT norm_url, host, next_crawl_time, depth, score FROM pages
-                    WHERE {_DUE} {narrow} {_HOSTS_ALLOWED}
-                    ORDER BY {order} LIMIT %(scan)s FOR UPDATE SKIP LOCKED) c
-              LEFT JOIN unnest(%(room_hosts)s::text[], %(room_n)s::int[]) AS r(host, room)
-                ON r.host = c.host) w
-            WHERE nth <= room ORDER BY {order} LIMIT %(limit)s"""
-    cur = await conn.execute(
-        f"""UPDATE pages SET processing_time = %(now)s, state = 1, worker_id = %(worker)s
-        WHERE norm_url IN ({chosen})
-        RETURNING {CLAIM_COLUMNS}, host""".encode(),
-        params,
+        cur = await conn.execute(_claim_statement(chosen).encode(), params)
+        return _in_order(await cur.fetchall(), by_score), {}
+    room = dict(hosts.room)
+    params.update(
+        full=[h for h, n in room.items() if n <= 0],
+        room_hosts=list(room),
+        room_n=list(room.values()),
+        new_room=hosts.new_host_room,
+        horizon=now + hosts.horizon,
+        per_host=hosts.per_host,
+        share=hosts.share,
+        # a few pages of each host more than can be taken: the window's first ones per host
+        # then fill the claim unless most due pages belong to one or two hosts
+        scan=limit * 4,
     )
+    chosen = f"""SELECT norm_url FROM (
+          SELECT c.norm_url, c.next_crawl_time, c.depth, c.score,
+            row_number() OVER (PARTITION BY c.host ORDER BY {order}) AS nth,
+            coalesce(r.room, %(new_room)s) AS room
+          FROM (SELECT norm_url, host, next_crawl_time, depth, score FROM pages
+                WHERE {_DUE} {narrow} {_HOSTS_ALLOWED}
+                ORDER BY {order} LIMIT %(scan)s FOR UPDATE SKIP LOCKED) c
+          LEFT JOIN unnest(%(room_hosts)s::text[], %(room_n)s::int[]) AS r(host, room)
+            ON r.host = c.host) w
+        WHERE nth <= room ORDER BY {order} LIMIT %(limit)s"""
+    statement = _TAKE_LEASES.format(claim=_claim_statement(chosen))
+    # The lock and the claim sent together: the lock is held while the server works, not
+    # while this worker's process waits for a core between statements (with 4 workers on 2
+    # cores, claims waited 40 s in all for the lock when each statement was a round trip).
+    async with conn.pipeline():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIMS_LOCK,))
+        cur = await conn.execute(statement.encode(), params)
     rows = await cur.fetchall()
+    return _in_order([row[:-1] for row in rows], by_score), {row[-2]: int(row[-1]) for row in rows}
+
+
+def _claim_statement(chosen: str) -> str:
+    return f"""UPDATE pages SET processing_time = %(now)s, state = 1, worker_id = %(worker)s
+        WHERE norm_url IN ({chosen}) RETURNING {CLAIM_COLUMNS}, host"""
+
+
+def _in_order(rows: Sequence[Sequence[Any]], by_score: bool) -> list[ClaimedPage]:
+    """Claimed pages in claim order (RETURNING does not keep the subquery's)."""
     pages = [ClaimedPage(*row[:-1]) for row in rows]
-    # RETURNING does not keep the subquery's order: put it back
     if by_score:
         pages.sort(key=lambda p: (-p.score, _nulls_first(p.next_crawl_time), p.depth))
     else:
         pages.sort(key=lambda p: (_nulls_first(p.next_crawl_time), p.depth, -p.score))
-    if hosts is None or not rows:
-        return pages, {}
-    claimed = sorted({row[-1] for row in rows})
-    lease = {"worker": worker_id, "share": hosts.share, "per_host": hosts.per_host}
-    cur = await conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed})
-    return pages, {host: int(slots) for host, slots in await cur.fetchall()}
+    return pages
 
 
 async def next_claimable(
