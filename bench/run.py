@@ -55,11 +55,11 @@ http {{
   sendfile on; tcp_nopush on; keepalive_timeout 65; keepalive_requests 100000;
   client_body_temp_path tmp/body; proxy_temp_path tmp/proxy; fastcgi_temp_path tmp/fastcgi;
   uwsgi_temp_path tmp/uwsgi; scgi_temp_path tmp/scgi;
-  log_format bench '$status $request_method "$request_uri"';
+  log_format bench '$server_port $status $request_method "$request_uri"';
   access_log logs/access.log bench buffer=256k flush=1s;
-  server {{ listen 127.0.0.1:{port}; root {root}; index index.html; etag on; }}
-}}
+{servers}}}
 """
+SERVER = "  server {{ listen 127.0.0.1:{port}; root {root}; index index.html; etag on; }}\n"
 
 
 def site_dir(n: int) -> Path:
@@ -70,11 +70,14 @@ def site_dir(n: int) -> Path:
 
 
 class Nginx:
-    def __init__(self, root: Path, port: int = 8181) -> None:
+    """nginx serving ``root`` on 127.0.0.1:``port``, or each of ``sites`` (port -> root)."""
+
+    def __init__(self, root: Path, port: int = 8181, sites: dict[int, Path] | None = None) -> None:
         self.prefix = Path(tempfile.mkdtemp(prefix="lcbench-nginx-"))
         (self.prefix / "logs").mkdir()
         (self.prefix / "tmp").mkdir()
-        (self.prefix / "nginx.conf").write_text(NGINX_CONF.format(root=root, port=port))
+        servers = "".join(SERVER.format(port=p, root=r) for p, r in (sites or {port: root}).items())
+        (self.prefix / "nginx.conf").write_text(NGINX_CONF.format(servers=servers))
         self.proc = subprocess.Popen(
             ["nginx", "-p", f"{self.prefix}/", "-c", str(self.prefix / "nginx.conf")]
         )
@@ -83,10 +86,16 @@ class Nginx:
     def reset_log(self) -> None:
         (self.prefix / "logs" / "access.log").write_text("")
 
-    def requests(self) -> Counter[str]:
+    def requests(self, by_port: bool = False) -> Counter[str]:
+        """Requests per path (per "port path" with ``by_port``)."""
         time.sleep(1.3)  # the access log is flushed every second
-        lines = (self.prefix / "logs" / "access.log").read_text().splitlines()
-        return Counter(re.findall(r'"([^"]*)"', line)[0] for line in lines if '"' in line)
+        seen: Counter[str] = Counter()
+        for line in (self.prefix / "logs" / "access.log").read_text().splitlines():
+            port, _, rest = line.partition(" ")
+            match = re.search(r'"([^"]*)"', rest)
+            if match:
+                seen[f"{port} {match.group(1)}" if by_port else match.group(1)] += 1
+        return seen
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGQUIT)
@@ -122,13 +131,13 @@ def crawl_once(
     metrics = timed(
         [*LITECRAWL, "crawl", f"{base}/index.html", "--db", location, *CRAWL_FLAGS, *extra]
     )
-    query = lambda sql: _count(location, sql)  # noqa: E731
+    query = lambda sql: count_rows(location, sql)  # noqa: E731
     metrics["pages_ok"] = query("SELECT count(*) FROM pages WHERE status = 200")
     metrics["documents"] = query("SELECT count(*) FROM documents")
     return metrics
 
 
-def _count(location: str, sql: str) -> int:
+def count_rows(location: str, sql: str) -> int:
     if location.startswith("postgresql://"):
         import psycopg
 
