@@ -554,7 +554,8 @@ class Engine:
     async def _finalize(self, pending: list[PageUpdate]) -> FinalizeResult:
         """One transaction for the batch; when the database refuses it (not a lost connection:
         the stores wait those out), page by page, and a page whose index document cannot be
-        written is kept without it, its error saying why: one bad page never stops a crawl."""
+        written is kept without it, with the error ``not_indexed`` (the log says why): one bad
+        page never stops a crawl."""
         try:
             return await self.frontier.finalize(pending)
         except FrontierError as exc:
@@ -569,12 +570,11 @@ class Engine:
                 if update.document is None:
                     raise  # nothing of the page's own to leave out: the database is at fault
                 # the database's own words, without the location the store puts first
-                reason = (str(exc.__cause__ or exc).strip().splitlines() or ["?"])[0][:300]
-                log.warning("%s: not indexed: %s", update.norm_url, reason)
-                error = f"not indexed: {reason}"
+                reason = (str(exc.__cause__ or exc).strip().splitlines() or ["?"])[0]
+                log.warning("%s: not indexed, the database refused it: %s", update.norm_url, reason)
                 self.stats.indexed -= 1
                 result = await self.frontier.finalize(
-                    [dataclasses.replace(update, document=None, error=error)]
+                    [dataclasses.replace(update, document=None, error="not_indexed")]
                 )
             new_links += result.new_links
             fresh += result.fresh_by_links
