@@ -111,6 +111,20 @@ class LinkWrite:
     score: float | None = None
     queue: bool = False  # schedule(): due now if not queued yet; False: known, not queued
 
+    def row(self) -> dict[str, Any]:
+        """The statement parameters of both stores' strategy writes, by name."""
+        return {
+            "url": self.url,
+            "host": self.host,
+            "depth": self.depth,
+            "state": self.state,
+            "meta": self.meta,
+            "score": self.score,
+            "queue": self.queue,
+            "parked": PARKED,
+            "part": partition_hash(self.url, self.meta, self.host),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class StrategyWrites:

@@ -1,4 +1,5 @@
-"""The embedded frontier: one SQLite file in WAL mode, claims in ``BEGIN IMMEDIATE``.
+"""The embedded frontier: one SQLite file in WAL mode, claims in ``BEGIN IMMEDIATE``
+(``claims.py``), what a finalize writes in ``writes.py``, worker leases in ``leases.py``.
 
 All database work runs on one dedicated thread (sqlite3 is blocking); the event loop only awaits.
 """
@@ -15,7 +16,6 @@ from typing import TypeVar
 
 from litecrawl.errors import FrontierError
 from litecrawl.frontier.base import (
-    PARKED,
     ClaimedPage,
     ClaimFocus,
     FinalizeResult,
@@ -28,11 +28,9 @@ from litecrawl.frontier.base import (
     WorkerIdentity,
     WorkerRecord,
 )
-from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite import claims, leases
-from litecrawl.store.sqlite.index import remove_documents, write_documents
-from litecrawl.store.sqlite.links import write_links
+from litecrawl.store.sqlite import writes as writing
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
 from litecrawl.strategy.domain import partition_hash
@@ -42,50 +40,6 @@ __all__ = ["SQLiteFrontier", "connect"]
 T = TypeVar("T")
 
 _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
-# A strategy's change to one URL: inserted if unknown (due now when queued, else parked), then
-# only the values it changed are set; a parked URL that gets queued becomes due.
-_INSERT_STRATEGY_LINK = """
-INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, state, meta,
-                             next_crawl_time, part)
-VALUES (:url, :host, :depth, 'link', coalesce(:score, 0.5), 'page', coalesce(:state, 0), :meta,
-        CASE WHEN :queue THEN NULL ELSE :parked END, :part)
-"""
-_UPDATE_STRATEGY_LINK = """
-UPDATE pages SET score = coalesce(:score, score), state = coalesce(:state, state),
-  meta = coalesce(:meta, meta), part = CASE WHEN :meta IS NULL THEN part ELSE :part END,
-  next_crawl_time = CASE WHEN :queue AND next_crawl_time = :parked THEN NULL
-                    ELSE next_crawl_time END
-WHERE norm_url = :url
-"""
-_INSERT_LINK = """
-INSERT INTO pages (norm_url, host, depth, source, score, kind, part) VALUES (?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
-"""
-_UPSERT_PAGE = """
-INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
-                   depth, state, status, error, content_type, etag, last_modified, fetch_count,
-                   response_ms, kind, part)
-VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
-        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms,
-        coalesce(:kind, 'page'), :part)
-ON CONFLICT (norm_url) DO UPDATE SET
-  last_crawl_time = excluded.last_crawl_time,
-  next_crawl_time = CASE
-    WHEN :recheck_lastmod AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
-    THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
-  processing_time = NULL,
-  worker_id = NULL,
-  content_hash = coalesce(:content_hash, pages.content_hash),
-  state = excluded.state,
-  status = excluded.status,
-  error = excluded.error,
-  content_type = coalesce(excluded.content_type, pages.content_type),
-  etag = coalesce(excluded.etag, pages.etag),
-  last_modified = coalesce(excluded.last_modified, pages.last_modified),
-  fetch_count = pages.fetch_count + 1,
-  response_ms = coalesce(excluded.response_ms, pages.response_ms),
-  kind = coalesce(:kind, pages.kind)
-"""
 # The reserved start is the later of the earliest wanted, a Retry-After and the previous
 # reservation's end; the row keeps the end of this one (its start + interval).
 _RESERVE_START = """
@@ -204,7 +158,7 @@ class SQLiteFrontier(Frontier):
     # -- frontier operations ----------------------------------------------------------------
 
     async def add(self, links: Iterable[NewLink]) -> int:
-        rows = [_link_row(link) for link in links]
+        rows = [writing.link_row(link) for link in links]
 
         def _add(conn: sqlite3.Connection) -> int:
             def work() -> int:
@@ -312,44 +266,9 @@ class SQLiteFrontier(Frontier):
     async def finalize(self, updates: Sequence[PageUpdate]) -> FinalizeResult:
         if not updates:
             return FinalizeResult()
-        listed = [link for u in updates for link in u.links if link.lastmod is not None]
-        link_rows = [[_link_row(link) for link in u.links if link.lastmod is None] for u in updates]
-        now = max(u.last_crawl_time for u in updates)
-        documents = [u.document for u in updates if isinstance(u.document, IndexDocument)]
-        # Gone for good (404/410): the page leaves the index (its frontier row stays).
-        gone = [u.norm_url for u in updates if u.status in (404, 410)]
-        pages = [u.page_row() for u in updates]
-        graph = [(u.norm_url, u.links_out) for u in updates if u.links_out is not None]
-
-        def _finalize(conn: sqlite3.Connection) -> FinalizeResult:
-            def work() -> FinalizeResult:
-                new_links = fresh_by_links = 0
-                for update, rows, page in zip(updates, link_rows, pages, strict=True):
-                    before = conn.total_changes
-                    conn.executemany(_INSERT_LINK, rows)
-                    new = conn.total_changes - before
-                    new_links += new
-                    if new and update.next_crawl_time_if_new_links is not None:
-                        page["next_crawl_time"] = update.next_crawl_time_if_new_links
-                        fresh_by_links += 1
-                if listed:
-                    new_links += _insert_listed(conn, listed, now)
-                conn.executemany(_UPSERT_PAGE, pages)
-                if graph:
-                    write_links(conn, graph)
-                for update in updates:
-                    if update.strategy is not None:
-                        new = _write_strategy(conn, update.strategy)
-                        new_links += new
-                if documents:
-                    write_documents(conn, documents)
-                if gone:
-                    remove_documents(conn, gone)
-                return FinalizeResult(new_links, fresh_by_links)
-
-            return self._transaction(conn, work)
-
-        return await self._run(_finalize)
+        return await self._run(
+            lambda conn: self._transaction(conn, lambda: writing.write_batch(conn, updates))
+        )
 
     async def delete(self, urls: Sequence[str]) -> None:
         def _delete(conn: sqlite3.Connection) -> None:
@@ -394,7 +313,7 @@ class SQLiteFrontier(Frontier):
 
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
         def _add_listed(conn: sqlite3.Connection) -> int:
-            return self._transaction(conn, lambda: _insert_listed(conn, links, now))
+            return self._transaction(conn, lambda: writing.insert_listed(conn, links, now))
 
         return await self._run(_add_listed)
 
@@ -452,7 +371,7 @@ class SQLiteFrontier(Frontier):
 
     async def write_strategy(self, writes: StrategyWrites) -> int:
         def _write(conn: sqlite3.Connection) -> int:
-            return self._transaction(conn, lambda: _write_strategy(conn, writes))
+            return self._transaction(conn, lambda: writing.write_strategy(conn, writes))
 
         return await self._run(_write)
 
@@ -584,67 +503,3 @@ class SQLiteFrontier(Frontier):
 
     async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
         return await self._run(lambda conn: read_summary(conn, now, hosts))
-
-
-def _insert_listed(conn: sqlite3.Connection, links: Sequence[NewLink], now: int) -> int:
-    """Insert sitemap/feed entries; a listed lastmod newer than our last fetch makes a known page
-    due now. Returns how many were new."""
-    before = conn.total_changes
-    conn.executemany(
-        "INSERT OR IGNORE INTO pages (norm_url, host, depth, source, score, kind, part, lastmod) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(*_link_row(link), link.lastmod) for link in links],
-    )
-    new = conn.total_changes - before
-    conn.executemany(
-        "UPDATE pages SET lastmod = :lastmod, next_crawl_time = CASE "
-        "  WHEN :lastmod > coalesce(last_crawl_time, 0) AND next_crawl_time > :now "
-        "  THEN :now ELSE next_crawl_time END "
-        "WHERE norm_url = :url AND :lastmod IS NOT NULL AND lastmod IS NOT :lastmod",
-        [{"url": link.url, "lastmod": link.lastmod, "now": now} for link in links],
-    )
-    return new
-
-
-def _write_strategy(conn: sqlite3.Connection, writes: StrategyWrites) -> int:
-    """A strategy's link writes and domain metadata; returns how many URLs were new."""
-    rows = [
-        {
-            "url": w.url,
-            "host": w.host,
-            "depth": w.depth,
-            "state": w.state,
-            "meta": w.meta,
-            "score": w.score,
-            "queue": w.queue,
-            "parked": PARKED,
-            "part": partition_hash(w.url, w.meta, w.host),
-        }
-        for w in writes.links
-    ]
-    before = conn.total_changes
-    conn.executemany(_INSERT_STRATEGY_LINK, rows)
-    new = conn.total_changes - before
-    conn.executemany(_UPDATE_STRATEGY_LINK, rows)
-    for domain, data in writes.domains:
-        if data is None:
-            conn.execute("DELETE FROM domain_metadata WHERE domain = ?", (domain,))
-        else:
-            conn.execute(
-                "INSERT INTO domain_metadata (domain, data) VALUES (?, ?) "
-                "ON CONFLICT (domain) DO UPDATE SET data = excluded.data",
-                (domain, data),
-            )
-    return new
-
-
-def _link_row(link: NewLink) -> tuple[str, str, int, str, float, str, int]:
-    return (
-        link.url,
-        link.host,
-        link.depth,
-        link.source,
-        link.score,
-        link.kind,
-        partition_hash(link.url, host=link.host),
-    )
