@@ -125,7 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4000, help="pages")
     parser.add_argument("--hosts", type=int, default=16)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="on PostgreSQL")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2, 4], help="on PostgreSQL")
     parser.add_argument("--sqlite-workers", type=int, nargs="*", default=[1])
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--old", help="another tree's src directory, each run beside this one")
