@@ -182,10 +182,9 @@ def error_for(category: str, url: str, message: str = "") -> FetchError:
 
 
 def is_retry_worthy(category: str) -> bool:
-    """Could fetching again give another outcome? Not for a robots.txt refusal, a page the
-    database would not index, nor a 4xx (but 408 Request Timeout): those URLs are left out of
-    ``--failed-out``."""
-    if category in ("robots", "not_indexed"):  # fetched again, refused again
+    """Could fetching again give another outcome? Not for a robots.txt refusal nor for a 4xx
+    (but 408 Request Timeout): those URLs are left out of ``--failed-out``."""
+    if category == "robots":
         return False
     if category.startswith("http_4"):
         return category == "http_408"
