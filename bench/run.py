@@ -110,9 +110,13 @@ def timed(cmd: list[str]) -> dict[str, float]:
     wall = time.monotonic() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    field = lambda name: float(re.search(rf"{name}: ([\d.]+)", proc.stderr).group(1))  # type: ignore[union-attr]  # noqa: E731
+    return {"wall": wall, **time_v(proc.stderr)}
+
+
+def time_v(report: str) -> dict[str, float]:
+    """CPU seconds and peak RSS MiB from what ``/usr/bin/time -v`` wrote."""
+    field = lambda name: float(re.search(rf"{name}: ([\d.]+)", report).group(1))  # type: ignore[union-attr]  # noqa: E731
     return {
-        "wall": wall,
         "cpu": field(r"User time \(seconds\)") + field(r"System time \(seconds\)"),
         "rss_mib": field(r"Maximum resident set size \(kbytes\)") / 1024,
     }

@@ -19,7 +19,6 @@ import importlib.util
 import json
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 
 from pg import empty, server_cpu, top_statements
 from pg import server as pg_server
-from run import Nginx
+from run import Nginx, time_v
 from run import count_rows as query
 
 HERE = Path(__file__).resolve().parent
@@ -106,9 +105,9 @@ def crawl(
         _, err = proc.communicate()
         if proc.returncode != 0:
             raise SystemExit(f"a worker failed ({proc.returncode}):\n{err[-3000:]}")
-        field = lambda name, err=err: float(re.search(rf"{name}: ([\d.]+)", err).group(1))  # type: ignore[union-attr]  # noqa: E731
-        cpu += field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
-        rss = max(rss, field(r"Maximum resident set size \(kbytes\)") / 1024)
+        used = time_v(err)
+        cpu += used["cpu"]
+        rss = max(rss, used["rss_mib"])
     return {"wall": time.monotonic() - start, "cpu": cpu, "rss_mib": rss}
 
 
