@@ -36,7 +36,7 @@ _HOSTS_ALLOWED = """
 # A new lease takes the worker's share of what the other workers leave of the host's slots; a
 # lease held is kept as it is. Written in the claim's own statement (``claimed``: the UPDATE of
 # the pages), each claimed page comes back with the slots this worker holds of its host.
-_TAKE_LEASES = """
+_CLAIM_WITH_LEASES = """
 WITH claimed AS ({claim}),
 leased AS (
   INSERT INTO host_leases (host, worker_id, slots)
@@ -99,7 +99,7 @@ async def claim_pages(
           LEFT JOIN unnest(%(room_hosts)s::text[], %(room_n)s::int[]) AS r(host, room)
             ON r.host = c.host) w
         WHERE nth <= room ORDER BY {order} LIMIT %(limit)s"""
-    statement = _TAKE_LEASES.format(claim=_claim_statement(chosen))
+    statement = _CLAIM_WITH_LEASES.format(claim=_claim_statement(chosen))
     # The lock and the claim sent together: the lock is held while the server works, not
     # while this worker's process waits for a core between statements (with 4 workers on 2
     # cores, claims waited 40 s in all for the lock when each statement was a round trip).
