@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from litecrawl.index.embed import (
+    CACHE_WORDS,
     DIMENSIONS,
     MAX_WORDS,
+    Embedder,
     embed_text,
     embedder,
     from_blob,
@@ -60,3 +62,18 @@ def test_long_pages_are_embedded_by_their_first_words() -> None:
 @pytest.mark.parametrize("text", ["\x00\x01 bytes", "emoji 🚀🚀", "x" * 10_000])
 def test_odd_text_embeds(text: str) -> None:
     assert embed_text(text) is not None
+
+
+def test_word_cache_stays_within_its_bound_and_changes_no_vector() -> None:
+    # A crawl of many distinct words: the small cache starts afresh several times, its sums never
+    # grow past the bound, and every vector equals the one of a cache that never filled.
+    small = Embedder(cache_words=MAX_WORDS + 1)
+    pages = [" ".join(f"w{page}x{i}" for i in range(MAX_WORDS)) for page in range(6)]
+    pages.append(" ".join(TEXTS))
+    for text in pages * 2:
+        got, expected = small.vector(text), embedder().vector(text)
+        assert got is not None and expected is not None
+        assert np.array_equal(got, expected), text[:40]
+        assert len(small._rows) <= MAX_WORDS + 1
+        assert len(small._sums) <= max(1024, MAX_WORDS + 1)
+    assert CACHE_WORDS * DIMENSIONS * 4 <= 32 * 2**20  # the default bound: 32 MiB of sums
