@@ -406,6 +406,16 @@ def load_config(
         merged = deep_merge(merged, layer)
         _track(sources, layer, label)
     try:
-        return CrawlConfig.model_validate(merged)
+        config = CrawlConfig.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError("\n".join(_describe(exc, sources))) from None
+    if not config.same_domain_only and config.discovery.domains:
+        # --domain widens the seeds' scope; with no scope at all it would be accepted and do
+        # nothing (README, "Scope").
+        raise ConfigError(
+            f"{_source_of(sources, 'discovery.domains')}: discovery.domains (--domain) "
+            f"{config.discovery.domains!r} restricts the crawl to the seeds' domains and these, "
+            f"but {_source_of(sources, 'same_domain_only')}: same_domain_only = false "
+            "(--any-domain) allows every domain: give one or the other"
+        )
+    return config

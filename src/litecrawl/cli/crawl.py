@@ -48,7 +48,9 @@ def crawl(
         str | None, Opt("--db", "--db-path", help="SQLite file or postgresql:// URL.")
     ] = None,
     config: Annotated[list[Path] | None, Opt("--config", help="TOML file (repeatable).")] = None,
-    domain: Annotated[list[str] | None, Opt(help="Also allow this domain (repeatable).")] = None,
+    domain: Annotated[
+        list[str] | None, Opt(help="Also allow this domain (repeatable; not with --any-domain).")
+    ] = None,
     same_domain: Annotated[
         bool | None, Opt("--same-domain/--any-domain", help="Stay on the seeds' domains.")
     ] = None,
