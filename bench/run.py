@@ -3,6 +3,7 @@
     uv run python bench/run.py crawl --n 10000 --runs 3      # own site, own runner
     uv run python bench/run.py peers --n 10000 --runs 3      # the shared kit, same invocation
     uv run python bench/run.py browser --n 500               # Playwright path
+    uv run python bench/run.py compare fabbe48 HEAD~1 --runs 3   # this tree against others
 
 ``crawl`` generates bench/site.py's site (cached under /tmp), serves it with nginx on
 127.0.0.1:8181, runs the CLI with politeness opened up (one host, 64 concurrent, no delay) and the
@@ -123,9 +124,14 @@ def time_v(report: str) -> dict[str, float]:
 
 
 def crawl_once(
-    base: str, work: Path, extra: list[str], pg_url: str | None = None
+    base: str,
+    work: Path,
+    extra: list[str],
+    pg_url: str | None = None,
+    litecrawl: list[str] = LITECRAWL,
 ) -> dict[str, float]:
-    """One crawl into a new SQLite file, or into the emptied PostgreSQL database ``pg_url``."""
+    """One crawl into a new SQLite file, or into the emptied PostgreSQL database ``pg_url``, by
+    ``litecrawl`` (this tree's console script, or another tree's: ``compare``)."""
     db = work / "bench.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
@@ -133,7 +139,7 @@ def crawl_once(
         empty(pg_url)
     location = pg_url or str(db)
     metrics = timed(
-        [*LITECRAWL, "crawl", f"{base}/index.html", "--db", location, *CRAWL_FLAGS, *extra]
+        [*litecrawl, "crawl", f"{base}/index.html", "--db", location, *CRAWL_FLAGS, *extra]
     )
     query = lambda sql: count_rows(location, sql)  # noqa: E731
     metrics["pages_ok"] = query("SELECT count(*) FROM pages WHERE status = 200")
@@ -332,9 +338,18 @@ def main() -> None:
     peers.add_argument("extra", nargs="*")
     browser = sub.add_parser("browser")
     browser.add_argument("--n", type=int, default=500)
+    compare = sub.add_parser("compare", help="this tree against REVs, alternated in one run")
+    compare.add_argument("revs", nargs="+", metavar="REV")
+    compare.add_argument("--n", type=int, default=10_000)
+    compare.add_argument("--runs", type=int, default=3)
+    compare.add_argument("--extra", default="", help="extra flags for every crawl, one string")
     args = parser.parse_args()
     os.chdir(ROOT)
-    {"crawl": cmd_crawl, "peers": cmd_peers, "browser": cmd_browser}[args.command](args)
+    from compare import cmd_compare
+
+    commands = {"crawl": cmd_crawl, "peers": cmd_peers, "browser": cmd_browser}
+    commands["compare"] = cmd_compare
+    commands[args.command](args)
 
 
 if __name__ == "__main__":
