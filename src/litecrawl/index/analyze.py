@@ -150,7 +150,7 @@ def _worker_args(
     source: str,
     settings: AnalyzerSettings,
     fetched_at: float,
-) -> tuple[str, bytes, dict[str, str], int, int, str, AnalyzerSettings, float]:
+) -> tuple[str, bytes, dict[str, str], int, int, str, AnalyzerSettings, float, bool]:
     """:func:`litecrawl.index.work.analyze`'s arguments: plain data that pickles to a worker."""
     return (
         url,
@@ -161,6 +161,7 @@ def _worker_args(
         source,
         settings,
         fetched_at,
+        result.revalidated,
     )
 
 

@@ -75,9 +75,11 @@ def analyze(
     source: str,
     settings: AnalyzerSettings,
     fetched_at: float,
+    revalidated: bool = False,
 ) -> tuple[IndexDocument | str, PageLinks | None]:
     """The worker: an :class:`IndexDocument` (or the reason it could not be made) and the
-    page's links (None if they could not be had)."""
+    page's links (None if they could not be had). ``revalidated``: the body is the disk
+    cache's, confirmed by a 304."""
     content_type = headers.get("content-type", "")
     links: PageLinks | None = None
     try:
@@ -96,8 +98,17 @@ def analyze(
             links = _links_or_none(body, url, content_type)
         md_path = None
         if settings.output_dir is not None:
+            # the sidecar tells of this fetch: a 304 is what the server answered
             md_path = _write_outputs(
-                url, body, headers, status, depth, source, settings, fetched_at, extracted
+                url,
+                body,
+                headers,
+                304 if revalidated else status,
+                depth,
+                source,
+                settings,
+                fetched_at,
+                extracted,
             )
         text = extracted.text
         document = IndexDocument(
@@ -159,7 +170,8 @@ def _write_outputs(
     fetched_at: float,
     extracted: Extracted,
 ) -> Path | None:
-    """Markdown file + sidecar; each is rewritten only when its content changed."""
+    """Markdown file + sidecar; each is rewritten only when its content changed, and the
+    sidecar also after a 304 (its fetch fields: ``fetched_at``, ``status`` 304, validators)."""
     assert settings.output_dir is not None
     markdown = to_markdown(extracted)
     if not markdown:
@@ -181,7 +193,7 @@ def _write_outputs(
         cache_path=cache_path,
     )
     meta_path = sidecar_path(md_path)
-    if not _same_except_fetch_time(meta_path, record):
+    if status == 304 or not _same_except_fetch_time(meta_path, record):
         write_atomic(meta_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     return md_path
 
