@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -80,16 +81,53 @@ def test_workers_starting_at_once_apply_each_migration_once(pg_url: str) -> None
     assert asyncio.run(applied()) == [(i + 1, n) for i, (n, _) in enumerate(PG_MIGRATIONS)]
 
 
+def _parts_after_upgrade(
+    path: Path,
+    pg_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    migration: str,
+    columns: tuple[str, ...],
+    rows: list[tuple[Any, ...]],
+) -> tuple[dict[str, int], dict[str, int]]:
+    """``rows`` written into a SQLite file and a PostgreSQL database at the schema before
+    ``migration``, then both upgraded: each one's ``norm_url -> part``."""
+    from litecrawl.store.postgres import migrations as pg_migrations
+    from litecrawl.store.sqlite import migrations as sqlite_migrations
+
+    before = [n for n, _ in SQLITE_MIGRATIONS].index(migration)
+    names = ", ".join(columns)
+    conn = sqlite3.connect(path, isolation_level=None)
+    monkeypatch.setattr(sqlite_migrations, "MIGRATIONS", SQLITE_MIGRATIONS[:before])
+    sqlite_migrate(conn)
+    marks = ", ".join("?" * len(columns))
+    conn.executemany(f"INSERT INTO pages ({names}) VALUES ({marks})", rows)
+    monkeypatch.setattr(sqlite_migrations, "MIGRATIONS", SQLITE_MIGRATIONS)
+    sqlite_migrate(conn)
+    on_sqlite = dict(conn.execute("SELECT norm_url, part FROM pages").fetchall())
+    conn.close()
+
+    async def pg() -> dict[str, int]:
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS[:before])
+            await pg_migrate(conn)
+            async with conn.cursor() as cur:
+                marks = ", ".join(["%s"] * len(columns))
+                await cur.executemany(f"INSERT INTO pages ({names}) VALUES ({marks})", rows)
+            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS)
+            await pg_migrate(conn)
+            cur = await conn.execute("SELECT norm_url, part FROM pages")
+            return {url: part for url, part in await cur.fetchall()}
+
+    return on_sqlite, asyncio.run(pg())
+
+
 def test_an_older_database_gets_each_pages_partition_hash(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Upgrading a crawl made before the partition hash: every page gets it (with its meta's
     slot when a strategy set one), on both backends."""
-    from litecrawl.store.postgres import migrations as pg_migrations
-    from litecrawl.store.sqlite import migrations as sqlite_migrations
     from litecrawl.strategy.domain import partition_hash
 
-    before = [n for n, _ in SQLITE_MIGRATIONS].index("partition_hash")
     rows = [
         (f"http://{host}/p{i}", host, meta)
         for i, (host, meta) in enumerate(
@@ -99,31 +137,33 @@ def test_an_older_database_gets_each_pages_partition_hash(
     ]
     expected = {url: partition_hash(url, meta) for url, _, meta in rows}
     assert len(set(expected.values())) == 3
+    columns = ("norm_url", "host", "meta")
+    got = _parts_after_upgrade(
+        tmp_path / "old.db", pg_url, monkeypatch, "partition_hash", columns, rows
+    )
+    assert got == (expected, expected)
 
-    path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    monkeypatch.setattr(sqlite_migrations, "MIGRATIONS", SQLITE_MIGRATIONS[:before])
-    sqlite_migrate(conn)
-    conn.executemany("INSERT INTO pages (norm_url, host, meta) VALUES (?, ?, ?)", rows)
-    monkeypatch.setattr(sqlite_migrations, "MIGRATIONS", SQLITE_MIGRATIONS)
-    sqlite_migrate(conn)
-    assert dict(conn.execute("SELECT norm_url, part FROM pages").fetchall()) == expected
-    conn.close()
 
-    async def pg() -> dict[str, int]:
-        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
-            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS[:before])
-            await pg_migrate(conn)
-            async with conn.cursor() as cur:
-                await cur.executemany(
-                    "INSERT INTO pages (norm_url, host, meta) VALUES (%s, %s, %s)", rows
-                )
-            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS)
-            await pg_migrate(conn)
-            cur = await conn.execute("SELECT norm_url, part FROM pages")
-            return {url: part for url, part in await cur.fetchall()}
+def test_private_suffix_hosts_get_their_partition_hash_again(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database whose pages of alice.github.io and bob.github.io were hashed as one
+    "github.io" (and wiki.corp as "corp"): the upgrade gives them their own, on both backends;
+    other pages and a strategy's slot keep theirs."""
+    from litecrawl.strategy.domain import partition_hash
 
-    assert asyncio.run(pg()) == expected
+    old = {"alice.github.io": "github.io", "bob.github.io": "github.io", "wiki.corp": "corp"}
+    old |= {"www.example.com": "example.com"}
+    rows = [(f"http://{h}/p", h, None, zlib.crc32(d.encode())) for h, d in old.items()]
+    slot = '{"b:slot": "b:7"}'
+    rows.append(("http://carol.github.io/p", "carol.github.io", slot, zlib.crc32(b"7")))
+    expected = {url: partition_hash(url, meta) for url, _, meta, _ in rows}
+    assert len(set(expected.values())) == 5
+    columns = ("norm_url", "host", "meta", "part")
+    got = _parts_after_upgrade(
+        tmp_path / "old.db", pg_url, monkeypatch, "private_suffixes", columns, rows
+    )
+    assert got == (expected, expected)
 
 
 def test_a_crawl_outlives_a_database_restart(

@@ -328,30 +328,29 @@ def host_of(url: str) -> str:
 
 
 class DomainScope:
-    """Same-site scope: a URL is in scope when its registered domain (public suffix resolved
-    offline, 004: www.london.co.uk -> london.co.uk) is one of the allowed ones. IP addresses and
-    single-label hosts stand for themselves."""
+    """Same-site scope: a URL is in scope when its registered domain (the public suffix list,
+    private section included, resolved offline: www.london.co.uk -> london.co.uk, and
+    alice.github.io is not bob.github.io) is one of the allowed ones. IP addresses and hosts
+    without a known suffix stand for themselves."""
 
     def __init__(self, urls_or_domains: Iterable[str]) -> None:
-        import tldextract
+        # the suffix list costs its load only to the commands that need it
+        from litecrawl.strategy.domain import registered_domain
 
-        # The bundled suffix snapshot only: a crawler must not download lists at run time.
-        self._extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+        self._registered = registered_domain
         self._verdicts: dict[str, bool] = {}
         self.domains = frozenset(
             self.site_of(item if "//" in item else f"http://{item}/") for item in urls_or_domains
         )
 
     def site_of(self, url: str) -> str:
-        host = urlsplit(url).hostname or ""
-        parts = self._extract.extract_str(host)
-        return parts.top_domain_under_public_suffix or host
+        return self._registered(host_of(url))
 
     def __call__(self, url: str) -> bool:
         host = host_of(url)
         verdict = self._verdicts.get(host)
         if verdict is None:
-            verdict = self._verdicts[host] = self.site_of(url) in self.domains
+            verdict = self._verdicts[host] = self._registered(host) in self.domains
         return verdict
 
 

@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import ipaddress
 import zlib
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 import tldextract
 
-__all__ = ["domain_meta", "partition_hash", "partition_of", "registered_domain"]
+__all__ = [
+    "domain_meta",
+    "partition_hash",
+    "partition_of",
+    "registered_domain",
+    "rehashed_hosts",
+]
 
-# The snapshot bundled with tldextract; never downloads, never writes a cache.
-_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+# The snapshot bundled with tldextract; never downloads, never writes a cache. The list's
+# private section too: alice.github.io and bob.github.io are two sites, not one "github.io".
+_EXTRACT = tldextract.TLDExtract(
+    suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
+)
 
 
 def _is_ip(host: str) -> bool:
@@ -25,35 +35,34 @@ def _is_ip(host: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
-def _parts(host: str) -> tuple[str, str, str]:
-    """(subdomain, sld, tld) of a host name."""
+def _parts(host: str) -> tuple[str, str, str, str]:
+    """(subdomain, sld, tld, registered domain) of a host name. A host without a known public
+    suffix (an IP address, ``localhost``, ``wiki.corp``) or that is one (``github.io``) is its
+    own registered domain: no guess lumps unrelated intranet hosts into one site."""
     host = host.lower().rstrip(".")
     if _is_ip(host):
-        return "", host, ""
+        return "", host.strip("[]"), "", host.strip("[]")
     parts = _EXTRACT(host)
-    if not parts.suffix:
-        return parts.subdomain, parts.domain, ""
-    return parts.subdomain, parts.domain, parts.suffix
+    if not parts.suffix or not parts.domain:
+        return parts.subdomain, parts.domain, parts.suffix, host
+    return parts.subdomain, parts.domain, parts.suffix, f"{parts.domain}.{parts.suffix}"
 
 
 def registered_domain(host: str) -> str:
-    """``www.london.co.uk`` -> ``london.co.uk``; an IP address or ``localhost`` is itself
-    (``host`` may carry a port)."""
+    """``www.london.co.uk`` -> ``london.co.uk``, ``a.alice.github.io`` -> ``alice.github.io``;
+    an IP address or ``localhost`` is itself (``host`` may carry a port)."""
     try:
         name = urlsplit(f"//{host}").hostname or host  # drops a port and IPv6 brackets
     except ValueError:
         name = host
-    _, sld, tld = _parts(name)
-    return f"{sld}.{tld}" if tld else sld
+    return _parts(name)[3]
 
 
 def domain_meta(url: str) -> dict[bytes, bytes]:
     """Frontera's ``meta[b'domain']``: name (registered domain), netloc, scheme, sld, tld,
     subdomain; bytes values."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    subdomain, sld, tld = _parts(host)
-    name = f"{sld}.{tld}" if tld else sld
+    subdomain, sld, tld, name = _parts(parts.hostname or "")
     return {
         b"name": name.encode(),
         b"netloc": parts.netloc.encode(),
@@ -94,3 +103,24 @@ def partition_hash(url: str, meta: str | None = None, host: str | None = None) -
 @lru_cache(maxsize=65536)
 def _host_hash(host: str) -> int:
     return zlib.crc32(registered_domain(host).encode())
+
+
+def rehashed_hosts(hosts: Iterable[str]) -> list[str]:
+    """Of ``hosts`` (``host[:port]``), those whose registered domain differs from what litecrawl
+    computed before the private section of the suffix list was used (and before a host without
+    a known suffix stood for itself): their pages' stored partition hashes are stale. Loads a
+    second suffix list: for the one-time database migration only."""
+    icann = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+    def before(host: str) -> str:
+        try:
+            name = urlsplit(f"//{host}").hostname or host
+        except ValueError:
+            name = host
+        name = name.lower().rstrip(".")
+        if _is_ip(name):
+            return name.strip("[]")
+        parts = icann(name)
+        return f"{parts.domain}.{parts.suffix}" if parts.suffix else parts.domain
+
+    return [host for host in hosts if before(host) != registered_domain(host)]

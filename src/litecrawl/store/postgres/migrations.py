@@ -328,6 +328,14 @@ _FTS_BOUNDED = _WORDS_FUNCTION.replace("<create>", "CREATE OR REPLACE").replace(
     "<text>", "left(t, 200000)"
 )
 
+# Registered domains now use the suffix list's private section (alice.github.io is a site of
+# its own) and a host without a known suffix stands for itself: the partition hashes of those
+# hosts' pages are computed again (_rehash_private_suffixes). Domain metadata stays under the
+# name it was written with (README, "Crawling strategies").
+_PRIVATE_SUFFIXES = """
+SELECT 1;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -346,6 +354,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("host_leases", _HOST_LEASES),
     ("partition_hash", _PARTITION_HASH),
     ("fts_bounded", _FTS_BOUNDED),
+    ("private_suffixes", _PRIVATE_SUFFIXES),
 ]
 
 
@@ -370,6 +379,8 @@ async def migrate(conn: psycopg.AsyncConnection[Any]) -> int:
             await conn.execute(script.encode())
             if name == "partition_hash":
                 await _fill_partition_hashes(conn)
+            if name == "private_suffixes":
+                await _rehash_private_suffixes(conn)
             await conn.execute(
                 "INSERT INTO litecrawl_schema (version, name, applied_at) VALUES (%s, %s, now())",
                 (version + 1, name),
@@ -389,3 +400,17 @@ async def _fill_partition_hashes(conn: psycopg.AsyncConnection[Any]) -> None:
                 "AS v(url, part) WHERE pages.norm_url = v.url",
                 ([url for url, _ in batch], [partition_hash(url, meta) for url, meta in batch]),
             )
+
+
+async def _rehash_private_suffixes(conn: psycopg.AsyncConnection[Any]) -> None:
+    from litecrawl.strategy.domain import partition_hash, rehashed_hosts
+
+    cur = await conn.execute("SELECT DISTINCT host FROM pages")
+    for host in rehashed_hosts([h for (h,) in await cur.fetchall()]):
+        cur = await conn.execute("SELECT norm_url, meta FROM pages WHERE host = %s", (host,))
+        batch = await cur.fetchall()
+        await conn.execute(
+            "UPDATE pages SET part = v.part FROM unnest(%s::text[], %s::bigint[]) "
+            "AS v(url, part) WHERE pages.norm_url = v.url",
+            ([url for url, _ in batch], [partition_hash(url, meta, host) for url, meta in batch]),
+        )

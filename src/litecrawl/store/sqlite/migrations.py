@@ -320,6 +320,14 @@ _FTS_BOUNDED = """
 SELECT 1;
 """
 
+# Registered domains now use the suffix list's private section (alice.github.io is a site of
+# its own) and a host without a known suffix stands for itself: the partition hashes of those
+# hosts' pages are computed again (_rehash_private_suffixes). Domain metadata stays under the
+# name it was written with (README, "Crawling strategies").
+_PRIVATE_SUFFIXES = """
+SELECT 1;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -338,6 +346,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("host_leases", _HOST_LEASES),
     ("partition_hash", _PARTITION_HASH),
     ("fts_bounded", _FTS_BOUNDED),
+    ("private_suffixes", _PRIVATE_SUFFIXES),
 ]
 
 
@@ -355,6 +364,8 @@ def migrate(conn: sqlite3.Connection) -> int:
                 conn.execute(statement)
             if _name == "partition_hash":
                 _fill_partition_hashes(conn)
+            if _name == "private_suffixes":
+                _rehash_private_suffixes(conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except BaseException:
@@ -392,3 +403,17 @@ def _fill_partition_hashes(conn: sqlite3.Connection) -> None:
             [(partition_hash(url, meta), rowid) for rowid, url, meta in batch],
         )
         last = batch[-1][0]
+
+
+def _rehash_private_suffixes(conn: sqlite3.Connection) -> None:
+    from litecrawl.strategy.domain import partition_hash, rehashed_hosts
+
+    hosts = [h for (h,) in conn.execute("SELECT DISTINCT host FROM pages").fetchall()]
+    for host in rehashed_hosts(hosts):
+        rows = conn.execute(
+            "SELECT rowid, norm_url, meta FROM pages WHERE host = ?", (host,)
+        ).fetchall()
+        conn.executemany(
+            "UPDATE pages SET part = ? WHERE rowid = ?",
+            [(partition_hash(url, meta, host), rowid) for rowid, url, meta in rows],
+        )
