@@ -46,7 +46,8 @@ SITE = {
     "/": (HOME, "text/html"),
     "/b": (html_page("<p>Bananas are yellow; élan, naïve, 日本語 text too.</p>", "B"), "text/html"),
     "/empty?y=1": (html_page(""), "text/html"),  # a document without text: no resource
-    "/notes.txt": ("plain notes, not a document", "text/plain"),  # fetched: in the WARC only
+    # not a page, fetched because the crawl accepts text/plain: in the WARC only
+    "/notes.txt": ("plain notes, not a document", "text/plain"),
 }
 PATHS = ("/", "/b", "/empty?y=1")  # the documents (exported by id: the order they were stored)
 
@@ -87,6 +88,7 @@ def crawl(db: str, site: LocalServer, tmp_path: Path) -> DiskCache:
     config.write_text(f'[cache]\ndir = "{cache}"\n')
     args = ["crawl", site.url("/"), "--db", db, "--config", str(config), "--max-depth", "0"]
     args += ["--delay-ms", "0", "--quiet", "--main-article", "--output", str(tmp_path / "md")]
+    args += ["--accept-type", "text/plain"]
     result = runner.invoke(app, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return DiskCache(cache)
@@ -374,7 +376,7 @@ def test_cli_csv_and_warc_to_files(crawled: Crawled, tmp_path: Path) -> None:
     with out.open(newline="", encoding="utf-8") as handle:
         urls = [row["url"] for row in csv.DictReader(handle)]
     assert urls == [row["url"] for row in db_records(db)]
-    crawled.cache.path_for(crawled.url("/notes.txt")).unlink()
+    crawled.cache.path_for(crawled.url("/notes.txt"), "text/plain").unlink()
     warc = tmp_path / "crawl.warc.gz"
     args = ["export", "-f", "warc", "--db", db, "-o", str(warc)]
     result = runner.invoke(app, [*args, "--cache-dir", str(crawled.cache.directory)])

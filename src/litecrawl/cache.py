@@ -1,8 +1,10 @@
 """The raw-response disk cache in 003's layout: ``{dir}/{host}/{sha[:2]}/{sha}.html``.
 
-``sha`` is the SHA-256 of the URL; the sibling ``.headers.json`` holds status, headers,
-fetched_at, size_bytes and content_hash. A 304 answer is served from here and refreshes the
-``.headers.json`` (fetch time, headers).
+``sha`` is the SHA-256 of the URL; the sibling ``{sha}.headers.json`` holds status, headers,
+fetched_at, size_bytes, content_hash and ``body_file``, the body's name. A body that is not HTML
+(a sitemap, a feed, a PDF asked for with ``--accept-type``) is named for its type instead:
+``{sha}.xml``, ``{sha}.pdf``, ``{sha}.bin`` when the type is unknown. A 304 answer is served
+from here and refreshes the ``.headers.json`` (fetch time, headers).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mimetypes
 import os
 import tempfile
 import time
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from litecrawl.fetch.base import FetchResult
+from litecrawl.fetch.base import FetchResult, media_type
 
 __all__ = ["CachedResponse", "DiskCache"]
 
@@ -36,14 +39,19 @@ class DiskCache:
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
 
-    def path_for(self, url: str) -> Path:
+    def path_for(self, url: str, content_type: str = "text/html") -> Path:
+        """Where the body of ``url`` goes when it is of ``content_type``."""
         sha = hashlib.sha256(url.encode("utf-8")).hexdigest()
         host = urlsplit(url).netloc.replace(":", "_") or "_"
-        return self.directory / host / sha[:2] / f"{sha}.html"
+        return self.directory / host / sha[:2] / f"{sha}{_suffix(content_type)}"
+
+    def _meta_path(self, url: str) -> Path:
+        return self.path_for(url).with_suffix(".headers.json")
 
     def store(self, url: str, result: FetchResult, content_hash: str) -> Path:
         """Write body and headers atomically (a crash never leaves half a file)."""
-        path = self.path_for(url)
+        path = self.path_for(url, result.content_type)
+        old = self.load(url)
         meta = {
             "url": url,
             "final_url": result.final_url,
@@ -52,15 +60,19 @@ class DiskCache:
             "fetched_at": time.time(),
             "size_bytes": len(result.body),
             "content_hash": content_hash,
+            "body_file": path.name,
         }
         _write_atomic(path, result.body)
-        _write_atomic(path.with_suffix(".headers.json"), json.dumps(meta, indent=1).encode())
+        _write_atomic(self._meta_path(url), json.dumps(meta, indent=1).encode())
+        if old is not None and old.path != path:  # another type than before: no stale body
+            with contextlib.suppress(OSError):
+                old.path.unlink()
         return path
 
     def revalidated(self, url: str, headers: Mapping[str, str]) -> None:
         """A 304 confirmed the cached body (003): its ``.headers.json`` gets the new fetch
         time and the headers the 304 carried (a new ETag, Date, Cache-Control...)."""
-        meta_path = self.path_for(url).with_suffix(".headers.json")
+        meta_path = self._meta_path(url)
         try:
             meta = json.loads(meta_path.read_text("utf-8"))
         except (OSError, ValueError):
@@ -72,11 +84,14 @@ class DiskCache:
         _write_atomic(meta_path, json.dumps(meta, indent=1).encode())
 
     def load(self, url: str) -> CachedResponse | None:
-        path = self.path_for(url)
+        meta_path = self._meta_path(url)
         try:
-            meta = json.loads(path.with_suffix(".headers.json").read_text("utf-8"))
+            meta = json.loads(meta_path.read_text("utf-8"))
+            # entries written before body_file was recorded are HTML bodies
+            name = str(meta.get("body_file") or self.path_for(url).name)
+            path = meta_path.with_name(Path(name).name)
             body = path.read_bytes()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             return None
         return CachedResponse(
             body=body,
@@ -85,6 +100,15 @@ class DiskCache:
             fetched_at=float(meta.get("fetched_at", 0.0)),
             path=path,
         )
+
+
+def _suffix(content_type: str) -> str:
+    kind = media_type(content_type)
+    if kind in ("", "text/html", "application/xhtml+xml"):
+        return ".html"
+    if kind.endswith("+xml"):  # feeds: rss+xml, atom+xml
+        return ".xml"
+    return mimetypes.guess_extension(kind, strict=False) or ".bin"
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

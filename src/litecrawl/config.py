@@ -82,7 +82,20 @@ def _check_domain(domain: str) -> str:
     return host
 
 
+_MEDIA_RANGE = re.compile(r"\*(/\*)?|[a-z0-9][\w.+-]*/(\*|[a-z0-9][\w.+-]*)")
+
+
+def _check_media_range(value: str) -> str:
+    pattern = value.strip().lower()
+    if not _MEDIA_RANGE.fullmatch(pattern):
+        raise PydanticCustomError(
+            "bad_media_type", "expected a media type such as application/pdf, image/* or */*"
+        )
+    return pattern
+
+
 _Regex = Annotated[str, AfterValidator(_check_regex)]
+_MediaRange = Annotated[str, AfterValidator(_check_media_range)]
 _Domain = Annotated[str, AfterValidator(_check_domain)]
 _NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -161,6 +174,9 @@ class FetchConfig(_Section):
     max_retries: int = Field(default=3, ge=0, le=100)
     max_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
     render: bool = False
+    # Pages of these media types are downloaded too (besides HTML and feeds); another type is
+    # recorded as skipped ("content_type") after its headers. ["*/*"]: every body.
+    accept_types: list[_MediaRange] = Field(default_factory=list)
 
 
 class StrategyConfig(_Section):

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from litecrawl.cache import DiskCache
 from litecrawl.config import CrawlConfig
+from litecrawl.discover.feeds import FEED_CONTENT_TYPES
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
@@ -38,7 +39,13 @@ from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import DomainScope, UrlRules, host_of, without_passwords
 
-__all__ = ["CrawlReport", "Focus", "crawl", "run_crawl"]
+__all__ = ["PAGE_TYPES", "CrawlReport", "Focus", "crawl", "run_crawl"]
+
+#: The media types of pages whose bodies a crawl reads (seed 001: HTML only; a link may turn out
+#: to be a feed). Others (PDF, images, archives) are skipped after their headers unless
+#: ``[fetch] accept_types`` / ``--accept-type`` names them. Sitemaps and feeds, fetched as such,
+#: are read whatever their type.
+PAGE_TYPES: tuple[str, ...] = ("text/html", "application/xhtml+xml", *sorted(FEED_CONTENT_TYPES))
 
 log = logging.getLogger("litecrawl")
 
@@ -114,6 +121,7 @@ def _options(
             # 001's max_retries counts retries after the first try: 3 = waits of 1, 2 and 4 s
             max_attempts=config.fetch.max_retries + 1,
             cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
+            accept_types=(*PAGE_TYPES, *config.fetch.accept_types),
         ),
         analyzer=analyzer,
         retry_uncrawled=True,

@@ -350,6 +350,7 @@ class Engine:
                 url,
                 page.etag,
                 page.last_modified,
+                page.kind,
             )
         except FetchError as exc:
             self.outcomes.failed(page, url, exc, "fetch")

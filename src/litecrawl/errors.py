@@ -16,6 +16,8 @@
         │   └── TlsError                  "tls"           (not retried: a bad certificate stays bad)
         ├── TooLarge                      "too_large"     (not retried)
         ├── TooManyRedirects              "redirect_loop" (not retried)
+        ├── UnwantedType                  "content_type"  (not retried: a body of a type not
+        │                                                  asked for, never downloaded)
         ├── RobotsDenied                  "robots"        (not retried: robots.txt says no)
         └── RobotsUnavailable             "robots_http_<status>" (robots.txt answered 5xx/429:
                                                           RFC 9309 says disallow for a while)
@@ -48,6 +50,7 @@ __all__ = [
     "TlsError",
     "TooLarge",
     "TooManyRedirects",
+    "UnwantedType",
     "error_for",
     "is_retry_worthy",
     "without_passwords",
@@ -141,6 +144,10 @@ class TooManyRedirects(FetchError):
     category = "redirect_loop"
 
 
+class UnwantedType(FetchError):
+    category = "content_type"
+
+
 class RobotsDenied(FetchError):
     category = "robots"
 
@@ -165,6 +172,7 @@ _BY_CATEGORY: dict[str, type[FetchError]] = {
         TlsError,
         TooLarge,
         TooManyRedirects,
+        UnwantedType,
         RobotsDenied,
     )
 }
@@ -184,7 +192,7 @@ def error_for(category: str, url: str, message: str = "") -> FetchError:
 def is_retry_worthy(category: str) -> bool:
     """Could fetching again give another outcome? Not for a robots.txt refusal nor for a 4xx
     (but 408 Request Timeout): those URLs are left out of ``--failed-out``."""
-    if category == "robots":
+    if category in ("robots", "content_type"):
         return False
     if category.startswith("http_4"):
         return category == "http_408"

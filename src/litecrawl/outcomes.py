@@ -127,6 +127,8 @@ def describe(host: str, category: str, detail: str = "") -> str:
         "tls": detail or "TLS error",
         "robots": "disallowed by robots.txt",
         "too_large": "body over the size limit",
+        "content_type": f"not downloaded: {detail or 'a content type not asked for'}"
+        " (--accept-type takes it)",
         "redirect_loop": "too many redirects",
         "hook": "a hook raised (see the log)",
         "internal": "internal error (see the log)",

@@ -76,6 +76,14 @@ def crawl(
     ] = False,
     ignore_robots: Annotated[bool, Opt("--ignore-robots", help="Do not obey robots.txt.")] = False,
     no_cache: Annotated[bool, Opt("--no-cache", help="No disk cache, no conditional GET.")] = False,
+    accept_type: Annotated[
+        list[str] | None,
+        Opt(
+            "--accept-type",
+            help="Also download pages of this media type (repeatable; application/pdf, image/*,"
+            " */*). Others than HTML and feeds are skipped after their headers.",
+        ),
+    ] = None,
     user_agent: Annotated[str | None, Opt(help="User-Agent header.")] = None,
     strategy: Annotated[
         str | None, Opt(help="Crawling strategy: bfs (default), dfs, focused or module:Class.")
@@ -130,6 +138,7 @@ def crawl(
         "extract.embed": False if no_embed else None,
         "obey_robots": False if ignore_robots else None,
         "cache.respect_conditional": False if no_cache else None,
+        "fetch.accept_types": accept_type,
         "user_agent": user_agent,
         "strategy.name": strategy,
         "partition": partition,
@@ -258,14 +267,17 @@ class _Progress:
 
 def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     """1 when the crawl needs attention, with the reason in words: internal errors, every page
-    it tried failed, or most fetches failed for other reasons than robots.txt or a 4xx."""
+    it tried failed, or most fetches failed for other reasons than robots.txt, a 4xx or a
+    content type not asked for."""
     stats = report.stats
     if stats.errors.get("internal"):
         return 1, f"exit 1: {stats.errors['internal']} internal errors (see the log)"
     if stats.failed and not stats.ok:
         return 1, f"exit 1: every page tried failed ({stats.failed} of {stats.failed})"
     serious = sum(
-        n for cat, n in stats.errors.items() if cat != "robots" and not cat.startswith("http_4")
+        n
+        for cat, n in stats.errors.items()
+        if cat not in ("robots", "content_type") and not cat.startswith("http_4")
     )
     if stats.claimed and serious > stats.claimed / 2:
         return 1, f"exit 1: {serious} of {stats.claimed} pages failed"

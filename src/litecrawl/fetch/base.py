@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Protocol, Self
 
-__all__ = ["FetchRequest", "FetchResult", "Fetcher"]
+__all__ = ["FetchRequest", "FetchResult", "Fetcher", "accepts", "media_type"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,26 @@ class FetchRequest:
     url: str
     # Extra headers for this request only (conditional GET: If-None-Match, If-Modified-Since).
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Media types whose 2xx bodies are wanted (``type/subtype``, ``type/*``, ``*/*``); another
+    # is not read past its headers (UnwantedType). None: every body is read.
+    accept_types: tuple[str, ...] | None = None
+
+
+def media_type(content_type: str) -> str:
+    """``Text/HTML; charset=utf-8`` -> ``text/html``."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def accepts(content_type: str, patterns: tuple[str, ...] | None) -> bool:
+    """Does a response of ``content_type`` match one of ``patterns``? A response without a
+    content type is taken (the body tells what it is)."""
+    if patterns is None:
+        return True
+    kind = media_type(content_type)
+    if not kind:
+        return True
+    family = kind.split("/", 1)[0] + "/*"
+    return any(p in ("*/*", "*", kind, family) for p in patterns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,9 @@ from litecrawl.errors import (
     TlsError,
     TooLarge,
     TooManyRedirects,
+    UnwantedType,
 )
-from litecrawl.fetch.base import FetchRequest, FetchResult
+from litecrawl.fetch.base import FetchRequest, FetchResult, accepts
 from litecrawl.version import VERSION
 
 __all__ = ["HttpFetcher", "default_user_agent"]
@@ -91,6 +92,10 @@ class HttpFetcher:
             async with self._session.get(
                 url, headers=dict(request.headers), max_redirects=self._max_redirects
             ) as response:
+                content_type = response.headers.get("Content-Type", "")
+                if 200 <= response.status < 300 and not accepts(content_type, request.accept_types):
+                    response.close()  # the body is not read: the connection goes, not pooled
+                    raise UnwantedType(url, f"content type {content_type} not accepted")
                 body = await self._read(url, response)
                 return FetchResult(
                     url=url,

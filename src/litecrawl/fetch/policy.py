@@ -13,8 +13,8 @@ import hashlib
 from dataclasses import dataclass
 
 from litecrawl.cache import DiskCache
-from litecrawl.errors import FetchError, HostHeldBack
-from litecrawl.fetch.base import Fetcher, FetchRequest, FetchResult
+from litecrawl.errors import FetchError, HostHeldBack, UnwantedType
+from litecrawl.fetch.base import Fetcher, FetchRequest, FetchResult, accepts
 from litecrawl.politeness.base import Gate
 from litecrawl.urls import host_of
 
@@ -26,6 +26,7 @@ class FetchPolicy:
     max_attempts: int = 1  # tries in all for network errors and timeouts
     retry_backoff: float = 1.0  # seconds before the 2nd try; doubles each time
     cache: DiskCache | None = None
+    accept_types: tuple[str, ...] | None = None  # for pages; None: every body is read
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +44,12 @@ async def fetch_with_policy(
     url: str,
     etag: str | None = None,
     last_modified: str | None = None,
+    kind: str = "page",
 ) -> FetchResult | Throttled:
-    """One page's fetch under the policy; raises the last :class:`FetchError` when giving up."""
+    """One page's fetch under the policy; raises the last :class:`FetchError` when giving up.
+    ``kind``: the frontier's kind of the URL (``accept_types`` applies to pages only)."""
     host = host_of(url)
+    accept = policy.accept_types if kind == "page" else None
     cached = policy.cache.load(url) if policy.cache and (etag or last_modified) else None
     headers: dict[str, str] = {}
     if cached is not None:
@@ -58,7 +62,7 @@ async def fetch_with_policy(
         attempt += 1
         try:
             async with gate.slot(host):
-                result = await fetcher.fetch(FetchRequest(url, headers))
+                result = await fetcher.fetch(FetchRequest(url, headers, accept))
         except HostHeldBack as exc:
             return Throttled(exc.until)
         except FetchError as exc:
@@ -74,6 +78,9 @@ async def fetch_with_policy(
             await asyncio.sleep(policy.retry_backoff)
             continue
         break
+    if result.ok and not accepts(result.content_type, accept):
+        # a fetcher that cannot stop before the body (a browser): refused all the same
+        raise UnwantedType(url, f"content type {result.content_type} not accepted")
     if result.status == 304 and cached is not None:
         if policy.cache is not None:
             policy.cache.revalidated(url, result.headers)

@@ -179,7 +179,9 @@ def _write_outputs(
     md_path = markdown_path(settings.output_dir, url)
     write_atomic(md_path, markdown)
     cache_path = (
-        str(DiskCache(settings.cache_dir).path_for(url)) if settings.cache_dir is not None else None
+        str(DiskCache(settings.cache_dir).path_for(url, headers.get("content-type", "")))
+        if settings.cache_dir is not None
+        else None
     )
     record = sidecar(
         url,
