@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from litecrawl.canonical import DEFAULT_PORTS, NOT_CANONICAL, canonical_url, is_canonical_host
 from litecrawl.errors import ConfigError, without_passwords
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
 
 # Longer URLs are almost always spider traps (ever-growing paths or session ids).
 MAX_URL_LENGTH = 2048
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class UrlRules:
 
     def normalize(self, url: str, base_url: str | None = None) -> str | None:
         """The canonical absolute form of ``url``, or None if it is not an http(s) URL."""
-        url = url.strip()
+        url = _strip(url)
         decided, normalized = self._normalize_quickly(url, base_url)
         return normalized if decided else self._normalize_slowly(url, base_url)
 
@@ -98,23 +98,8 @@ class UrlRules:
                 url = urljoin(base_url, url)
             except ValueError:
                 return None
-        try:
-            parts = urlsplit(url)
-            port = parts.port  # raises ValueError for a non-numeric or out-of-range port
-        except ValueError:
-            return None
-        scheme = parts.scheme.lower()
-        if scheme not in _DEFAULT_PORTS or not parts.hostname:
-            return None
-        host = parts.hostname.rstrip(".")
-        if ":" in host:  # IPv6 literal
-            host = f"[{host}]"
-        # Only the scheme's own default port is dropped: http://x:443 is another server than http://x.
-        if port is not None and str(port) != _DEFAULT_PORTS[scheme]:
-            host = f"{host}:{port}"
-        userinfo = parts.netloc.rpartition("@")[0]
-        netloc = f"{userinfo}@{host}" if userinfo else host
-        return self._rewrite(urlunsplit((scheme, netloc, parts.path or "/", parts.query, "")))
+        canonical = canonical_url(url)
+        return None if canonical is None else self._rewrite(canonical)
 
     def validate(self, url: str) -> bool:
         """Seed rule: at least one include matches (if any), no exclude matches."""
@@ -126,7 +111,7 @@ class UrlRules:
 
     def __call__(self, url: str, base_url: str | None = None) -> str | None:
         """:meth:`normalize`, then :meth:`validate`: the URL to crawl, or None."""
-        url = url.strip()
+        url = _strip(url)
         decided, normalized = self._normalize_quickly(url, base_url)
         if decided:
             return normalized if normalized is None or self.validate(normalized) else None
@@ -156,12 +141,18 @@ class UrlRules:
 _MEMO_SIZE = 20_000  # ~400 bytes an entry: memory stays flat however large the crawl
 
 
-# What makes a path + query not canonical as written: a fragment, backslashes, whitespace and
-# controls, dot segments, an empty query.
-_NOT_CANONICAL = re.compile(r"[#\\\x00-\x20\x7f]|/\.\.?(?:/|\?|$)|\?$")
 _PORT = re.compile(r"[1-9][0-9]{0,4}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")  # what urlsplit takes for a scheme
+# Around a URL: whitespace (U+00A0 copied from a page too) and controls, which browsers strip.
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x20\x7f]")
+_AROUND = re.compile(r"^[\s\x00-\x20\x7f]+|[\s\x00-\x20\x7f]+$")
+
+
+def _strip(url: str) -> str:
+    if url and (_SPACE_OR_CONTROL.match(url) or _SPACE_OR_CONTROL.match(url, len(url) - 1)):
+        return _AROUND.sub("", url)
+    return url
 
 
 def _names_another_scheme(href: str) -> bool:
@@ -170,7 +161,7 @@ def _names_another_scheme(href: str) -> bool:
     colon = href.find(":")
     return (
         colon > 0
-        and href[:colon].lower() not in _DEFAULT_PORTS
+        and href[:colon].lower() not in DEFAULT_PORTS
         and bool(_SCHEME.fullmatch(href, 0, colon))
     )
 
@@ -246,23 +237,15 @@ def _canonical_or_none(url: str) -> str | None:
     """``url`` (absolute) when it is an http(s) URL already in canonical form, else None."""
     scheme, _, rest = url.partition("://")
     slash = rest.find("/")
-    if slash <= 0 or scheme not in _DEFAULT_PORTS:
+    if slash <= 0 or scheme not in DEFAULT_PORTS:
         return None
     netloc = rest[:slash]
-    if netloc != netloc.lower() or "@" in netloc or "[" in netloc:
-        return None
     host, colon, port = netloc.partition(":")
-    if (
-        not host
-        or "?" in host
-        or host.endswith(".")
-        or (
-            colon
-            and (not _PORT.fullmatch(port) or int(port) > 65535 or port == _DEFAULT_PORTS[scheme])
-        )
+    if not is_canonical_host(host) or (
+        colon and (not _PORT.fullmatch(port) or int(port) > 65535 or port == DEFAULT_PORTS[scheme])
     ):
         return None
-    if _NOT_CANONICAL.search(rest, slash):
+    if NOT_CANONICAL.search(rest, slash):
         return None
     return url
 
@@ -271,7 +254,7 @@ def _context(href: str, base: str | None) -> str | None:
     """The part of ``base`` that resolving ``href`` against it depends on (RFC 3986 5.2)."""
     if base is None:
         return None
-    href = href.strip()
+    href = _strip(href)
     if href[:8].lower().startswith(("http://", "https://")):
         return ""  # absolute: the base plays no part
     stem = base.split("#", 1)[0]

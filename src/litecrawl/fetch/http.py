@@ -10,7 +10,9 @@ from types import TracebackType
 from typing import Self
 
 import aiohttp
+from yarl import URL
 
+from litecrawl.canonical import canonical_url
 from litecrawl.errors import (
     ConnectError,
     DnsError,
@@ -90,7 +92,7 @@ class HttpFetcher:
         started = time.monotonic()
         try:
             async with self._session.get(
-                url, headers=dict(request.headers), max_redirects=self._max_redirects
+                _on_the_wire(url), headers=dict(request.headers), max_redirects=self._max_redirects
             ) as response:
                 content_type = response.headers.get("Content-Type", "")
                 if 200 <= response.status < 300 and not accepts(content_type, request.accept_types):
@@ -99,7 +101,9 @@ class HttpFetcher:
                 body = await self._read(url, response)
                 return FetchResult(
                     url=url,
-                    final_url=str(response.url),
+                    # aiohttp's response.url is its own spelling of the URL: only a redirect
+                    # really followed makes the final URL another one
+                    final_url=str(response.url) if response.history else url,
                     status=response.status,
                     headers={k.lower(): v for k, v in response.headers.items()},
                     body=body,
@@ -130,6 +134,12 @@ class HttpFetcher:
                 raise TooLarge(url, f"body over {self._max_bytes} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _on_the_wire(url: str) -> URL | str:
+    """A canonical URL is sent exactly as stored (yarl would decode some escapes, ``%3A`` ->
+    ``:``); any other is left to yarl to make fit for the wire."""
+    return URL(url, encoded=True) if canonical_url(url) == url else url
 
 
 def _translate(url: str, exc: Exception) -> FetchError:
