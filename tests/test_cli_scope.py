@@ -42,3 +42,24 @@ def test_domain_widens_the_seeds_scope_and_is_refused_with_any_domain(
     assert both.exit_code == 2
     assert "--domain" in both.output and "--any-domain" in both.output
     assert site.requests == []
+
+
+def test_a_seed_that_is_not_an_http_url_exits_2_naming_it(tmp_path: Path, serve: Serve) -> None:
+    site = serve(site_app({"/": html_page("home"), "/index.html": html_page("index")}))
+    hostport = site.base.split("//")[1]
+    bad = ["example.com", f"{hostport}/index.html", "htp://x", f"file://{tmp_path}/x", "http://./"]
+    for seed in bad:
+        result = crawl(tmp_path / "c.db", site.url("/"), seed)
+        assert result.exit_code == 2, (seed, result.output)
+        assert "seeds[1]" in result.output and repr(seed) in result.output
+    toml = tmp_path / "site.toml"
+    toml.write_text('seeds = ["example.com"]\n')
+    from_file = crawl(tmp_path / "c.db", "--config", str(toml))
+    assert from_file.exit_code == 2 and f"{toml}: seeds[0]" in from_file.output
+    assert "http://example.com" in from_file.output  # what to write instead
+    assert site.requests == []
+    listed = tmp_path / "seeds.txt"
+    listed.write_text(f"# seeds\n{site.url('/')}\nexample.com\n\nhtp://x\n")
+    added = runner.invoke(app, ["seeds", "add", str(listed), "--db", str(tmp_path / "s.db")])
+    assert "line 3: skipped (no scheme" in added.output
+    assert "line 5: skipped (htp://" in added.output

@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from litecrawl.article_engines import DEFAULT_ENGINE, ArticleEngine
 from litecrawl.errors import ConfigError
+from litecrawl.urls import seed_problem
 from litecrawl.version import VERSION
 
 __all__ = [
@@ -82,6 +83,15 @@ def _check_domain(domain: str) -> str:
     return host
 
 
+def _check_seed(seed: str) -> str:
+    problem = seed_problem(seed)
+    if problem is not None:
+        raise PydanticCustomError(
+            "bad_url", "cannot crawl from this: {problem}", {"problem": problem}
+        )
+    return seed
+
+
 _MEDIA_RANGE = re.compile(r"\*(/\*)?|[a-z0-9][\w.+-]*/(\*|[a-z0-9][\w.+-]*)")
 
 
@@ -95,6 +105,7 @@ def _check_media_range(value: str) -> str:
 
 
 _Regex = Annotated[str, AfterValidator(_check_regex)]
+_Seed = Annotated[str, Field(min_length=1), AfterValidator(_check_seed)]
 _MediaRange = Annotated[str, AfterValidator(_check_media_range)]
 _Domain = Annotated[str, AfterValidator(_check_domain)]
 _NonEmpty = Annotated[str, Field(min_length=1)]
@@ -141,7 +152,7 @@ class OutputConfig(_Section):
 
 
 class SitemapConfig(_Section):
-    url: _NonEmpty | None = None
+    url: _Seed | None = None
     use_lastmod: bool = True
 
 
@@ -228,7 +239,7 @@ class CrawlConfig(_Section):
     obey_robots: bool = True
     same_domain_only: bool = True
     max_depth: int = Field(default=2, ge=0, description="0 = unlimited")
-    seeds: list[_NonEmpty] = Field(default_factory=list)
+    seeds: list[_Seed] = Field(default_factory=list)
     db: _NonEmpty = "litecrawl.db"
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)

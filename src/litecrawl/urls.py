@@ -21,6 +21,7 @@ __all__ = [
     "UrlRules",
     "host_of",
     "normalize_and_validate_url",
+    "seed_problem",
     "shown_location",
     "without_passwords",
 ]
@@ -295,6 +296,29 @@ def normalize_and_validate_url(
         tuple(exclude_patterns or ()),
     )
     return rules(url, base_url)
+
+
+def seed_problem(seed: str) -> str | None:
+    """Why ``seed`` cannot start a crawl, in words (``example.com``: no scheme; ``htp://x``,
+    ``file:///x``: not http(s); ``http://./``: no host), or None when it is an http(s) URL."""
+    text = seed.strip()
+    if "://" not in text:
+        if _names_another_scheme(text) and not text.split(":", 1)[1][:1].isdigit():
+            return f"{text.split(':', 1)[0]}: URLs are not crawled, only http:// and https://"
+        return f"no scheme: write http://{text} or https://{text}"
+    scheme = text.split("://", 1)[0].lower()
+    if scheme not in _DEFAULT_PORTS:
+        return f"{scheme}:// URLs are not crawled, only http:// and https://"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        return f"not a URL: {exc}"
+    if not (parts.hostname or "").strip("."):
+        return "no host name"
+    if UrlRules().normalize(text) is None:
+        return "not a valid http(s) URL"
+    return None
 
 
 def host_of(url: str) -> str:

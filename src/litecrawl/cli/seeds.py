@@ -18,7 +18,7 @@ from litecrawl.frontier.base import NewLink
 from litecrawl.strategy.base import BaseCrawlingStrategy
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
-from litecrawl.urls import UrlRules, host_of
+from litecrawl.urls import UrlRules, host_of, seed_problem
 
 __all__ = ["seeds_app"]
 
@@ -59,8 +59,10 @@ def add(
     lines = [s.strip() for s in text.splitlines()]
     candidates = [s for s in lines if s and not s.startswith("#")]
     valid = [u for u in (rules(s) for s in candidates) if u is not None]
-    for bad in (s for s in candidates if rules(s) is None):
-        typer.echo(f"skipped (not a valid URL here): {bad}", err=True)
+    for number, line in enumerate(lines, 1):
+        if line and not line.startswith("#") and rules(line) is None:
+            why = seed_problem(line) or "outside the include/exclude patterns"
+            typer.echo(f"line {number}: skipped ({why}): {line}", err=True)
     if factory is not None:
         scheduled, added = asyncio.run(_through_strategy(cfg, factory, rules, valid, due_now))
         typer.echo(f"{scheduled} scheduled by {cfg.strategy.name}, {added} new")
