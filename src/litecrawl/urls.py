@@ -307,7 +307,7 @@ def seed_problem(seed: str) -> str | None:
             return f"{text.split(':', 1)[0]}: URLs are not crawled, only http:// and https://"
         return f"no scheme: write http://{text} or https://{text}"
     scheme = text.split("://", 1)[0].lower()
-    if scheme not in _DEFAULT_PORTS:
+    if scheme not in DEFAULT_PORTS:
         return f"{scheme}:// URLs are not crawled, only http:// and https://"
     try:
         parts = urlsplit(text)
