@@ -63,3 +63,31 @@ def test_a_seed_that_is_not_an_http_url_exits_2_naming_it(tmp_path: Path, serve:
     added = runner.invoke(app, ["seeds", "add", str(listed), "--db", str(tmp_path / "s.db")])
     assert "line 3: skipped (no scheme" in added.output
     assert "line 5: skipped (htp://" in added.output
+
+
+def test_a_crawl_without_seeds_resumes_the_frontier_on_its_sites(
+    tmp_path: Path, serve: Serve
+) -> None:
+    links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(4))
+    pages: dict[str, str | tuple[int, str, str]] = {
+        "/": html_page(links + '<a href="http://example.invalid/x">x</a>')
+    }
+    pages |= {f"/p{i}": html_page(f"page {i}") for i in range(4)}
+    site = serve(site_app(pages))
+    db = tmp_path / "c.db"
+    first = crawl(db, site.url("/"), "--max-pages", "2", "--ignore-robots")
+    assert first.exit_code == 0, first.output
+    assert len(site.requests) == 2
+    resumed = crawl(db, "--ignore-robots")
+    assert resumed.exit_code == 0, resumed.output
+    assert sorted(r.path for r in site.requests) == ["/", "/p0", "/p1", "/p2", "/p3"]
+    assert "http://example.invalid/x" not in db_rows(db)  # still the seeds' site only
+    nothing = crawl(tmp_path / "none.db")
+    assert nothing.exit_code == 2 and "no seed URLs" in nothing.output
+    assert not (tmp_path / "none.db").exists()  # not made for nothing
+    empty = tmp_path / "empty.db"
+    (tmp_path / "empty.txt").write_text("# nothing yet\n")
+    runner.invoke(app, ["seeds", "add", str(tmp_path / "empty.txt"), "--db", str(empty)])
+    assert empty.exists()
+    bare = crawl(empty)
+    assert bare.exit_code == 2 and "holds no pages" in bare.output

@@ -26,6 +26,7 @@ from litecrawl.cache import DiskCache
 from litecrawl.config import CrawlConfig
 from litecrawl.discover.feeds import FEED_CONTENT_TYPES
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
+from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
@@ -173,7 +174,10 @@ async def run_crawl(
         analyzer = None
         if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
             analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
-        options = _options(config, seeds, analyzer, runner)
+        sites = seeds
+        if focus is None and not seeds and not config.sitemap.url:
+            sites = await _known_sites(frontier, config.db)
+        options = _options(config, sites, analyzer, runner)
         if focus is not None:
             options = _focused(options, focus)
         engine = Engine(frontier, fetcher, options, gate, lease)
@@ -194,6 +198,18 @@ async def run_crawl(
         await frontier.finish_run(run_id, json.dumps(record), int(time.time()))
         return CrawlReport(stats, interrupted)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _known_sites(frontier: Frontier, db: str) -> list[str]:
+    """A crawl given no seeds resumes the frontier, on the sites it holds; with nothing there
+    it could only do nothing: bad usage."""
+    hosts = await frontier.known_hosts()
+    if not hosts:
+        raise ConfigError(
+            f"no seed URLs, and {without_passwords(db)} holds no pages to resume: give URLs, "
+            "'seeds' in a config file, or add seeds first (litecrawl seeds add)"
+        )
+    return hosts
 
 
 async def _bootstrap(

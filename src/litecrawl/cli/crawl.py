@@ -150,8 +150,12 @@ def crawl(
     if mode == "sitemap" and follow is None:
         overrides["discovery.follow_links"] = False  # sitemap mode fetches what is listed
     cfg = load_or_exit(config, overrides)
-    if not cfg.seeds and cfg.mode == "seed":
-        console.print("[red]error:[/red] no seed URLs: give URLs or 'seeds' in a config file")
+    if not cfg.seeds and not cfg.sitemap.url and _no_such_file(cfg.db):  # not made for nothing
+        console.print(
+            f"[red]error:[/red] no seed URLs, and no database at {escape(cfg.db)} to resume: "
+            "give URLs or 'seeds' in a config file",
+            highlight=False,
+        )
         raise typer.Exit(2)
     try:
         setup_logging(cfg.verbose, cfg.quiet, log_json, log_file)
@@ -178,6 +182,10 @@ def crawl(
     causes = [str(cause) for cause in report.stats.top_causes(5)]
     print_crawl_summary(_summary_rows(report), causes, verdict)
     raise typer.Exit(code)
+
+
+def _no_such_file(db: str) -> bool:
+    return "://" not in db and not Path(db).exists()
 
 
 def _summary_rows(report: CrawlReport) -> dict[str, object]:

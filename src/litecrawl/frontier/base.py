@@ -442,6 +442,11 @@ class Frontier(abc.ABC):
     async def domain_metadata(self) -> dict[str, str]:
         """All domain metadata (``litecrawl stats --domains``)."""
 
+    @abc.abstractmethod
+    async def known_hosts(self) -> list[str]:
+        """The hosts (``host[:port]``) of the pages the frontier holds: a crawl given no seeds
+        resumes the frontier and stays on these sites."""
+
     # -- per-host state shared by every worker -----------------------------------------------
 
     @abc.abstractmethod

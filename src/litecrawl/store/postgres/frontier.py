@@ -295,6 +295,10 @@ class PostgresFrontier(Frontier):
         rows = await self._fetch("SELECT domain, data FROM domain_metadata ORDER BY domain")
         return {domain: data for domain, data in rows}
 
+    async def known_hosts(self) -> list[str]:
+        rows = await self._fetch("SELECT DISTINCT host FROM pages WHERE host <> ''")
+        return [host for (host,) in rows]
+
     # -- per-host state -----------------------------------------------------------------------
 
     async def get_robots(self, origin: str) -> tuple[str, float] | None:

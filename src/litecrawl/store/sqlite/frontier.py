@@ -418,6 +418,13 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_all)
 
+    async def known_hosts(self) -> list[str]:
+        def _hosts(conn: sqlite3.Connection) -> list[str]:
+            rows = conn.execute("SELECT DISTINCT host FROM pages WHERE host != ''")
+            return [host for (host,) in rows]
+
+        return await self._run(_hosts)
+
     # -- per-host state -----------------------------------------------------------------------
 
     async def get_robots(self, origin: str) -> tuple[str, float] | None:
