@@ -1,16 +1,14 @@
-"""litecrawl.extract.markdown: Markdown rendering, the output tree layout, atomic writes."""
+"""litecrawl.extract.markdown: Markdown rendering and atomic writes (the output tree layout:
+test_output_files.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from litecrawl.extract import (
     Extracted,
@@ -20,13 +18,6 @@ from litecrawl.extract import (
     to_markdown,
     write_atomic,
 )
-
-OUT = Path("/srv/out")
-
-
-def h8(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
-
 
 # --- to_markdown --------------------------------------------------------------------------------
 
@@ -79,85 +70,6 @@ def test_too_deep_markup_falls_back_to_text() -> None:
     deep = "<body>" + "<div>" * 3000 + "deep" + "</div>" * 3000 + "</body>"
     page = Extracted(url="u", title="T", text="deep", html_for_markdown=deep)
     assert to_markdown(page) == "# T\n\ndeep\n"
-
-
-# --- markdown_path --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("url", "expected"),
-    [
-        ("https://example.com/", "example.com/index.md"),
-        ("https://example.com", "example.com/index.md"),
-        ("https://example.com/docs/", "example.com/docs/index.md"),
-        ("https://example.com/docs/intro", "example.com/docs/intro.md"),
-        ("https://example.com/docs/intro#section-2", "example.com/docs/intro.md"),
-        ("https://example.com/a/b/c/", "example.com/a/b/c/index.md"),
-        (
-            "https://example.com/Docs/Getting Started.html",
-            "example.com/docs/getting-started-html.md",
-        ),
-        ("https://example.com//double//slash", "example.com/double/slash.md"),
-        ("https://Example.COM:443/a", "example.com/a.md"),
-        ("http://example.com:80/a", "example.com/a.md"),
-        ("http://example.com:443/a", "example.com_443/a.md"),
-        ("http://localhost:8080/a/b/", "localhost_8080/a/b/index.md"),
-        ("http://127.0.0.1:8765/", "127.0.0.1_8765/index.md"),
-        ("https://example.com/list?page=2", f"example.com/list_page-2-{h8('page=2')}.md"),
-        ("https://example.com/?p=1", f"example.com/index_p-1-{h8('p=1')}.md"),
-        ("https://example.com/blog/?page=2", f"example.com/blog/index_page-2-{h8('page=2')}.md"),
-        ("https://example.com/s?q=%E2%9C%93", f"example.com/s_q-{h8('q=%E2%9C%93')}.md"),
-        ("https://example.com/über/café", f"example.com/uber-{h8('über')}/cafe-{h8('café')}.md"),
-        (
-            "https://example.com/%C3%BCber/caf%C3%A9",
-            f"example.com/uber-{h8('über')}/cafe-{h8('café')}.md",
-        ),
-        ("https://example.com/日本語/", f"example.com/ri-ben-yu-{h8('日本語')}/index.md"),
-        ("https://bücher.de/x", "xn--bcher-kva.de/x.md"),
-        ("https://example.com/a/../b", "example.com/b.md"),
-        ("https://example.com/../../etc/passwd", "example.com/etc/passwd.md"),
-        ("https://example.com/a/b/..", "example.com/a/index.md"),
-        ("https://example.com/%F0%9F%98%80", f"example.com/_{h8('😀')}.md"),
-    ],
-)
-def test_markdown_path_layout(url: str, expected: str) -> None:
-    assert markdown_path(OUT, url) == OUT / expected
-
-
-def test_markdown_path_distinguishes_queries() -> None:
-    paths = {
-        markdown_path(OUT, f"https://example.com/search{q}")
-        for q in ("", "?q=a", "?q=b", "?q=a&page=2", "?q=A", "?q-a", "?q=a%20b", "?q=a+b")
-    }
-    assert len(paths) == 8
-
-
-def test_markdown_path_bounds_long_segments() -> None:
-    path = markdown_path(OUT, "https://example.com/" + "word-" * 200)
-    assert len(path.name) < 120
-    assert markdown_path(OUT, "https://example.com/" + "word-" * 200 + "x") != path
-
-
-def test_sidecar_path() -> None:
-    assert (
-        sidecar_path(OUT / "example.com/docs/intro.md") == OUT / "example.com/docs/intro.meta.json"
-    )
-    assert sidecar_path(OUT / "example.com/index.md") == OUT / "example.com/index.meta.json"
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    url=st.one_of(
-        st.text(max_size=80),
-        st.from_regex(r"https?://[a-z.]{1,12}(:[0-9]{1,5})?/[^#]{0,60}", fullmatch=True),
-    )
-)
-def test_property_paths_stay_inside_output_dir(url: str) -> None:
-    path = markdown_path(OUT, url)
-    assert path.suffix == ".md"
-    assert OUT in path.parents
-    assert ".." not in path.parts
-    assert all(part and len(part.encode()) <= 255 for part in path.relative_to(OUT).parts)
 
 
 # --- write_atomic ---------------------------------------------------------------------------------

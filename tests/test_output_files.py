@@ -9,13 +9,18 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
+import pytest
 from aiohttp import web
-from conftest import LocalServer, db_execute, db_rows, html_page
+from conftest import LocalServer, db_execute, db_query, db_rows, html_page, site_app
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from litecrawl.cache import DiskCache
 from litecrawl.cli import app
+from litecrawl.extract import markdown_path, sidecar_path
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()
@@ -38,6 +43,137 @@ def sidecars(tmp_path: Path) -> dict[str, dict[str, Any]]:
         assert meta["url"] not in found, meta["url"]
         found[meta["url"]] = {**meta, "_path": path}
     return found
+
+
+# --- file names: one file per document ----------------------------------------------------------
+
+OUT = Path("/srv/out")
+
+
+def h8(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com/", "example.com/index.md"),
+        ("https://example.com", "example.com/index.md"),
+        ("https://example.com/docs/", "example.com/docs/index.md"),
+        ("https://example.com/docs/intro", "example.com/docs/intro.md"),
+        ("https://example.com/docs/intro#section-2", "example.com/docs/intro.md"),
+        ("https://example.com/a/b/c/", "example.com/a/b/c/index.md"),
+        ("https://example.com/genindex.html", "example.com/genindex.html.md"),
+        (
+            "https://example.com/genindex-_.html",
+            f"example.com/genindex-html-{h8('genindex-_.html')}.md",
+        ),
+        ("https://example.com/3.11/library/", "example.com/3.11/library/index.md"),
+        ("https://example.com/About", f"example.com/about-{h8('About')}.md"),
+        (
+            "https://example.com/Docs/Getting Started.html",
+            f"example.com/docs-{h8('Docs')}/getting-started-html-{h8('Getting Started.html')}.md",
+        ),
+        ("https://example.com/docs/index", f"example.com/docs/index-{h8('index')}.md"),
+        ("https://example.com/a.md/b", f"example.com/a-md-{h8('a.md')}/b.md"),
+        ("https://example.com/a%2Fb", f"example.com/a-b-{h8('a/b')}.md"),
+        ("https://example.com//double//slash", f"example.com/_{h8('')}/double/_{h8('')}/slash.md"),
+        ("https://Example.COM:443/a", "example.com/a.md"),
+        ("http://example.com/a", "example.com_80/a.md"),
+        ("http://example.com:443/a", "example.com_443/a.md"),
+        ("https://example.com:8443/a", "example.com_8443_https/a.md"),
+        ("http://localhost:8080/a/b/", "localhost_8080/a/b/index.md"),
+        ("http://127.0.0.1:8765/", "127.0.0.1_8765/index.md"),
+        ("https://example.com/list?page=2", f"example.com/list_page-2-{h8('page=2')}.md"),
+        ("https://example.com/?p=1", f"example.com/index_p-1-{h8('p=1')}.md"),
+        ("https://example.com/blog/?page=2", f"example.com/blog/index_page-2-{h8('page=2')}.md"),
+        ("https://example.com/s?q=%E2%9C%93", f"example.com/s_q-{h8('q=%E2%9C%93')}.md"),
+        ("https://example.com/über/café", f"example.com/uber-{h8('über')}/cafe-{h8('café')}.md"),
+        (
+            "https://example.com/%C3%BCber/caf%C3%A9",
+            f"example.com/uber-{h8('über')}/cafe-{h8('café')}.md",
+        ),
+        ("https://example.com/日本語/", f"example.com/ri-ben-yu-{h8('日本語')}/index.md"),
+        ("https://bücher.de/x", "xn--bcher-kva.de/x.md"),
+        ("https://example.com/a/../b", "example.com/b.md"),
+        ("https://example.com/../../etc/passwd", "example.com/etc/passwd.md"),
+        ("https://example.com/a/b/..", "example.com/a/index.md"),
+        ("https://example.com/%F0%9F%98%80", f"example.com/_{h8('😀')}.md"),
+    ],
+)
+def test_markdown_path_layout(url: str, expected: str) -> None:
+    assert markdown_path(OUT, url) == OUT / expected
+
+
+def test_markdown_path_keeps_folded_spellings_apart() -> None:
+    spellings = ("", "?q=a", "?q=b", "?q=a&page=2", "?q=A", "?q-a", "?q=a%20b", "?q=a+b")
+    assert len({markdown_path(OUT, f"https://example.com/search{q}") for q in spellings}) == 8
+    folded = ("/about", "/About", "/ABOUT", "/about_", "/about.", "/-about", "/about%20")
+    assert len({markdown_path(OUT, f"https://example.com{p}") for p in folded}) == len(folded)
+    same_path = ("http://example.com/a", "https://example.com/a", "https://example.com:80/a")
+    assert len({markdown_path(OUT, url) for url in same_path}) == 3
+
+
+def test_markdown_path_bounds_long_segments() -> None:
+    path = markdown_path(OUT, "https://example.com/" + "word-" * 200)
+    assert len(path.name) < 120
+    assert markdown_path(OUT, "https://example.com/" + "word-" * 200 + "x") != path
+
+
+def test_sidecar_path() -> None:
+    assert (
+        sidecar_path(OUT / "example.com/docs/intro.md") == OUT / "example.com/docs/intro.meta.json"
+    )
+    assert sidecar_path(OUT / "example.com/index.md") == OUT / "example.com/index.meta.json"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    url=st.one_of(
+        st.text(max_size=80),
+        st.from_regex(r"https?://[a-z.]{1,12}(:[0-9]{1,5})?/[^#]{0,60}", fullmatch=True),
+    )
+)
+def test_property_paths_stay_inside_output_dir(url: str) -> None:
+    path = markdown_path(OUT, url)
+    assert path.suffix == ".md"
+    assert OUT in path.parents
+    assert ".." not in path.parts
+    assert all(part and len(part.encode()) <= 255 for part in path.relative_to(OUT).parts)
+
+
+_SEGMENT = st.text(alphabet="aAbZ09-_.~ %é/?", min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    one=st.lists(_SEGMENT, min_size=1, max_size=3), other=st.lists(_SEGMENT, min_size=1, max_size=3)
+)
+def test_property_different_paths_get_different_files(one: list[str], other: list[str]) -> None:
+    """Two URLs whose decoded path segments differ (dot segments aside) never share a file,
+    however slugify folds them, and no file is another's directory or sidecar."""
+    one, other = [_quoted(s) for s in one], [_quoted(s) for s in other]
+    if _resolved(one) == _resolved(other):
+        return
+    first = markdown_path(OUT, "https://example.com/" + "/".join(one))
+    second = markdown_path(OUT, "https://example.com/" + "/".join(other))
+    assert first != second
+    assert first not in second.parents and second not in first.parents
+    assert sidecar_path(first) != second and sidecar_path(second) != first
+
+
+def _quoted(segment: str) -> str:
+    return quote(segment, safe="")
+
+
+def _resolved(segments: list[str]) -> list[str]:
+    out: list[str] = []
+    for segment in (unquote(s) for s in segments):
+        if segment == "..":
+            out = out[:-1]
+        elif segment != ".":
+            out.append(segment)
+    return out
 
 
 # --- a 304 rewrites the sidecar's fetch fields ---------------------------------------------------
@@ -155,3 +291,34 @@ def test_accept_type_refuses_what_is_not_a_media_type(tmp_path: Path) -> None:
 
 def _sha(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()
+
+
+def test_two_urls_that_fold_to_one_slug_write_two_files(tmp_path: Path, serve: Serve) -> None:
+    """Sphinx's genindex.html and genindex-_.html: two documents, two files, the same names on
+    the next run."""
+    pages = {
+        "/": '<a href="/genindex.html">index</a> <a href="/genindex-_.html">index of _</a>',
+        "/genindex.html": html_page("<p>All the names from A to Z.</p>", "Index"),
+        "/genindex-_.html": html_page("<p>The names that start with an underscore.</p>", "_"),
+    }
+    site = serve(site_app(pages))
+    db = str(tmp_path / "c.db")
+    assert crawl(tmp_path, db, site.url("/"), "--max-depth", "1").exit_code == 0
+    found = sidecars(tmp_path)
+    assert sorted(found) == sorted(site.url(p) for p in pages)
+    files = {url: _markdown_of(meta["_path"]) for url, meta in found.items()}
+    assert len(set(files.values())) == 3
+    assert "from A to Z" in files[site.url("/genindex.html")].read_text("utf-8")
+    assert "underscore" in files[site.url("/genindex-_.html")].read_text("utf-8")
+    stored = dict(db_query(db, "SELECT url, markdown_path FROM documents"))
+    assert stored == {url: str(path) for url, path in files.items()}
+    # a new run in another order, the database and the files gone: the same names
+    for path in files.values():
+        path.unlink()
+    second = [site.url("/genindex-_.html"), site.url("/genindex.html")]
+    assert crawl(tmp_path, str(tmp_path / "d.db"), *second, "--no-follow").exit_code == 0
+    assert all(files[url].is_file() for url in second)
+
+
+def _markdown_of(sidecar: Path) -> Path:
+    return sidecar.with_name(sidecar.name.removesuffix(".meta.json") + ".md")

@@ -1,57 +1,23 @@
-"""Markdown output (seed 003): the document, where it goes on disk, and writing it safely.
-
-Layout under ``output_dir``::
-
-    https://example.com/               -> example.com/index.md
-    https://example.com/docs/          -> example.com/docs/index.md
-    https://example.com/docs/intro     -> example.com/docs/intro.md
-    https://example.com/list?page=2    -> example.com/list_page-2-<hash8>.md
-    http://localhost:8080/a            -> localhost_8080/a.md
-
-Every path segment goes through python-slugify (lower case, ASCII, ``[a-z0-9-]``; non-ASCII
-segments, transliterated, and over-long ones get ``-<hash8>`` appended; a segment with nothing
-sluggable becomes ``_<hash8>``). A slug never contains ``.`` or ``/``, so ``..`` cannot escape the
-output directory and a page file (``x.md``) never clashes with a directory; only the query part
-is joined with ``_`` to a non-empty name, and its hash keeps URLs that differ only in the query
-apart. Case and punctuation are folded, so ``/About`` and ``/about`` share a file.
-"""
+"""Markdown output (seed 003): the document, and writing it safely. Where it goes on disk is
+:mod:`litecrawl.extract.paths`."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
-
-from slugify import slugify
 
 from litecrawl.extract.page import Extracted
 
-__all__ = [
-    "convert_html",
-    "markdown_path",
-    "sidecar_path",
-    "to_markdown",
-    "url_domain",
-    "write_atomic",
-]
+__all__ = ["convert_html", "to_markdown", "write_atomic"]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-_MAX_SEGMENT = 80  # characters of slug per path segment; longer ones are cut and hashed
-_MAX_QUERY_SLUG = 40
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TRAILING_SPACES = re.compile(r"[ \t]+\n")
-_HOST_UNSAFE = re.compile(r"[^a-z0-9.\-]+")
 _HEADING = re.compile(r"#{1,6}\s+(.*?)\s*#*\s*")
-
-
-def _hash8(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 def _tidy(markdown: str) -> str:
@@ -134,69 +100,6 @@ def to_markdown(extracted: Extracted) -> str:
     if title and not _has_title_heading(body, title):
         body = f"# {title}\n\n{body}" if body else f"# {title}"
     return body + "\n" if body else ""
-
-
-def url_domain(url: str) -> str:
-    """The output directory name of a URL's host: IDNA-encoded, with ``_port`` if not default."""
-    try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "_invalid"
-    try:
-        host = host.encode("idna").decode("ascii")
-    except UnicodeError:
-        host = slugify(host) or ""
-    host = _HOST_UNSAFE.sub("_", host.lower()).strip(".")
-    if not host:
-        host = "_nohost"
-    if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
-        host = f"{host}_{port}"
-    return host
-
-
-def _segment_slug(segment: str) -> str:
-    slug = slugify(segment)
-    if not slug:  # nothing sluggable (emoji, punctuation only): keep it distinct by hash
-        return f"_{_hash8(segment)}"
-    # transliteration is lossy ("über" and "uber", two Japanese words alike): add a hash
-    if len(slug) > _MAX_SEGMENT or not segment.isascii():
-        slug = f"{slug[:_MAX_SEGMENT].rstrip('-')}-{_hash8(segment)}"
-    return slug
-
-
-def markdown_path(output_dir: Path, url: str) -> Path:
-    """Where the Markdown file of ``url`` goes (see the module docstring for the layout)."""
-    try:
-        parts = urlsplit(url.strip())
-        path, query = parts.path, parts.query
-    except ValueError:
-        path, query = "", ""
-    segments: list[str] = []
-    raws = unquote(path).split("/")
-    for raw in raws:
-        if raw in ("", "."):
-            continue
-        if raw == "..":
-            if segments:
-                segments.pop()
-            continue
-        segments.append(_segment_slug(raw))
-    # "/docs/", "/docs/." and "/docs/x/.." all name the directory "docs"
-    is_dir = not segments or raws[-1] in ("", ".", "..")
-    name = "index" if is_dir else segments.pop()
-    if query:
-        query_slug = slugify(unquote(query))[:_MAX_QUERY_SLUG].rstrip("-")
-        name = f"{name}_{query_slug}-{_hash8(query)}" if query_slug else f"{name}_{_hash8(query)}"
-    return Path(output_dir, url_domain(url), *segments, f"{name}.md")
-
-
-def sidecar_path(md_path: Path) -> Path:
-    """``page.md`` -> ``page.meta.json``, next to it."""
-    name = md_path.name
-    stem = name[: -len(".md")] if name.endswith(".md") else md_path.stem
-    return md_path.with_name(f"{stem}.meta.json")
 
 
 def write_atomic(path: Path, data: str, *, fsync: bool = False) -> bool:
