@@ -91,3 +91,24 @@ def test_a_crawl_without_seeds_resumes_the_frontier_on_its_sites(
     assert empty.exists()
     bare = crawl(empty)
     assert bare.exit_code == 2 and "holds no pages" in bare.output
+
+
+def summary(output: str) -> dict[str, str]:
+    """The closing summary's ``key: value`` lines."""
+    lines = (line.partition(":") for line in output.splitlines())
+    return {k.strip(): v.strip() for k, sep, v in lines if sep and k and not k.startswith(" ")}
+
+
+def test_max_pages_counts_pages_not_sitemaps(tmp_path: Path, serve: Serve) -> None:
+    pages: dict[str, str | tuple[int, str, str]] = {
+        f"/p{i}": html_page(f"page {i}") for i in range(5)
+    }
+    site = serve(site_app(pages))
+    entries = "".join(f"<url><loc>{site.url(path)}</loc></url>" for path in list(pages))
+    xml = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
+    pages["/sitemap.xml"] = (200, "application/xml", xml)
+    db = tmp_path / "c.db"
+    result = crawl(db, "--sitemap", site.url("/sitemap.xml"), "--max-pages", "2", "--ignore-robots")
+    assert result.exit_code == 0, result.output
+    assert summary(result.output)["indexed"] == "2"
+    assert sum(1 for r in site.requests if r.path.startswith("/p")) == 2

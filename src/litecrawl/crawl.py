@@ -4,8 +4,9 @@ Claims are refilled while earlier pages are still in flight, so fetchers never w
 to drain, but only a little ahead of the fetchers: a claim not yet fetched is work a crash
 strands until the lease says its worker is dead. The loop ends when nothing is due and no dead
 worker's claims are still to come back (or, with ``watch``, sleeps until the next page is), when
-``max_pages`` pages were claimed, or when ``stop`` is set (SIGINT/SIGTERM): then no more claims
-are made, in-flight pages get ``grace`` seconds to finish, and the rest are released.
+``max_pages`` pages (sitemaps and feeds not counted) were claimed, or when ``stop`` is set
+(SIGINT/SIGTERM): then no more claims are made, in-flight pages get ``grace`` seconds to finish,
+and the rest are released.
 """
 
 from __future__ import annotations
@@ -277,7 +278,7 @@ async def _loop(
         for page in pages:
             in_flight[asyncio.create_task(engine.process(page))] = page.norm_url
             held[host_of(page.norm_url)] += 1
-        claimed_total += len(pages)
+        claimed_total += sum(1 for page in pages if page.kind == "page")  # not sitemaps, feeds
         engine.stats.claimed += len(pages)
         return len(pages)
 

@@ -56,7 +56,9 @@ def crawl(
     ] = None,
     include: Annotated[list[str] | None, Opt(help="Only URLs matching (repeatable).")] = None,
     exclude: Annotated[list[str] | None, Opt(help="Skip URLs matching (repeatable).")] = None,
-    max_pages: Annotated[int | None, Opt(help="Stop after this many pages (0 = no limit).")] = None,
+    max_pages: Annotated[
+        int | None, Opt(help="Stop after this many pages (not counting sitemaps, feeds; 0 = none).")
+    ] = None,
     max_depth: Annotated[int | None, Opt(help="Link depth from the seeds (0 = unlimited).")] = None,
     follow: Annotated[bool | None, Opt("--follow/--no-follow", help="Follow links.")] = None,
     concurrency: Annotated[int | None, Opt(help="Concurrent requests in all.")] = None,
