@@ -108,7 +108,11 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
             gate = await stack.enter_async_context(PoliteGate(frontier, settings))
         if factory is not None:
             runner = StrategyRunner(
-                factory, dict(kwargs.get("strategy_args") or {}), frontier, rules
+                factory,
+                dict(kwargs.get("strategy_args") or {}),
+                frontier,
+                rules,
+                _user_agent_headers(kwargs).get("User-Agent"),
             )
             stack.push_async_callback(close_strategy, runner, frontier)
             options = dataclasses.replace(options, strategy=runner)

@@ -167,7 +167,13 @@ async def run_crawl(
         )
         runner = None
         if factory is not None:
-            runner = StrategyRunner(factory, dict(config.strategy.args), frontier, _rules(config))
+            runner = StrategyRunner(
+                factory,
+                dict(config.strategy.args),
+                frontier,
+                _rules(config),
+                config.effective_user_agent(),
+            )
             stack.push_async_callback(close_strategy, runner, frontier)
         settings = PolitenessSettings.of(config)
         gate = await stack.enter_async_context(PoliteGate(frontier, settings))

@@ -6,6 +6,8 @@
     ├── ConfigError (also ValueError)     a bad parameter, config key or value
     ├── FrontierError                     the database could not be used
     ├── BrowserUnavailable                no Chromium to render with (says what to install)
+    ├── DomainMetadataError (also TypeError) a strategy stored a value that cannot be stored;
+    │                                     names the domain and key
     ├── HostHeldBack                      a page's host may not be fetched for a long while
                                           (a Retry-After): the page is given back, not failed
     └── FetchError                        one URL could not be fetched; carries url + category
@@ -39,6 +41,7 @@ __all__ = [
     "ConfigError",
     "ConnectError",
     "DnsError",
+    "DomainMetadataError",
     "FetchError",
     "FetchTimeout",
     "FrontierError",
@@ -92,6 +95,17 @@ def without_passwords(text: str) -> str:
     """Any text (a command line, a driver's message) with the password of every URL in it
     replaced by ``***``."""
     return _PASSWORD_IN_URL.sub(r"\1***@", text)
+
+
+class DomainMetadataError(LitecrawlError, TypeError):
+    """A crawling strategy put a value into domain metadata that cannot be stored (an object
+    that is not JSON, bytes, a set or a tuple); raised where it was written."""
+
+    def __init__(self, domain: str, key: object, message: str) -> None:
+        where = f"domain metadata of {domain!r}" + (f", key {key!r}" if key is not None else "")
+        super().__init__(f"{where}: {message}")
+        self.domain = domain
+        self.key = key
 
 
 class BrowserUnavailable(LitecrawlError):

@@ -65,7 +65,7 @@ def stats_view(
             "total": s.hosts,
             "shown": [_host(h, robots.get(h.host), now) for h in s.top_hosts],
         },
-        "errors": [asdict(e) for e in s.errors],
+        "errors": [asdict(e) for e in s.errors] + _run_errors(s.runs),
         "runs": [_run(r, live, now, machines) for r in s.runs],
         "workers": [
             {
@@ -84,6 +84,22 @@ def stats_view(
     }
 
 
+# Errors of a run that belong to no page (a strategy hook that raised): counted in its record.
+_RUN_ONLY_ERRORS = ("strategy",)
+
+
+def _run_errors(runs: list[RunSummary]) -> list[dict[str, Any]]:
+    """Rows of the errors table for the run-only categories, summed over the runs shown
+    (``pages``: how many times; no page to name)."""
+    out = []
+    for category in _RUN_ONLY_ERRORS:
+        counts = [r.stats.get("errors") for r in runs]
+        total = sum(int(c.get(category, 0)) for c in counts if isinstance(c, dict))
+        if total:
+            out.append({"category": category, "pages": total, "sample_url": ""})
+    return out
+
+
 def _run(r: RunSummary, live: set[int], now: float, machines: dict[int, str]) -> dict[str, Any]:
     if r.finished_at is None:
         # no end written: still running if its worker is alive, else killed (kill -9, crash)
@@ -99,6 +115,7 @@ def _run(r: RunSummary, live: set[int], now: float, machines: dict[int, str]) ->
         "duration_sec": None if duration is None else round(duration, 1),
         "fetched": r.stats.get("fetched"),
         "failed": r.stats.get("failed"),
+        "errors": r.stats.get("errors") or {},
         "pages_per_sec": r.stats.get("pages_per_sec"),
         "outcome": outcome,
         # machine:pid, kept in the record at the end; a run still going: its worker's

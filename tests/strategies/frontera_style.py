@@ -1,5 +1,7 @@
 # Written in Frontera's style (untyped, bytes meta keys, `is` on states, page_error): a strategy
 # for Frontera runs on litecrawl with only this import line changed.
+from urllib.parse import urlsplit
+
 from litecrawl.strategy import BaseCrawlingStrategy, States
 
 
@@ -105,3 +107,16 @@ class Rescore(Breadth):
         req = self.create_request(self.args["url"])
         self.refresh_states([req])
         self.schedule(req, score=0.125, dont_queue=True)
+
+
+class BadMetadata(Breadth):
+    """Keeps a set and a counter per domain through the manager's backend, then an object that
+    cannot be stored."""
+
+    def page_crawled(self, response):
+        super().page_crawled(response)
+        name = response.meta[b"domain"][b"name"].decode()
+        entry = self._manager.backend.domain_metadata.setdefault(name, {})
+        entry["pages"] = entry.get("pages", 0) + 1
+        entry.setdefault("seen", set()).add(urlsplit(response.url).path)
+        entry["parser"] = object()

@@ -287,8 +287,11 @@ def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     serious = sum(
         n
         for cat, n in stats.errors.items()
-        if cat not in ("robots", "content_type") and not cat.startswith("http_4")
+        if cat not in ("robots", "content_type", "strategy") and not cat.startswith("http_4")
     )
     if stats.claimed and serious > stats.claimed / 2:
         return 1, f"exit 1: {serious} of {stats.claimed} pages failed"
+    hooks = stats.errors.get("strategy", 0)  # a hook that raised; its page was still crawled
+    if stats.claimed and hooks > stats.claimed / 2:
+        return 1, f"exit 1: the strategy's hooks raised {hooks} times (see the log)"
     return 0, None

@@ -147,7 +147,8 @@ def _print(v: dict[str, Any], console: Console) -> None:
 
     errors = table("errors", "category", "pages", "sample URL")
     for e in v["errors"]:
-        errors.add_row(e["category"], str(e["pages"]), e["sample_url"])
+        sample = e["sample_url"] or f"(in the last {len(v['runs'])} runs)"
+        errors.add_row(e["category"], str(e["pages"]), sample)
     show("errors", errors)
 
     runs = table(

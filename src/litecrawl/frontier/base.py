@@ -128,10 +128,12 @@ class LinkWrite:
 
 @dataclass(frozen=True, slots=True)
 class StrategyWrites:
-    """A strategy's writes, batched with the page's own (domain metadata: JSON, None = gone)."""
+    """A strategy's writes, batched with the page's own. Domain metadata: (domain, the JSON
+    this worker loaded, its JSON now (None = gone)); the store merges the change into what it
+    holds (``litecrawl.strategy.metadata.merge``)."""
 
     links: tuple[LinkWrite, ...] = ()
-    domains: tuple[tuple[str, str | None], ...] = ()
+    domains: tuple[tuple[str, str | None, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,18 @@
 """Crawling strategies (seed 004, Frontera's API): what is crawled and in what order."""
 
-from litecrawl.strategy.base import BaseCrawlingStrategy, Request, Response, States
+from litecrawl.strategy.base import (
+    BaseCrawlingStrategy,
+    DomainMetadata,
+    Request,
+    Response,
+    States,
+)
 from litecrawl.strategy.domain import partition_of, registered_domain
 from litecrawl.strategy.loader import load_strategy
 
 __all__ = [
     "BaseCrawlingStrategy",
+    "DomainMetadata",
     "Request",
     "Response",
     "States",

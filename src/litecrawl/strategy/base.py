@@ -14,6 +14,7 @@ from typing import IO, Any, Protocol
 
 __all__ = [
     "BaseCrawlingStrategy",
+    "DomainMetadata",
     "Request",
     "Response",
     "ScheduledStream",
@@ -77,6 +78,29 @@ class Response:
 
     def __repr__(self) -> str:
         return f"<Response {self.status_code} {self.url}>"
+
+
+class DomainMetadata(abc.ABC):
+    """Frontera's interface of a domain metadata store (``manager.backend.domain_metadata`` is
+    one); a strategy may subclass it to wrap that store, as Frontera's ``Discovery`` does."""
+
+    @abc.abstractmethod
+    def __setitem__(self, key: str, value: Any) -> None: ...
+
+    @abc.abstractmethod
+    def __getitem__(self, key: str) -> Any: ...
+
+    @abc.abstractmethod
+    def __delitem__(self, key: str) -> None: ...
+
+    def __contains__(self, key: object) -> bool:
+        raise NotImplementedError
+
+    def frontier_start(self) -> None:
+        return None
+
+    def frontier_stop(self) -> None:
+        return None
 
 
 class ScheduledStream(Protocol):

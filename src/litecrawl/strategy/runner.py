@@ -9,16 +9,18 @@ state, meta or score changed, and the ones scheduled — for the page's own batc
 from __future__ import annotations
 
 import io
-import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from litecrawl.frontier.base import Frontier, LinkWrite, StrategyWrites
 from litecrawl.strategy.base import BaseCrawlingStrategy, Request, Response, States
-from litecrawl.strategy.codec import dumps_meta, loads_meta
+from litecrawl.strategy.codec import NotJSON, dumps_meta, loads_meta
 from litecrawl.strategy.domain import domain_meta
+from litecrawl.strategy.manager import Backend, frontera_settings
+from litecrawl.strategy.manager import States as BackendStates
+from litecrawl.strategy.metadata import StoredDomainMetadata
 from litecrawl.urls import host_of
 
 __all__ = ["LoadedPage", "StateReader", "StrategyRunner", "close_strategy"]
@@ -52,57 +54,6 @@ class _Seen:
         self.score: float | None = None
 
 
-class DomainMetadata(MutableMapping[str, dict[str, Any]]):
-    """Registered domain -> dict, loaded on first access, written with the next batch."""
-
-    def __init__(self, reader: StateReader) -> None:
-        self._reader = reader
-        self._cache: dict[str, dict[str, Any]] = {}
-        self._loaded: dict[str, str | None] = {}
-
-    def _load(self, key: str) -> None:
-        if key not in self._loaded:
-            text = self._reader.read_domain(key)
-            self._loaded[key] = text
-            if text is not None:
-                self._cache[key] = json.loads(text)
-
-    def __getitem__(self, key: str) -> dict[str, Any]:
-        self._load(key)
-        return self._cache[key]
-
-    def __setitem__(self, key: str, value: dict[str, Any]) -> None:
-        self._load(key)
-        self._cache[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        self._load(key)
-        del self._cache[key]
-
-    def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str):
-            return False
-        self._load(key)
-        return key in self._cache
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._cache)
-
-    def __len__(self) -> int:
-        return len(self._cache)
-
-    def changed(self) -> tuple[tuple[str, str | None], ...]:
-        """Entries whose JSON differs from what is stored (None = deleted)."""
-        out: list[tuple[str, str | None]] = []
-        for key, before in list(self._loaded.items()):
-            value = self._cache.get(key)
-            now = None if value is None else json.dumps(value, sort_keys=True)
-            if now != before:
-                out.append((key, now))
-                self._loaded[key] = now
-        return tuple(out)
-
-
 class StrategyRunner:
     """One strategy instance for one crawl process."""
 
@@ -112,12 +63,18 @@ class StrategyRunner:
         args: dict[str, Any],
         reader: StateReader,
         normalize: Callable[[str], str | None],
+        user_agent: str | None = None,
     ) -> None:
         self._reader = reader
         self._normalize = normalize
         self._seen: dict[int, _Seen] = {}
         self._scheduled: dict[int, bool] = {}  # id(request) -> queue
-        self.domain_metadata = DomainMetadata(reader)
+        self.domain_metadata = StoredDomainMetadata(reader)
+        # Frontera's manager attributes (see litecrawl.strategy.manager)
+        self.backend = Backend(self.domain_metadata, BackendStates(self))
+        self.settings: Mapping[str, Any] = frontera_settings(args, user_agent)
+        self.request_model = Request
+        self.response_model = Response
         self.errors = 0
         self.strategy = factory.from_worker(self, args, self, self)
         self.name = f"{factory.__module__}:{factory.__qualname__}"
@@ -152,11 +109,13 @@ class StrategyRunner:
         stored = self._reader.read_states([r.url for r in batch])
         for request in batch:
             state, _score, meta_text = stored.get(request.url, (States.NOT_CRAWLED, 0.0, None))
-            request.meta.update(loads_meta(meta_text))
+            for key, value in loads_meta(meta_text).items():
+                request.meta.setdefault(key, value)  # what the strategy just set is newer
             request.meta[b"state"] = state
             request.meta.setdefault(b"domain", domain_meta(request.url))
-            seen = self._track(request, state, dumps_meta(request.meta), -1)
-            seen.state, seen.meta = state, dumps_meta(request.meta)
+            # compared with what is stored, so meta given to create_request is written
+            seen = self._track(request, state, meta_text, -1)
+            seen.state, seen.meta = state, meta_text
 
     def release(self) -> None:
         return None
@@ -248,7 +207,11 @@ class StrategyRunner:
                 continue
             state = request.meta.get(b"state")
             new_state = state if isinstance(state, int) and state != seen.state else None
-            meta = dumps_meta(request.meta)
+            try:
+                meta = dumps_meta(request.meta)
+            except NotJSON as exc:
+                self._error("meta of %s: %s", url, exc)
+                meta = None
             new_meta = meta if meta != seen.meta and meta is not None else None
             queue = self._scheduled.get(key)
             if new_state is None and new_meta is None and queue is None:
@@ -283,7 +246,14 @@ class StrategyRunner:
             )
         self._seen.clear()
         self._scheduled.clear()
-        return StrategyWrites(tuple(writes), self.domain_metadata.changed())
+        domains, errors = self.domain_metadata.changed()
+        for error in errors:  # changed in place (not through a checked dict): not kept
+            self._error("%s; the key is dropped", error)
+        return StrategyWrites(tuple(writes), tuple(domains))
+
+    def _error(self, message: str, *args: object) -> None:
+        self.errors += 1
+        log.error("strategy %s: " + message, self.name, *args)
 
 
 async def close_strategy(runner: StrategyRunner, frontier: Frontier) -> None:

@@ -13,12 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+
 from litecrawl.frontier.base import FinalizeResult, NewLink, PageUpdate, StrategyWrites
 from litecrawl.index.document import IndexDocument
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.postgres.index import remove_documents, write_documents
 from litecrawl.store.sqlite.links import MAX_LINKS_PER_PAGE, link_key
 from litecrawl.strategy.domain import partition_hash
+from litecrawl.strategy.metadata import merge
 
 __all__ = [
     "Batch",
@@ -155,16 +158,40 @@ async def write_strategy(conn: Conn, writes: StrategyWrites) -> int:
             await cur.executemany(_INSERT_STRATEGY_LINK, rows)
             new = max(cur.rowcount, 0)  # summed over the rows (psycopg >= 3.1)
             await cur.executemany(_UPDATE_STRATEGY_LINK, rows)
-        for domain, data in writes.domains:
+        for domain, base, mine in writes.domains:
+            await _merge_domain(cur, domain, base, mine)
+    return new
+
+
+async def _merge_domain(
+    cur: psycopg.AsyncCursor[Any], domain: str, base: str | None, mine: str | None
+) -> None:
+    """Read-modify-write of one domain's metadata, the row locked: a worker's change merges
+    into what others wrote (``merge``) instead of overwriting it."""
+    while True:
+        await cur.execute(
+            "SELECT data FROM domain_metadata WHERE domain = %s FOR UPDATE", (domain,)
+        )
+        stored = await cur.fetchone()
+        data = merge(base, mine, stored[0] if stored else None)
+        if stored is not None:
             if data is None:
                 await cur.execute("DELETE FROM domain_metadata WHERE domain = %s", (domain,))
             else:
                 await cur.execute(
-                    "INSERT INTO domain_metadata (domain, data) VALUES (%s, %s) "
-                    "ON CONFLICT (domain) DO UPDATE SET data = excluded.data",
-                    (domain, data),
+                    "UPDATE domain_metadata SET data = %s WHERE domain = %s", (data, domain)
                 )
-    return new
+            return
+        if data is None:
+            return
+        # no row to lock: insert, or (another worker inserted it first) merge into theirs
+        await cur.execute(
+            "INSERT INTO domain_metadata (domain, data) VALUES (%s, %s) "
+            "ON CONFLICT (domain) DO NOTHING",
+            (domain, data),
+        )
+        if cur.rowcount == 1:
+            return
 
 
 async def insert_listed(conn: Conn, links: Sequence[NewLink], now: int) -> int:

@@ -12,6 +12,7 @@ from litecrawl.index.document import IndexDocument
 from litecrawl.store.sqlite.index import remove_documents, write_documents
 from litecrawl.store.sqlite.links import write_links
 from litecrawl.strategy.domain import partition_hash
+from litecrawl.strategy.metadata import merge
 
 __all__ = ["insert_listed", "link_row", "write_batch", "write_strategy"]
 
@@ -121,7 +122,11 @@ def write_strategy(conn: sqlite3.Connection, writes: StrategyWrites) -> int:
     conn.executemany(_INSERT_STRATEGY_LINK, rows)
     new = conn.total_changes - before
     conn.executemany(_UPDATE_STRATEGY_LINK, rows)
-    for domain, data in writes.domains:
+    # read-modify-write: the write transaction (BEGIN IMMEDIATE) keeps other workers out
+    for domain, base, mine in writes.domains:
+        row = conn.execute("SELECT data FROM domain_metadata WHERE domain = ?", (domain,))
+        stored = row.fetchone()
+        data = merge(base, mine, stored[0] if stored else None)
         if data is None:
             conn.execute("DELETE FROM domain_metadata WHERE domain = ?", (domain,))
         else:
