@@ -112,3 +112,33 @@ def test_max_pages_counts_pages_not_sitemaps(tmp_path: Path, serve: Serve) -> No
     assert result.exit_code == 0, result.output
     assert summary(result.output)["indexed"] == "2"
     assert sum(1 for r in site.requests if r.path.startswith("/p")) == 2
+
+
+def test_recrawl_makes_known_pages_due_and_nothing_due_says_when(
+    tmp_path: Path, serve: Serve
+) -> None:
+    pages: dict[str, str | tuple[int, str, str]] = {
+        "/": html_page('<a href="/a">a</a> <a href="/b">b</a>'),
+        "/a": html_page("page a"),
+        "/b": html_page("page b"),
+    }
+    site = serve(site_app(pages))
+    db = tmp_path / "c.db"
+    assert crawl(db, site.url("/"), "--ignore-robots").exit_code == 0
+    assert len(site.requests) == 3
+    again = crawl(db, site.url("/"), "--ignore-robots")
+    assert len(site.requests) == 3
+    next_due = summary(again.output)["next_due"]
+    assert "--recrawl" in next_due and next_due[:2] == "20"  # a date, then how long till then
+    site.requests.clear()
+    one = crawl(db, site.url("/"), "--ignore-robots", "--recrawl-match", "/a$")
+    assert one.exit_code == 0, one.output
+    assert site.paths() == ["/a"]
+    site.requests.clear()
+    out = tmp_path / "out"
+    every = crawl(db, "--ignore-robots", "--recrawl", "--output", str(out))
+    assert every.exit_code == 0, every.output
+    assert sorted(site.paths()) == ["/", "/a", "/b"]
+    assert len(list(out.rglob("*.md"))) == 3
+    bad = crawl(db, "--recrawl-match", "(")
+    assert bad.exit_code == 2 and "--recrawl-match" in bad.output

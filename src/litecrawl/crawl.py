@@ -27,7 +27,6 @@ from litecrawl.cache import DiskCache
 from litecrawl.config import CrawlConfig
 from litecrawl.discover.feeds import FEED_CONTENT_TYPES
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
-from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
@@ -36,6 +35,7 @@ from litecrawl.frontier.base import ClaimFocus, Frontier
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import CLAIM_HORIZON_SEC, PoliteGate, PolitenessSettings
+from litecrawl.resume import known_sites, make_due_again, next_due
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
@@ -56,6 +56,7 @@ log = logging.getLogger("litecrawl")
 class CrawlReport:
     stats: CrawlStats
     interrupted: bool
+    next_due: int | None = None  # when nothing was claimed: when the next page is due
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +155,10 @@ async def run_crawl(
     grace: float = 10.0,
     command: str = "crawl",
     focus: Focus | None = None,
+    recrawl: Callable[[str], bool] | None = None,
 ) -> CrawlReport:
     """One crawl of ``config`` until nothing is due (or ``stop``), of all the frontier or of
-    its ``focus``."""
+    its ``focus``; ``recrawl``: the known pages it takes are due now."""
     seeds = list(config.seeds)
     command = without_passwords(command)  # kept in run and worker records, shown by stats
     factory = strategy_for(config.strategy.name)  # unknown: fails before network or DB work
@@ -183,7 +185,7 @@ async def run_crawl(
             analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
         sites = seeds
         if focus is None and not seeds and not config.sitemap.url:
-            sites = await _known_sites(frontier, config.db)
+            sites = await known_sites(frontier, config.db)
         options = _options(config, sites, analyzer, runner)
         if focus is not None:
             options = _focused(options, focus)
@@ -191,6 +193,8 @@ async def run_crawl(
         lease.progress = lambda: engine.stats.fetched  # read by the heartbeat thread
         run_id = await frontier.start_run(command, int(time.time()))
         await engine.recover()
+        if recrawl is not None:
+            await make_due_again(frontier, recrawl)
         await _bootstrap(config, engine, gate, seeds)
         if focus is not None:
             await _bootstrap_focus(engine, focus)
@@ -203,20 +207,9 @@ async def run_crawl(
             "worker": f"{me.hostname}:{me.pid}",  # the run's machine and process, for stats
         }
         await frontier.finish_run(run_id, json.dumps(record), int(time.time()))
-        return CrawlReport(stats, interrupted)
+        later = None if stats.claimed else await next_due(frontier)
+        return CrawlReport(stats, interrupted, later)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def _known_sites(frontier: Frontier, db: str) -> list[str]:
-    """A crawl given no seeds resumes the frontier, on the sites it holds; with nothing there
-    it could only do nothing: bad usage."""
-    hosts = await frontier.known_hosts()
-    if not hosts:
-        raise ConfigError(
-            f"no seed URLs, and {without_passwords(db)} holds no pages to resume: give URLs, "
-            "'seeds' in a config file, or add seeds first (litecrawl seeds add)"
-        )
-    return hosts
 
 
 async def _bootstrap(

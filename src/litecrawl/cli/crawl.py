@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from litecrawl.cli.output import console, print_crawl_summary, setup_logging
+from litecrawl.cli.output import console, duration, print_crawl_summary, setup_logging
 from litecrawl.config import CrawlConfig, load_config
 from litecrawl.errors import LitecrawlError
 
@@ -98,6 +100,13 @@ def crawl(
         float | None,
         Opt(help="Seconds without a heartbeat before a worker's claims go to others."),
     ] = None,
+    recrawl: Annotated[
+        bool, Opt("--recrawl", help="Every known page is due now, whatever its schedule.")
+    ] = False,
+    recrawl_match: Annotated[
+        str | None,
+        Opt(help="Only the known pages whose URL matches this regex are due now (--recrawl)."),
+    ] = None,
     verbose: Annotated[bool, Opt("--verbose", "-v", help="Log every page (and DEBUG).")] = False,
     quiet: Annotated[bool, Opt("--quiet", "-q", help="Only warnings and the summary.")] = False,
     log_json: Annotated[
@@ -172,9 +181,10 @@ def crawl(
     except OSError as exc:
         console.print(f"[red]error:[/red] --failed-out {escape(str(failed_out))}: {exc.strerror}")
         raise typer.Exit(2) from exc
+    again = _recrawl_or_exit(recrawl, recrawl_match)
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            report = runner.run(_run(cfg, " ".join(sys.argv)))
+            report = runner.run(_run(cfg, " ".join(sys.argv), again))
     except LitecrawlError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
@@ -184,6 +194,28 @@ def crawl(
     causes = [str(cause) for cause in report.stats.top_causes(5)]
     print_crawl_summary(_summary_rows(report), causes, verdict)
     raise typer.Exit(code)
+
+
+def _recrawl_or_exit(every: bool, pattern: str | None) -> Callable[[str], bool] | None:
+    """What ``--recrawl`` / ``--recrawl-match`` make due now (None: nothing)."""
+    if pattern is None:
+        return (lambda url: True) if every else None
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        console.print(f"[red]error:[/red] --recrawl-match {escape(pattern)!r}: {exc}")
+        raise typer.Exit(2) from exc
+    return lambda url: regex.search(url) is not None
+
+
+def _nothing_due(next_due: int | None) -> str:
+    """The summary's word when a run found nothing due: when the next page is."""
+    if next_due is None:
+        return "no page is scheduled"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(next_due))
+    wait = next_due - time.time()
+    soon = "now" if wait <= 0 else f"in {duration(wait)}"
+    return f"{when} ({soon}; --recrawl crawls every page now)"
 
 
 def _no_such_file(db: str) -> bool:
@@ -203,6 +235,8 @@ def _summary_rows(report: CrawlReport) -> dict[str, object]:
     rows["elapsed_sec"] = summary["elapsed_sec"]
     if report.interrupted:
         rows["interrupted"] = True
+    if not report.stats.claimed:
+        rows["next_due"] = _nothing_due(report.next_due)
     return rows
 
 
@@ -229,7 +263,9 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-async def _run(cfg: CrawlConfig, command: str) -> CrawlReport:
+async def _run(
+    cfg: CrawlConfig, command: str, recrawl: Callable[[str], bool] | None
+) -> CrawlReport:
     # the engine, aiohttp and the rest of the crawl: only this command needs them (stats, search,
     # export and seeds start in half the time without)
     from litecrawl.crawl import run_crawl
@@ -248,7 +284,11 @@ async def _run(cfg: CrawlConfig, command: str) -> CrawlReport:
     progress = _Progress() if console.is_terminal and not cfg.quiet else None
     try:
         return await run_crawl(
-            cfg, stop, on_progress=progress.update if progress else None, command=command
+            cfg,
+            stop,
+            on_progress=progress.update if progress else None,
+            command=command,
+            recrawl=recrawl,
         )
     finally:
         if progress is not None:

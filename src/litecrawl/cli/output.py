@@ -14,7 +14,13 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["console", "print_crawl_summary", "print_summary", "setup_logging"]
+__all__ = [
+    "console",
+    "duration",
+    "print_crawl_summary",
+    "print_summary",
+    "setup_logging",
+]
 
 console = Console(stderr=True)
 
@@ -170,3 +176,16 @@ def _show(value: object) -> str:
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
     return str(value)
+
+
+def duration(seconds: float | None) -> str:
+    """``42s``, ``3m05s``, ``2h10m``, ``4d03h``."""
+    if seconds is None:
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
+    if seconds < 86400:
+        return f"{seconds // 3600:.0f}h{seconds % 3600 // 60:02.0f}m"
+    return f"{seconds // 86400:.0f}d{seconds % 86400 // 3600:02.0f}h"

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from litecrawl.cli.crawl import load_or_exit
+from litecrawl.cli.output import duration
 from litecrawl.errors import LitecrawlError
 from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import FrontierSummary
@@ -166,7 +167,7 @@ def _print(v: dict[str, Any], console: Console) -> None:
         runs.add_row(
             str(r["id"]),
             _local(r["started_at"]),
-            _duration(r["duration_sec"]),
+            duration(r["duration_sec"]),
             *(_dash(r[k]) for k in ("fetched", "failed", "pages_per_sec")),
             r["outcome"],
             _dash(r["worker"]),
@@ -232,19 +233,7 @@ def _local(iso: str | None) -> str:
 
 def _relative(iso: str) -> str:
     delta = datetime.fromisoformat(iso).timestamp() - time.time()
-    return "now" if delta <= 0 else f"in {_duration(delta)}"
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
-    if seconds < 86400:
-        return f"{seconds // 3600:.0f}h{seconds % 3600 // 60:02.0f}m"
-    return f"{seconds // 86400:.0f}d{seconds % 86400 // 3600:02.0f}h"
+    return "now" if delta <= 0 else f"in {duration(delta)}"
 
 
 def _politeness(h: dict[str, Any]) -> str:

@@ -384,6 +384,22 @@ class Frontier(abc.ABC):
         many were scheduled later than that."""
 
     @abc.abstractmethod
+    async def page_urls(self, after: str, limit: int) -> list[str]:
+        """Up to ``limit`` URLs of known pages (not sitemaps or feeds) after ``after``, in URL
+        order: all of them, a batch at a time."""
+
+    async def make_all_due(self, now: int, match: Callable[[str], bool] | None = None) -> int:
+        """Make every known, unclaimed page (or those ``match`` takes) due at ``now`` (a forced
+        re-crawl); returns how many were scheduled later than that."""
+        made, after = 0, ""
+        while urls := await self.page_urls(after, 10_000):
+            after = urls[-1]
+            chosen = urls if match is None else [u for u in urls if match(u)]
+            if chosen:
+                made += await self.make_due(chosen, now)
+        return made
+
+    @abc.abstractmethod
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
         """Add sitemap/feed entries; a known URL whose ``lastmod`` is newer than its last crawl
         becomes due now. Returns how many were new."""

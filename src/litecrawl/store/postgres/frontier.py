@@ -199,6 +199,14 @@ class PostgresFrontier(Frontier):
             {"now": now, "urls": list(urls)},
         )
 
+    async def page_urls(self, after: str, limit: int) -> list[str]:
+        rows = await self._fetch(
+            "SELECT norm_url FROM pages WHERE norm_url > %s AND kind = 'page' "
+            "ORDER BY norm_url LIMIT %s",
+            (after, limit),
+        )
+        return [url for (url,) in rows]
+
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
         return await self._transaction(lambda conn: writing.insert_listed(conn, links, now))
 

@@ -311,6 +311,17 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_make_due)
 
+    async def page_urls(self, after: str, limit: int) -> list[str]:
+        def _urls(conn: sqlite3.Connection) -> list[str]:
+            rows = conn.execute(
+                "SELECT norm_url FROM pages WHERE norm_url > ? AND kind = 'page' "
+                "ORDER BY norm_url LIMIT ?",
+                (after, limit),
+            )
+            return [url for (url,) in rows]
+
+        return await self._run(_urls)
+
     async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
         def _add_listed(conn: sqlite3.Connection) -> int:
             return self._transaction(conn, lambda: writing.insert_listed(conn, links, now))
