@@ -154,6 +154,8 @@ class OutputConfig(_Section):
 class SitemapConfig(_Section):
     url: _Seed | None = None
     use_lastmod: bool = True
+    # sub-sitemaps of one host queued in one run: a server making up new ones stays bounded
+    max_per_host: int = Field(default=1000, ge=1)
 
 
 class DiscoveryConfig(_Section):

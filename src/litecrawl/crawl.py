@@ -120,6 +120,7 @@ def _options(
         canonical_links=True,
         discover_feeds=True,
         use_lastmod=config.sitemap.use_lastmod,
+        sitemaps_per_host=config.sitemap.max_per_host,
         fetch_policy=FetchPolicy(
             # 001's max_retries counts retries after the first try: 3 = waits of 1, 2 and 4 s
             max_attempts=config.fetch.max_retries + 1,
@@ -450,6 +451,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "skipped_scope": stats.skipped_scope,
         "throttled": stats.throttled,
         "errors": dict(stats.errors),
+        "sitemap_cuts": dict(stats.sitemap_cuts),
         "elapsed_sec": round(elapsed, 3),
         "pages_per_sec": round(stats.fetched / elapsed, 2) if elapsed > 0 else 0.0,
     }

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from litecrawl.discover.feeds import is_feed_content_type
-from litecrawl.discover.listing import listing_links
+from litecrawl.discover.listing import DEFAULT_SITEMAPS_PER_HOST, SitemapBounds, listing_links
 from litecrawl.errors import FetchError, FrontierError, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
@@ -72,6 +72,7 @@ class EngineOptions:
     canonical_links: bool = False  # also follow <link rel=canonical>
     discover_feeds: bool = False  # <link rel=alternate> feeds enter the frontier
     use_lastmod: bool = True  # skip pages whose sitemap lastmod is older than our last fetch
+    sitemaps_per_host: int = DEFAULT_SITEMAPS_PER_HOST  # sub-sitemaps of a host queued in a run
     fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)  # retries, cond. GET, cache
     retry_uncrawled: bool = False  # recovery makes never-crawled claims due again (once)
     analyzer: Analyzer | None = None
@@ -110,6 +111,9 @@ class Engine:
         self.gate: Gate = gate or OpenGate()
         self.stats = CrawlStats()
         self.outcomes = PageOutcomes(self.stats)
+        self.sitemap_bounds = SitemapBounds(
+            options.max_depth, options.sitemaps_per_host, self.stats.sitemap_cuts
+        )
         self._pending: list[PageUpdate] = []
         self._pending_since = 0.0
         self._write_lock = asyncio.Lock()
@@ -252,9 +256,9 @@ class Engine:
         if page.kind == "page" and result.ok and is_feed_content_type(result.content_type):
             page = dataclasses.replace(page, kind="feed")  # a link that turned out to be a feed
         if content and page.kind != "page":
-            extra = self._in_scope_links(
-                listing_links(page.kind, content, url, result.content_type)
-            )
+            listing = listing_links(page.kind, content, url, result.content_type, page.depth)
+            listing = dataclasses.replace(listing, links=self._in_scope_links(listing.links))
+            extra = self.sitemap_bounds.admit(url, page.depth, listing)
             links_out = [link.url for link in extra]  # a listing links to its entries
         elif content and is_html(result.content_type):
             found = None

@@ -61,6 +61,8 @@ class CrawlStats:
     skipped_scope: int = 0
     throttled: int = 0  # 429/503: re-queued for later
     errors: Counter[str] = field(default_factory=Counter)  # category -> pages
+    # reason -> sitemaps cut short or not fetched (see litecrawl.discover.listing)
+    sitemap_cuts: Counter[str] = field(default_factory=Counter)
     causes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (host, category)
     details: dict[tuple[str, str], str] = field(default_factory=dict)  # first words seen
     failed_urls: list[tuple[str, str]] = field(default_factory=list)  # (url, category)

@@ -57,6 +57,7 @@ class SitemapDoc:
     kind: SitemapKind
     entries: tuple[SitemapEntry, ...] = ()
     truncated: bool = False  # stopped at MAX_SITEMAP_ENTRIES or MAX_SITEMAP_BYTES
+    too_many: bool = False  # ... at MAX_SITEMAP_ENTRIES: it lists more
     malformed: bool = False  # broken XML or gzip: entries are what could be read
 
 
@@ -355,5 +356,6 @@ def parse_sitemap(body: bytes, url: str) -> SitemapDoc:
         kind=kind,
         entries=tuple(out.entries),
         truncated=source.truncated or out.full,
+        too_many=out.full,
         malformed=malformed or source.malformed,
     )
