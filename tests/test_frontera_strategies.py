@@ -97,7 +97,11 @@ def test_frontera_discovery(tmp_path: Path, serve: Serve, monkeypatch: pytest.Mo
     )
     db = tmp_path / "c.db"
     log = tmp_path / "log"
-    result = one_at_a_time(db, site.url("/"), "--config", str(config), "--log-file", str(log))
+    # Discovery fetches robots.txt and sitemaps as pages: they must be accepted as such
+    accept = ("--accept-type", "text/plain", "--accept-type", "application/xml")
+    result = one_at_a_time(
+        db, site.url("/"), "--config", str(config), "--log-file", str(log), *accept
+    )
     assert result.exit_code == 0, result.output
     assert last_run_errors(db) == {}, log.read_text()
     paths = fetched(site)
