@@ -55,3 +55,34 @@ def test_robots_over_500_kib_is_cut_and_obeyed_not_refused(tmp_path: Path, serve
     site = serve(site_app({"/robots.txt": (200, "text/plain", text)}))
     assert isinstance(check(tmp_path / "g.db", site.url("/private/a")), RobotsDenied)
     assert check(tmp_path / "g.db", site.url("/public")) is None
+
+
+def test_robots_of_any_size_is_read_to_500_kib(tmp_path: Path, serve: Serve) -> None:
+    """11 MiB, more than a page may be, streamed without a length: its first 500 KiB are read
+    and obeyed (RFC 9309 2.5), a rule past them is not, and nothing is refused as too large."""
+    line = b"# padding line\n"
+
+    async def huge(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        await response.write(b"User-agent: *\nDisallow: /private\n")
+        try:
+            for _ in range(11 * 1024 * 1024 // (len(line) * 1000)):
+                await response.write(line * 1000)
+            await response.write(b"Disallow: /late\n")
+        except ConnectionError:  # the crawler stops reading at 500 KiB
+            pass
+        return response
+
+    app = web.Application()
+    app.router.add_get("/robots.txt", huge)
+    site = serve(app)
+    db = tmp_path / "g.db"
+    assert isinstance(check(db, site.url("/private/a")), RobotsDenied)
+    assert check(db, site.url("/late")) is None
+    assert check(db, site.url("/public")) is None
+    # the same with its Content-Length told up front
+    text = "User-agent: *\nDisallow: /private\n" + "# padding line\n" * 800_000 + "Disallow: /late"
+    told = serve(site_app({"/robots.txt": (200, "text/plain", text)}))
+    assert isinstance(check(tmp_path / "h.db", told.url("/private/a")), RobotsDenied)
+    assert check(tmp_path / "h.db", told.url("/late")) is None

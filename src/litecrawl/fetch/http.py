@@ -53,10 +53,13 @@ class HttpFetcher:
         max_redirects: int = 10,
         concurrency: int = 100,
         per_host: int = 0,
+        cut_at_max_bytes: bool = False,
     ) -> None:
         self._headers = {"User-Agent": user_agent or default_user_agent(), **(headers or {})}
         self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=min(timeout, 10.0))
         self._max_bytes = max_bytes
+        # True: a longer body is read up to max_bytes and cut there (robots.txt), not refused
+        self._cut = cut_at_max_bytes
         self._max_redirects = max_redirects
         self._limit = concurrency
         self._per_host = per_host
@@ -121,7 +124,8 @@ class HttpFetcher:
     async def _read(self, url: str, response: aiohttp.ClientResponse) -> bytes:
         declared = response.content_length
         if (
-            declared is not None
+            not self._cut
+            and declared is not None
             and declared > self._max_bytes
             and not response.headers.get("Content-Encoding")
         ):
@@ -131,7 +135,11 @@ class HttpFetcher:
         async for chunk in response.content.iter_chunked(65536):
             size += len(chunk)
             if size > self._max_bytes:
-                raise TooLarge(url, f"body over {self._max_bytes} bytes")
+                if not self._cut:
+                    raise TooLarge(url, f"body over {self._max_bytes} bytes")
+                # the rest is never read: the connection is closed, not drained
+                chunks.append(chunk[: len(chunk) - (size - self._max_bytes)])
+                break
             chunks.append(chunk)
         return b"".join(chunks)
 

@@ -37,10 +37,10 @@ from litecrawl.errors import (
     error_for,
 )
 from litecrawl.fetch.base import FetchRequest, FetchResult
-from litecrawl.fetch.http import MAX_BYTES, HttpFetcher
+from litecrawl.fetch.http import HttpFetcher
 from litecrawl.frontier.base import Frontier, HostRules
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
-from litecrawl.politeness.robots import RobotsPolicy, robots_url
+from litecrawl.politeness.robots import MAX_ROBOTS_BYTES, RobotsPolicy, robots_url
 
 if TYPE_CHECKING:
     from litecrawl.config import CrawlConfig
@@ -90,10 +90,13 @@ class PoliteGate:
     def __init__(self, frontier: Frontier, settings: PolitenessSettings) -> None:
         self.frontier = frontier
         self.settings = settings
-        # RFC 9309 2.5: a robots.txt over 500 KiB is cut there and parsed (robots.py), not
-        # refused: the fetch itself takes as much as a page may be.
+        # RFC 9309 2.5: of a robots.txt of any size, the first 500 KiB are read and parsed
+        # (one byte more tells robots.py that the file goes on: it cuts at the last full line)
         self._fetcher = HttpFetcher(
-            user_agent=settings.user_agent, timeout=settings.robots_timeout, max_bytes=MAX_BYTES
+            user_agent=settings.user_agent,
+            timeout=settings.robots_timeout,
+            max_bytes=MAX_ROBOTS_BYTES + 1,
+            cut_at_max_bytes=True,
         )
         self._policies: dict[str, RobotsPolicy] = {}
         self._origin_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
