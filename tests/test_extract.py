@@ -159,10 +159,6 @@ def test_title_fallbacks() -> None:
     # libxml2 puts what follows </html> in a second top-level element: og:title is still found
     after_root = b"x</html><meta property='og:title' content='From OG'>"
     assert extract_page(after_root, URL, "text/html").title == "From OG"
-    # main-article mode adds trafilatura's metadata title as the last resort
-    tw = '<meta name="twitter:title" content="From Metadata">'
-    page = extract_page(html("<p>short</p>", tw), URL, "text/html", main_article=True)
-    assert page.title == "From Metadata"
 
 
 def test_broken_markup_is_parsed_best_effort() -> None:
@@ -354,8 +350,9 @@ def test_without_markdown_only_the_markdown_source_is_skipped() -> None:
     for kwargs in runs:
         full = extract_page(raw, URL, "text/html", **kwargs)
         lean = extract_page(raw, URL, "text/html", want_markdown=False, **kwargs)
-        assert lean == dataclasses.replace(full, html_for_markdown="", article_markdown="")
-        assert bool(full.article_markdown) == bool(kwargs.get("main_article"))
+        metadata = {} if kwargs.get("main_article") else {"author": None, "date": None}
+        assert lean == dataclasses.replace(full, html_for_markdown="", **metadata)
+        assert full.html_for_markdown
     links = html('<a href="/about">About</a><p>text</p>')
     assert extract_page(links, URL, "text/html").html_for_markdown
     assert extract_page(links, URL, "text/html", want_markdown=False).html_for_markdown == ""
@@ -410,7 +407,8 @@ def test_main_article_mode_returns_the_article() -> None:
     assert page.date == "2024-05-17"
     assert page.title == "Lindenfeld rebuilds its wooden bridge | Example News"
     assert page.keywords[0] == "bridge"
-    assert page.html_for_markdown == ""
+    assert "carpenters fitted oak beams" in page.html_for_markdown
+    assert "Popular story" not in page.html_for_markdown
 
 
 def test_main_article_falls_back_to_fullpage_without_an_article() -> None:
@@ -426,10 +424,12 @@ def test_main_article_falls_back_to_fullpage_without_an_article() -> None:
     assert page.title == "Index"
 
 
-def test_without_main_article_there_is_no_metadata() -> None:
+def test_metadata_is_read_for_markdown_but_not_on_the_indexers_hot_path() -> None:
     page = extract_page(article_page().encode(), URL, "text/html")
     assert page.extraction_mode == "fullpage"
-    assert page.author is None and page.date is None
+    assert page.author == "Jane Doe" and page.date == "2024-05-17"
+    lean = extract_page(article_page().encode(), URL, "text/html", want_markdown=False)
+    assert lean.author is None and lean.date is None
 
 
 # --- bad input -----------------------------------------------------------------------------------

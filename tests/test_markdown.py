@@ -48,19 +48,6 @@ def test_title_heading_is_not_repeated() -> None:
     assert md.startswith("# Same\n\nBody text.")
 
 
-def test_article_markdown_is_paragraphs() -> None:
-    page = Extracted(
-        url="https://example.com/a",
-        title="An article",
-        text="First paragraph.\nSecond paragraph.",
-        extraction_mode="article",
-        article_text="First paragraph.\n  Second paragraph.  \n\n\nThird.",
-    )
-    assert to_markdown(page) == (
-        "# An article\n\nFirst paragraph.\n\nSecond paragraph.\n\nThird.\n"
-    )
-
-
 def test_markdown_of_empty_and_title_only_pages() -> None:
     assert to_markdown(Extracted(url="u")) == ""
     assert to_markdown(Extracted(url="u", title="Only a title")) == "# Only a title\n"

@@ -105,7 +105,9 @@ def parse_html(
     return LxmlDoc(root, page_url, keep_raw=keep_raw)
 
 
-_ABSOLUTE = ("http://", "https://", "mailto:", "tel:", "data:", "javascript:", "#", "//")
+# left as they are: already absolute, or not a place on the web. "#frag" is not among them: it
+# names a place on this page, and the Markdown is read away from it.
+_ABSOLUTE = ("http://", "https://", "mailto:", "tel:", "data:", "javascript:")
 
 
 def _absolutize(root: etree._Element, body: etree._Element, url: str) -> None:

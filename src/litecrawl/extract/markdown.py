@@ -81,14 +81,11 @@ def convert_html(html: str, base_url: str | None = None) -> str:
 def to_markdown(extracted: Extracted) -> str:
     """The page as Markdown, starting with ``# title`` (unless the body already starts with it).
 
-    Article mode: the engine's article as Markdown (its paragraphs when it gave none). Full-page
-    mode: the filtered ``<body>`` through :func:`convert_html`; if the converter gives up (absurd
-    nesting), the plain text's lines become paragraphs. Ends with exactly one newline ("" for an
-    empty page).
+    The filtered ``<body>`` (in article mode, cut down to the article) through
+    :func:`convert_html`; if the converter gives up (absurd nesting), the plain text's lines
+    become paragraphs. Ends with exactly one newline ("" for an empty page).
     """
-    if extracted.extraction_mode == "article" and extracted.article_text:
-        body = extracted.article_markdown or _paragraphs(extracted.article_text)
-    elif extracted.html_for_markdown:
+    if extracted.html_for_markdown:
         try:
             body = convert_html(extracted.html_for_markdown)
         except (ValueError, RecursionError):

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from litecrawl.extract.article import DEFAULT_ENGINE, Article, ArticleEngine, extract_article
+from litecrawl.extract.article import DEFAULT_ENGINE, ArticleEngine, engine_text
+from litecrawl.extract.boundaries import keep_between, locate_article
 from litecrawl.extract.decode import decode_html
-from litecrawl.extract.dom import parse_html
+from litecrawl.extract.dom import LxmlDoc, parse_html
 from litecrawl.extract.fallback import RegexDoc
+from litecrawl.extract.metadata import markup_metadata
 from litecrawl.extract.text import normalize_lines, preview
 from litecrawl.extract.vocabulary import detect_language, keywords
 from litecrawl.parse.links import PageLinks
@@ -62,12 +64,11 @@ class Extracted:
     keywords: tuple[str, ...] = ()  # top 10 non-stop-words, most frequent first
     preview: str = ""  # first 500 characters of text, whitespace collapsed
     language: str | None = None  # ISO 639-1 primary subtag, e.g. "en"
-    author: str | None = None  # from the markup (main-article mode only)
-    date: str | None = None  # from the markup, ISO date (main-article mode only)
+    author: str | None = None  # from the markup (main-article mode or Markdown wanted)
+    date: str | None = None  # from the markup, ISO date (main-article mode or Markdown wanted)
     extraction_mode: ExtractionMode = "fullpage"
-    html_for_markdown: str = ""  # filtered <body> HTML (fullpage mode), for the converter
-    article_text: str = ""  # the engine's text, one paragraph per line (article mode)
-    article_markdown: str = ""  # the engine's article as Markdown (article mode, want_markdown)
+    html_for_markdown: str = ""  # filtered <body> HTML (or the article's), for the converter
+    article_text: str = ""  # the article's text, one block per line (article mode)
     links: PageLinks | None = None  # from the same parse, when asked for (want_links)
 
 
@@ -117,6 +118,20 @@ def _is_article(text: str, anchors: frozenset[str]) -> bool:
     return linked <= total * _MAX_LINK_SHARE
 
 
+def _keep_article(doc: LxmlDoc | None, chosen: str) -> bool:
+    """Cut ``doc`` down to the article the engine chose; False (``doc`` untouched) when its
+    text cannot be found in the tree."""
+    if doc is None:
+        return False
+    body = doc.root.find("body")
+    body = body if body is not None else doc.root
+    found = locate_article(body, chosen)
+    if found is None:
+        return False
+    keep_between(body, *found)
+    return True
+
+
 def _extract(
     body: bytes,
     url: str,
@@ -149,48 +164,44 @@ def _extract(
     if not html or html.isspace():
         return Extracted(url=url)
 
-    lxml_doc = parse_html(data, url if want_links else None, keep_raw=main_article)
-    article = Article()
-    if main_article:  # on the tree as parsed: JSON-LD metadata lives in <script>
-        root, source = None, html
-        if lxml_doc is not None:
-            root = lxml_doc.root
-            if lxml_doc.remove_selected(extra_remove):  # the filters hold for the article too
-                source = lxml_doc.serialize()
-            if url:  # trafilatura resolves against the host alone; the same tree either way
-                lxml_doc.absolutize_links(url)
-        article = extract_article(root, source, url, engine, want_markdown=want_markdown)
-        if lxml_doc is not None:
-            lxml_doc.strip_raw()
+    with_metadata = main_article or want_markdown
+    lxml_doc = parse_html(data, url if want_links else None, keep_raw=with_metadata)
+    author = date = None
+    chosen = ""  # the engine's article text
+    if lxml_doc is not None and with_metadata:  # on the tree as parsed: JSON-LD is in <script>
+        author, date = markup_metadata(lxml_doc.root, html)
+    if main_article:
+        source = html
+        if lxml_doc is not None and lxml_doc.remove_selected(extra_remove):
+            source = lxml_doc.serialize()  # the filters hold for the article too
+        root = lxml_doc.root if lxml_doc is not None else None
+        chosen = engine_text(root, source, url, engine)
+    if lxml_doc is not None:
+        lxml_doc.strip_raw()
     doc: _Doc = lxml_doc or RegexDoc(html)
     title, h1, og_title = doc.title_candidates()
     html_lang = doc.language()
 
-    article_text = article.text
-    if article_text and not _is_article(article_text, doc.anchor_texts()):
-        article_text = ""  # a menu or a stub: the full page instead (seed 003)
-
-    if article_text:
-        mode: ExtractionMode = "article"
-        text, html_for_markdown = normalize_lines(article_text), ""
-    else:
-        mode = "fullpage"
-        text, html_for_markdown = doc.render(url, extra_remove, want_markdown)
+    # a menu or a stub is not an article; nor is text the page's own tree does not hold: the
+    # full page instead (seed 003)
+    mode: ExtractionMode = "fullpage"
+    if chosen and _is_article(chosen, doc.anchor_texts()) and _keep_article(lxml_doc, chosen):
+        mode = "article"
+    text, html_for_markdown = doc.render(url, extra_remove, want_markdown)
 
     language = html_lang or detect_language(text)
     return Extracted(
         url=url,
-        title=title or h1 or og_title or article.title or "",
+        title=title or h1 or og_title or "",
         text=text,
         keywords=keywords(text, language),
         preview=preview(text),
         language=language,
-        author=article.author,
-        date=article.date,
+        author=author,
+        date=date,
         extraction_mode=mode,
         html_for_markdown=html_for_markdown,
-        article_text=article_text,
-        article_markdown=article.markdown if article_text else "",
+        article_text=text if mode == "article" else "",
         links=lxml_doc.links if lxml_doc is not None else None,
     )
 
@@ -215,11 +226,14 @@ def extract_page(
     ``body`` is the raw HTTP body, ``content_type`` the ``Content-Type`` header (its charset is
     honoured). ``extra_remove`` holds CSS selectors of elements to drop (``"nav"``, ``".ads"``);
     script, style, svg, noscript and template are always dropped. With ``main_article``, the
-    ``engine`` (trafilatura or resiliparse) picks the main text (``extraction_mode="article"``)
-    and the markup gives author/date; if it finds no real article (nothing, under
-    ``MIN_ARTICLE_CHARS``, or mostly link texts) the full filtered page is used (``"fullpage"``).
-    With ``want_markdown=False`` the work only Markdown needs (link resolving, serializing the
-    filtered body) is skipped and ``html_for_markdown`` stays "": the indexer's hot path. With
+    ``engine`` (trafilatura or resiliparse) picks the main text and the page is cut down to it
+    (``extraction_mode="article"``, see :mod:`litecrawl.extract.boundaries`); if it finds no real
+    article (nothing, under ``MIN_ARTICLE_CHARS``, mostly link texts, or text the page's tree does
+    not hold) the full filtered page is used (``"fullpage"``). Author and date come from the
+    markup (:mod:`litecrawl.extract.metadata`) in main-article mode and whenever Markdown is
+    wanted. With ``want_markdown=False`` the work only Markdown needs (link resolving,
+    serializing the filtered body) is skipped and ``html_for_markdown`` stays "": the indexer's
+    hot path. With
     ``want_links``, ``links`` holds the page's links read from the same parse (None when lxml
     could not parse the page). Never raises.
     """

@@ -1,0 +1,200 @@
+"""The main article on our own tree: from the text an engine chose to the nodes that hold it.
+
+A main-article engine (trafilatura, resiliparse) says *which* text is the article, but its own
+rendering loses what a dataset needs (code blocks become prose, links point to the site root,
+tables and nested lists flatten). So only its choice is used: the article's first and last lines
+are found in the page's own text (whitespace ignored, which differs between any two renderings),
+each is widened to the block that holds it (a whole table or ``<pre>``, never half of one), and
+the tree is cut down to everything between the two. Nothing between them is dropped, whatever
+the engine thought of it; the result goes through the same Markdown converter and plain-text
+pass as a full page.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from lxml import etree
+
+__all__ = ["keep_between", "locate_article"]
+
+_BLOCKS = frozenset({
+    "address", "article", "aside", "blockquote", "caption", "dd", "details", "div", "dl", "dt",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li",
+    "main", "nav", "ol", "p", "pre", "section", "summary", "table", "td", "th", "tr", "ul",
+})  # fmt: skip
+_WHOLE = frozenset({"table", "pre"})  # never cut inside
+_GAP = 40  # characters (whitespace aside) an engine may leave out between two of its lines
+_MIN_ANCHOR = 4  # shorter lines ("¶", "A") occur anywhere: not used to place a boundary
+_TRIES = 6  # lines tried at each end before giving up
+_MAX_HITS = 64
+_BULLETS = ("- ", "* ", "• ")
+
+
+def _squeeze(text: str) -> str:
+    return "".join(text.split())
+
+
+def _anchors(text: str) -> list[str]:
+    """The engine's lines, without whitespace or list bullets; table rows (cells joined by
+    "|", an engine's own spelling) are left out."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(_BULLETS):
+            line = line[2:]
+        squeezed = _squeeze(line)
+        if len(squeezed) >= _MIN_ANCHOR and "|" not in squeezed:
+            out.append(squeezed)
+    return out
+
+
+def _text_chunks(body: etree._Element) -> tuple[list[etree._Element], list[int], str]:
+    """The tree's text in document order, squeezed: (owner element of each chunk, the end
+    offset of each chunk, all chunks joined)."""
+    owners: list[etree._Element] = []
+    ends: list[int] = []
+    parts: list[str] = []
+    total = 0
+    for event, el in etree.iterwalk(body, events=("start", "end")):
+        if event == "start":
+            text, owner = el.text, el
+        else:
+            if el is body:
+                break
+            text, owner = el.tail, el.getparent()
+        if text and (squeezed := _squeeze(text)):
+            total += len(squeezed)
+            owners.append(owner)
+            ends.append(total)
+            parts.append(squeezed)
+    return owners, ends, "".join(parts)
+
+
+def _find_head(page: str, lines: list[str]) -> int | None:
+    """The offset of the article's first character: where its first line is followed most
+    closely by its second (a breadcrumb may repeat the heading a little earlier)."""
+    for i in range(min(_TRIES, len(lines))):
+        first = lines[i]
+        follow = lines[i + 1] if i + 1 < len(lines) else ""
+        hits: list[int] = []
+        best: tuple[int, int] | None = None  # (gap, offset)
+        pos = page.find(first)
+        while pos != -1 and len(hits) < _MAX_HITS:
+            hits.append(pos)
+            after = pos + len(first)
+            found = page.find(follow, after, after + _GAP + len(follow)) if follow else after
+            if found != -1 and (best is None or found - after < best[0]):
+                best = (found - after, pos)
+            pos = page.find(first, pos + 1)
+        if best is not None:
+            return best[1]
+        if len(hits) == 1:
+            return hits[0]
+    return None
+
+
+def _find_tail(page: str, lines: list[str]) -> int | None:
+    """The offset of the article's last character (as :func:`_find_head`, from the end)."""
+    for i in range(min(_TRIES, len(lines))):
+        last = lines[-1 - i]
+        before = lines[-2 - i] if i + 1 < len(lines) else ""
+        hits: list[int] = []
+        best: tuple[int, int] | None = None
+        pos = page.rfind(last)
+        while pos != -1 and len(hits) < _MAX_HITS:
+            hits.append(pos)
+            found = pos
+            if before:
+                found = page.rfind(before, max(0, pos - _GAP - len(before)), pos)
+                found = found + len(before) if found != -1 else -1
+            if found != -1 and (best is None or pos - found < best[0]):
+                best = (pos - found, pos)
+            pos = page.rfind(last, 0, pos + len(last) - 1)
+        if best is not None:
+            return best[1] + len(last) - 1
+        if len(hits) == 1:
+            return hits[0] + len(last) - 1
+    return None
+
+
+def _block(el: etree._Element, body: etree._Element) -> etree._Element:
+    """The block that holds ``el``: its nearest block ancestor, or the outermost table or
+    ``<pre>`` around it."""
+    block = whole = None
+    node: etree._Element | None = el
+    while node is not None and node is not body:
+        if block is None and node.tag in _BLOCKS:
+            block = node
+        if node.tag in _WHOLE:
+            whole = node
+        node = node.getparent()
+    return whole if whole is not None else block if block is not None else el
+
+
+def locate_article(
+    body: etree._Element, engine_text: str
+) -> tuple[etree._Element, etree._Element] | None:
+    """The first and last block of ``body`` that hold the engine's article text, or None when
+    its first or last lines cannot be found in the page."""
+    lines = _anchors(engine_text)
+    if not lines:
+        return None
+    owners, ends, page = _text_chunks(body)
+    head = _find_head(page, lines)
+    tail = _find_tail(page, lines)
+    if head is None or tail is None or tail < head:
+        return None
+    first = owners[bisect_right(ends, head)]
+    last = owners[min(bisect_right(ends, tail), len(owners) - 1)]
+    return _block(first, body), _block(last, body)
+
+
+def _path(ancestor: etree._Element, el: etree._Element) -> list[etree._Element]:
+    """The elements from ``ancestor``'s child down to ``el`` ([] when ``el`` is ``ancestor``)."""
+    path = []
+    node: etree._Element | None = el
+    while node is not None and node is not ancestor:
+        path.append(node)
+        node = node.getparent()
+    return path[::-1]
+
+
+def _drop_before(parent: etree._Element, child: etree._Element) -> None:
+    parent.text = None
+    for sibling in list(parent):
+        if sibling is child:
+            break
+        parent.remove(sibling)
+
+
+def _drop_after(parent: etree._Element, child: etree._Element) -> None:
+    child.tail = None
+    for sibling in list(child.itersiblings()):  # a list first: removing breaks the iterator
+        parent.remove(sibling)
+
+
+def keep_between(body: etree._Element, first: etree._Element, last: etree._Element) -> None:
+    """Cut ``body`` down to the content from ``first``'s start to ``last``'s end (document
+    order), keeping the elements around it (their classes still name code languages)."""
+    chain = [last, *last.iterancestors()]  # held: ids of lxml proxies are stable while alive
+    ancestors = {id(a) for a in chain}
+    common = first
+    while id(common) not in ancestors and common is not body:
+        parent = common.getparent()
+        if parent is None:
+            break
+        common = parent
+    start, end = _path(common, first), _path(common, last)
+    for parent, child in zip([common, *start], start, strict=False):
+        _drop_before(parent, child)
+    for parent, child in zip([common, *end], end, strict=False):
+        _drop_after(parent, child)
+    node = common
+    while node is not body:  # the wrappers of the article: nothing else in them
+        parent = node.getparent()
+        if parent is None:
+            break
+        _drop_before(parent, node)
+        _drop_after(parent, node)
+        node = parent
