@@ -157,9 +157,14 @@ def test_jsonl_round_trip(crawled: Crawled) -> None:
     rows = db_records(crawled.db)
     assert len(records) == len(rows) == 3
     for got, row in zip(records, rows, strict=True):
-        assert list(got) == list(FIELDS)
+        assert list(got) == [*FIELDS, "text", "markdown"]
         check_record(got, row)
+        assert got["text"] == (row["text"] or "")
+        markdown = row["markdown_path"] and Path(row["markdown_path"]).read_text("utf-8")
+        assert got["markdown"] == (markdown or None)
     home, bananas, empty = by_path(crawled, records)
+    assert "Apples grow on trees" in home["text"] and "日本語" in bananas["text"]
+    assert home["markdown"].startswith("# Apples") and empty["markdown"] is None
     assert home["author"] == "Ann Smith" and home["extraction_mode"] == "article"
     assert '"quotes", commas, and new lines' in home["text_preview"]
     assert home["keywords"] and all(isinstance(k, str) for k in home["keywords"])
@@ -174,7 +179,7 @@ def test_csv_round_trip_binary_stream(crawled: Crawled) -> None:
     assert export(crawled.db, "csv", out) == 3
     assert not out.closed
     reader = csv.DictReader(io.StringIO(out.getvalue().decode("utf-8"), newline=""))
-    assert tuple(reader.fieldnames or ()) == FIELDS
+    assert tuple(reader.fieldnames or ()) == (*FIELDS, "text", "markdown")
     rows = db_records(crawled.db)
     got_rows = list(reader)
     assert len(got_rows) == len(rows) == 3
@@ -186,8 +191,11 @@ def test_csv_round_trip_binary_stream(crawled: Crawled) -> None:
         assert got["crawled_at"] == iso(row["crawled_at"])
         assert got["resource_id"] == ("" if row["resource_id"] is None else str(row["resource_id"]))
         assert got["author"] == (row["author"] or "")  # missing: an empty cell
+        assert got["text"] == (row["text"] or "")  # line breaks inside a quoted cell
     home, _, empty = by_path(crawled, got_rows)
     assert home["author"] == "Ann Smith" and empty["markdown_path"] == ""
+    assert home["markdown"] == Path(home["markdown_path"]).read_text("utf-8")
+    assert "\n" in home["markdown"] and empty["markdown"] == ""
 
 
 def test_es_bulk_is_ndjson_action_document_pairs(crawled: Crawled) -> None:
@@ -225,6 +233,35 @@ def test_since_filters_on_updated_at(crawled: Crawled) -> None:
     assert export(db, "jsonl", io.StringIO(), since=datetime(2024, 6, 1, 14, 30, tzinfo=plus2)) == 0
     assert export(db, "csv", io.StringIO(), since=datetime(2019, 1, 1, tzinfo=UTC)) == 3
     assert export(db, "es-bulk", io.StringIO(), since=datetime(2024, 1, 1)) == 1
+
+
+def test_filters_by_host_content_type_and_state(crawled: Crawled) -> None:
+    db, host = crawled.db, crawled.url("/").split("://")[1].rstrip("/")
+
+    def urls(fmt: str = "jsonl", **select: Any) -> list[str]:
+        out = io.StringIO()
+        export(db, fmt, out, text=False, markdown=False, **select)  # type: ignore[arg-type]
+        records = [json.loads(line) for line in out.getvalue().splitlines()]
+        return sorted(r["url"] for r in records if "url" in r)  # es-bulk: not the action lines
+
+    everything = sorted(crawled.url(p) for p in PATHS)
+    assert urls(hosts=[host.upper()]) == everything and urls(hosts=["elsewhere.example"]) == []
+    assert urls(content_types=["text/html"]) == urls(content_types=["TEXT/*"]) == everything
+    assert urls(content_types=["text/plain", "image/*"]) == []
+    assert urls(states=["crawled"]) == everything and urls(states=["error"]) == []
+    db_execute(db, "UPDATE pages SET state = 3 WHERE norm_url LIKE '%/b'")  # a later fetch failed
+    assert urls(states=["error"]) == [crawled.url("/b")]
+    assert urls("es-bulk", states=["crawled"], hosts=[host]) == sorted(
+        crawled.url(p) for p in ("/", "/empty?y=1")
+    )
+    out = io.BytesIO()  # the WARC too: only the text/plain response
+    cache_dir = crawled.cache.directory
+    assert export(db, "warc", out, cache_dir=cache_dir, content_types=["text/plain"]) == 1
+    assert export(db, "warc", io.BytesIO(), cache_dir=cache_dir, hosts=["elsewhere.example"]) == 0
+    with pytest.raises(ConfigError, match="unknown state 'done'"):
+        export(db, "jsonl", io.StringIO(), states=["done"])
+    with pytest.raises(ConfigError, match="content type 'html'"):
+        export(db, "csv", io.StringIO(), content_types=["html"])
 
 
 def test_warc_request_response_pairs_from_the_cache(crawled: Crawled) -> None:
@@ -366,6 +403,22 @@ def test_cli_jsonl_to_stdout(crawled: Crawled) -> None:
     urls = [json.loads(line)["url"] for line in result.stdout.splitlines()]
     assert urls == [row["url"] for row in db_records(crawled.db)]
     assert "exported 3 documents" in result.stderr
+
+
+def test_cli_columns_and_filters(crawled: Crawled) -> None:
+    db = crawled.db
+    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", db, "--no-text"])
+    assert result.exit_code == 0, result.output
+    first = json.loads(result.stdout.splitlines()[0])
+    assert "text" not in first and first["markdown"].startswith("# Apples")
+    args = ["export", "-f", "csv", "--db", db, "--no-markdown", "--content-type", "text/html"]
+    result = runner.invoke(app, [*args, "--host", crawled.url("/").split("/")[2]])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout, newline="")))
+    assert len(rows) == 3 and "markdown" not in rows[0]
+    assert "Apples grow on trees" in rows[0]["text"]
+    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", db, "--state", "finished"])
+    assert result.exit_code == 2 and "unknown state 'finished'" in result.output
 
 
 def test_cli_csv_and_warc_to_files(crawled: Crawled, tmp_path: Path) -> None:

@@ -95,7 +95,8 @@ def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
         main_article=config.extract.main_article,
         article_engine=config.extract.engine,
         embed=config.extract.embed,
-        output_dir=Path(config.output.dir) if config.output.dir else None,
+        # absolute: documents.markdown_path is read from wherever the export runs
+        output_dir=Path(config.output.dir).absolute() if config.output.dir else None,
         cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
     )
 

@@ -3,15 +3,18 @@
 Formats:
 
 ``jsonl``
-    One JSON object per document and line (:data:`FIELDS`; ``keywords`` is a list).
+    One JSON object per document and line: :data:`FIELDS` (``keywords`` is a list), then
+    ``text``, the full text of its resource (near-duplicates carry the same text; "" for a
+    document without text), and ``markdown``, its Markdown file's content (null when none was
+    written, or the file is gone).
 ``csv``
-    A header row, then one row per document (RFC 4180, ``\\r\\n`` line ends, UTF-8); ``keywords``
-    is a JSON array in its cell, missing values are empty cells.
+    A header row, then one row per document with the same columns (RFC 4180, ``\\r\\n`` line
+    ends, UTF-8; a text's own line breaks stay inside its quoted cell); ``keywords`` is a JSON
+    array in its cell, missing values are empty cells.
 ``es-bulk``
     Elasticsearch/OpenSearch ``_bulk`` NDJSON: per document an action line
-    ``{"index": {"_index": ..., "_id": sha256(url)}}`` and the document (:data:`FIELDS` plus
-    ``text``, the full text of its resource: near-duplicates carry the same text), every line
-    newline-terminated, ready for
+    ``{"index": {"_index": ..., "_id": sha256(url)}}`` and the document (the same fields as
+    ``jsonl``), every line newline-terminated, ready for
     ``curl -H 'Content-Type: application/x-ndjson' --data-binary @file .../_bulk``.
 ``warc``
     WARC 1.1 (warcio, gzip per record): a ``warcinfo`` record, then per successfully fetched URL
@@ -19,8 +22,11 @@ Formats:
     ``response`` record rebuilt from the disk cache. URLs without a cached body are skipped
     (``on_skip`` is called with each).
 
-``since`` keeps documents updated at or after that time (``updated_at``; for ``warc``, URLs
-fetched at or after it). Times are written as ISO 8601 UTC (``2024-05-01T12:00:00Z``).
+``text=False`` and ``markdown=False`` leave those two columns out. ``since`` keeps documents
+updated at or after that time (``updated_at``; for ``warc``, URLs fetched at or after it);
+``hosts``, ``content_types`` and ``states`` keep those of these hosts (``host[:port]``), media
+types (``text/html``, ``text/*``) and frontier states (``crawled``, ``error``...), in every
+format. Times are written as ISO 8601 UTC (``2024-05-01T12:00:00Z``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ import hashlib
 import io
 import json
 import logging
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
 from pathlib import Path
@@ -44,8 +52,9 @@ from warcio.warcwriter import WARCWriter
 from litecrawl.cache import DiskCache
 from litecrawl.errors import ConfigError
 from litecrawl.index.reader import IndexReader, open_index
+from litecrawl.store.documents import STATES, DocumentFilter
 
-__all__ = ["FIELDS", "FORMATS", "ExportFormat", "export"]
+__all__ = ["FIELDS", "FORMATS", "STATES", "ExportFormat", "export"]
 
 log = logging.getLogger("litecrawl.export")
 
@@ -70,6 +79,7 @@ FIELDS = (
     "resource_id",
 )
 _BATCH = 500  # documents whose vectors are read at once
+_MEDIA = re.compile(r"[a-z0-9][\w.+-]*/(\*|[a-z0-9][\w.+-]*)")
 _TIMES = ("crawled_at", "updated_at")
 # the cache holds decoded bodies: headers describing the wire encoding no longer apply
 _WIRE_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length"})
@@ -85,6 +95,11 @@ def export(
     index_name: str = "litecrawl",
     on_skip: Callable[[str], None] | None = None,
     with_vectors: bool = False,
+    text: bool = True,
+    markdown: bool = True,
+    hosts: Sequence[str] = (),
+    content_types: Sequence[str] = (),
+    states: Sequence[str] = (),
 ) -> int:
     """Write the index of ``db`` to ``out`` in format ``fmt``; returns how many records
     (documents; for ``warc``, request/response pairs) were written.
@@ -94,7 +109,8 @@ def export(
     a naive ``since`` is taken as UTC. Raises :class:`~litecrawl.errors.ConfigError` for a
     missing database, an unknown format or ``warc`` without ``cache_dir``. ``with_vectors``
     (``jsonl`` only) adds each document's ``vector`` (its resource's embedding, a list of
-    floats; null when it has none).
+    floats; null when it has none). An unknown state or a content type that is not
+    ``type/subtype`` or ``type/*`` is a ConfigError.
     """
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -102,41 +118,98 @@ def export(
         raise ConfigError("the warc export reads the disk cache: give its directory (cache_dir)")
     if with_vectors and fmt != "jsonl":
         raise ConfigError(f"vectors are exported in jsonl only, not in {fmt}")
+    flt = _filter(since, hosts, content_types, states)
+    columns = Columns(text, markdown)
     with open_index(str(db)) as index:
         if fmt == "warc":
             assert cache_dir is not None
-            return _warc(index, _binary(out), DiskCache(cache_dir), since, on_skip)
-        with _Text(out) as text:
+            moment = None if since is None else int(_utc(since).timestamp())
+            return _warc(index, _binary(out), DiskCache(cache_dir), moment, flt, on_skip)
+        with _Text(out) as stream:
             if fmt == "csv":
-                return _csv(index, text, since)
+                return _csv(index, stream, flt, columns)
             if with_vectors:
-                return _ndjson_with_vectors(index, text, since)
-            return _ndjson(index, text, since, index_name if fmt == "es-bulk" else None)
+                return _ndjson_with_vectors(index, stream, flt, columns)
+            es_index = index_name if fmt == "es-bulk" else None
+            return _ndjson(index, stream, flt, columns, es_index)
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The columns after :data:`FIELDS`: the resource's text, the Markdown file's content."""
+
+    text: bool = True
+    markdown: bool = True
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (
+            *FIELDS,
+            *(("text",) if self.text else ()),
+            *(("markdown",) if self.markdown else ()),
+        )
+
+
+def _filter(
+    since: datetime | None,
+    hosts: Sequence[str],
+    content_types: Sequence[str],
+    states: Sequence[str],
+) -> DocumentFilter:
+    for media in content_types:
+        if not _MEDIA.fullmatch(media.strip().lower()):
+            raise ConfigError(
+                f"content type {media!r}: expected type/subtype or type/* (text/html, image/*)"
+            )
+    unknown = [s for s in states if s.strip().lower() not in STATES]
+    if unknown:
+        raise ConfigError(f"unknown state {unknown[0]!r}: use one of {', '.join(STATES)}")
+    return DocumentFilter(
+        since=None if since is None else _utc(since).strftime("%Y-%m-%d %H:%M:%S"),
+        hosts=tuple(h.strip().lower() for h in hosts),
+        content_types=tuple(m.strip().lower() for m in content_types),
+        states=tuple(STATES[s.strip().lower()] for s in states),
+    )
 
 
 # -- documents ---------------------------------------------------------------------------------
 
 
 def _documents(
-    index: IndexReader, since: datetime | None, with_text: bool
+    index: IndexReader, flt: DocumentFilter, columns: Columns
 ) -> Iterator[dict[str, Any]]:
-    moment = None if since is None else _utc(since).strftime("%Y-%m-%d %H:%M:%S")
-    names = (*FIELDS, "text") if with_text else FIELDS
-    for row in index.documents(FIELDS, moment, with_text):
+    names = (*FIELDS, "text") if columns.text else FIELDS
+    for row in index.documents(FIELDS, flt, columns.text):
         record = dict(zip(names, row, strict=True))
         record["keywords"] = _keywords(record["keywords"])
         for name in _TIMES:
             record[name] = _iso(record[name])
-        if with_text and record["text"] is None:
+        if columns.text and record["text"] is None:
             record["text"] = ""
+        if columns.markdown:
+            record["markdown"] = _markdown(record["markdown_path"])
         yield record
 
 
+def _markdown(path: object) -> str | None:
+    """The Markdown file's content; None when none was written or it cannot be read now."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        return Path(path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _ndjson(
-    index: IndexReader, out: IO[str], since: datetime | None, index_name: str | None
+    index: IndexReader,
+    out: IO[str],
+    flt: DocumentFilter,
+    columns: Columns,
+    index_name: str | None,
 ) -> int:
     count = 0
-    for record in _documents(index, since, with_text=index_name is not None):
+    for record in _documents(index, flt, columns):
         if index_name is not None:
             doc_id = hashlib.sha256(record["url"].encode("utf-8")).hexdigest()
             action = {"index": {"_index": index_name, "_id": doc_id}}
@@ -146,11 +219,13 @@ def _ndjson(
     return count
 
 
-def _ndjson_with_vectors(index: IndexReader, out: IO[str], since: datetime | None) -> int:
+def _ndjson_with_vectors(
+    index: IndexReader, out: IO[str], flt: DocumentFilter, columns: Columns
+) -> int:
     """JSON Lines with each document's vector, looked up one batch of documents at a time."""
     count = 0
     batch: list[dict[str, Any]] = []
-    for record in _documents(index, since, with_text=False):
+    for record in _documents(index, flt, columns):
         batch.append(record)
         if len(batch) == _BATCH:
             count += _write_with_vectors(index, out, batch)
@@ -170,13 +245,14 @@ def _write_with_vectors(index: IndexReader, out: IO[str], records: list[dict[str
     return len(records)
 
 
-def _csv(index: IndexReader, out: IO[str], since: datetime | None) -> int:
+def _csv(index: IndexReader, out: IO[str], flt: DocumentFilter, columns: Columns) -> int:
     writer = csv.writer(out)
-    writer.writerow(FIELDS)
+    names = columns.names
+    writer.writerow(names)
     count = 0
-    for record in _documents(index, since, with_text=False):
+    for record in _documents(index, flt, columns):
         record["keywords"] = json.dumps(record["keywords"], ensure_ascii=False)
-        writer.writerow(["" if record[name] is None else record[name] for name in FIELDS])
+        writer.writerow(["" if record[name] is None else record[name] for name in names])
         count += 1
     return count
 
@@ -207,7 +283,8 @@ def _warc(
     index: IndexReader,
     out: IO[bytes],
     cache: DiskCache,
-    since: datetime | None,
+    since: int | None,
+    flt: DocumentFilter,
     on_skip: Callable[[str], None] | None,
 ) -> int:
     from litecrawl import __version__
@@ -219,9 +296,8 @@ def _warc(
         "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
     }
     writer.write_record(writer.create_warcinfo_record("", info))
-    moment = None if since is None else int(_utc(since).timestamp())
     count = skipped = 0
-    for url in index.fetched_urls(moment):
+    for url in index.fetched_urls(since, flt):
         cached = cache.load(url)
         if cached is None:
             skipped += 1

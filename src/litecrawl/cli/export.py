@@ -43,8 +43,27 @@ def export(
     with_vectors: Annotated[
         bool, typer.Option("--with-vectors", help="Add each document's embedding (jsonl).")
     ] = False,
+    no_text: Annotated[
+        bool, typer.Option("--no-text", help="Leave out each document's full text.")
+    ] = False,
+    no_markdown: Annotated[
+        bool, typer.Option("--no-markdown", help="Leave out each document's Markdown.")
+    ] = False,
+    host: Annotated[
+        list[str] | None,
+        typer.Option(help="Only pages of this host (host[:port] as in stats; repeatable)."),
+    ] = None,
+    content_type: Annotated[
+        list[str] | None,
+        typer.Option(help="Only this media type (text/html, or text/*; repeatable)."),
+    ] = None,
+    state: Annotated[
+        list[str] | None,
+        typer.Option(help="Only pages in this frontier state (crawled, error...; repeatable)."),
+    ] = None,
 ) -> None:
-    """Export the index (jsonl, csv, es-bulk) or the cached responses (warc), streamed."""
+    """Export the index (jsonl, csv, es-bulk: metadata, full text and Markdown of each
+    document) or the cached responses (warc), streamed."""
     cfg = load_or_exit(config, {"db": db, "cache.dir": str(cache_dir) if cache_dir else None})
     moment = _parse_since(since)
     skipped: list[str] = []
@@ -60,6 +79,11 @@ def export(
                 index_name=index_name,
                 on_skip=skipped.append,
                 with_vectors=with_vectors,
+                text=not no_text,
+                markdown=not no_markdown,
+                hosts=host or (),
+                content_types=content_type or (),
+                states=state or (),
             )
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from litecrawl.errors import FrontierError
 from litecrawl.index.vectors import VectorStore
+from litecrawl.store.documents import DocumentFilter
 from litecrawl.store.lifecycle import SyncStore
 from litecrawl.urls import without_passwords
 
@@ -107,15 +108,16 @@ class IndexReader(SyncStore):
 
     @abstractmethod
     def documents(
-        self, columns: Sequence[str], since: str | None, with_text: bool
+        self, columns: Sequence[str], flt: DocumentFilter, with_text: bool
     ) -> Iterator[tuple[object, ...]]:
-        """Every document's ``columns`` (names of the documents table), and its resource's
-        text last when ``with_text``, by id; ``since``: updated at or after that UTC time
-        (``YYYY-MM-DD HH:MM:SS``). Streamed: memory holds one batch, whatever the index size."""
+        """The ``columns`` (names of the documents table) of every document ``flt`` keeps,
+        and its resource's text last when ``with_text``, by id. Streamed: memory holds one
+        batch, whatever the index size."""
 
     @abstractmethod
-    def fetched_urls(self, since: int | None) -> Iterator[str]:
-        """The URLs fetched with a 2xx answer (at or after the epoch ``since``), streamed."""
+    def fetched_urls(self, since: int | None, flt: DocumentFilter) -> Iterator[str]:
+        """The URLs fetched with a 2xx answer (at or after the epoch ``since``) whose host,
+        state and content type ``flt`` keeps, streamed."""
 
 
 def best_url(urls: Sequence[str], canonicals: Sequence[str | None] = ()) -> str:

@@ -32,6 +32,7 @@ from litecrawl.index.query import (
 )
 from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
 from litecrawl.index.snippet import snippet
+from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
 from litecrawl.store.postgres.migrations import migrate
 from litecrawl.store.postgres.vectors import PostgresVectors
 from litecrawl.urls import shown_location
@@ -146,28 +147,14 @@ class PostgresIndex(IndexReader):
         return make_hit(resource_id, score, snippet, title, rows)
 
     def documents(
-        self, columns: Sequence[str], since: str | None, with_text: bool
+        self, columns: Sequence[str], flt: DocumentFilter, with_text: bool
     ) -> Iterator[tuple[object, ...]]:
-        names = ", ".join(f"d.{name}" for name in columns)
-        sql = f"SELECT {names}{', r.text' if with_text else ''} FROM documents AS d"
-        if with_text:
-            sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
-        params: tuple[str, ...] = ()
-        if since is not None:
-            sql += " WHERE d.updated_at >= %s"
-            params = (since,)
-        yield from self._stream(sql + " ORDER BY d.id", params)
+        sql, params = documents_query(columns, flt, with_text, "%s")
+        yield from self._stream(sql, tuple(params))
 
-    def fetched_urls(self, since: int | None) -> Iterator[str]:
-        sql = (
-            "SELECT norm_url FROM pages WHERE last_crawl_time IS NOT NULL"
-            " AND status BETWEEN 200 AND 299"
-        )
-        params: tuple[int, ...] = ()
-        if since is not None:
-            sql += " AND last_crawl_time >= %s"
-            params = (since,)
-        for (url,) in self._stream(sql + " ORDER BY last_crawl_time, norm_url", params):
+    def fetched_urls(self, since: int | None, flt: DocumentFilter) -> Iterator[str]:
+        sql, params = fetched_query(since, flt, "%s", "last_crawl_time, norm_url")
+        for (url,) in self._stream(sql, tuple(params)):
             yield str(url)
 
     def _stream(self, sql: str, params: tuple[object, ...]) -> Iterator[tuple[object, ...]]:

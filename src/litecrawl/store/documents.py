@@ -1,0 +1,90 @@
+"""The export's reading of the documents table, one statement for both backends.
+
+:func:`documents_query` builds the ``SELECT`` that :meth:`IndexReader.documents` streams: the
+documents' columns, their resource's text when asked, filtered by :class:`DocumentFilter`; only
+the placeholder differs (``?`` for SQLite, ``%s`` for PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["STATES", "DocumentFilter", "documents_query", "fetched_query"]
+
+#: Frontera's link states, as the pages table stores them.
+STATES = {"not_crawled": 0, "queued": 1, "crawled": 2, "error": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentFilter:
+    """Which documents to read; every field that is set must hold (empty: no condition).
+
+    ``since``: updated at or after this UTC time (``YYYY-MM-DD HH:MM:SS``). ``hosts``: their
+    page's ``host[:port]``, lower case. ``content_types``: media types (``text/html``) or
+    families (``text/*``), matched against the start of the stored Content-Type, without
+    regard to case. ``states``: their page's state (:data:`STATES` values).
+    """
+
+    since: str | None = None
+    hosts: tuple[str, ...] = ()
+    content_types: tuple[str, ...] = ()
+    states: tuple[int, ...] = ()
+
+
+def _like_prefix(media: str) -> str:
+    """``text/*`` -> ``text/%``; ``text/html`` -> ``text/html%`` (charset may follow), with
+    LIKE's own wildcards escaped."""
+    escaped = media.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped[:-1] + "%" if escaped.endswith("/*") else escaped + "%"
+
+
+def _conditions(
+    flt: DocumentFilter, pages: str, content_type: str, placeholder: str
+) -> tuple[list[str], list[object]]:
+    """The host, state and content type conditions (``pages``: the pages table's alias)."""
+    where: list[str] = []
+    params: list[object] = []
+    if flt.hosts:
+        where.append(f"{pages}.host IN ({', '.join([placeholder] * len(flt.hosts))})")
+        params.extend(flt.hosts)
+    if flt.states:
+        where.append(f"{pages}.state IN ({', '.join([placeholder] * len(flt.states))})")
+        params.extend(flt.states)
+    if flt.content_types:
+        like = f"lower({content_type}) LIKE {placeholder} ESCAPE '\\'"
+        where.append("(" + " OR ".join([like] * len(flt.content_types)) + ")")
+        params.extend(_like_prefix(media) for media in flt.content_types)
+    return where, params
+
+
+def fetched_query(
+    since: int | None, flt: DocumentFilter, placeholder: str, order: str
+) -> tuple[str, list[object]]:
+    """The URLs fetched with a 2xx answer (at or after the epoch ``since``) that ``flt`` keeps
+    (its ``since`` aside: the caller's is a fetch time), in ``order``."""
+    where, params = _conditions(flt, "pages", "content_type", placeholder)
+    where[:0] = ["last_crawl_time IS NOT NULL", "status BETWEEN 200 AND 299"]
+    if since is not None:
+        where.append(f"last_crawl_time >= {placeholder}")
+        params.append(since)
+    return f"SELECT norm_url FROM pages WHERE {' AND '.join(where)} ORDER BY {order}", params
+
+
+def documents_query(
+    columns: Sequence[str], flt: DocumentFilter, with_text: bool, placeholder: str
+) -> tuple[str, list[object]]:
+    """The statement and its parameters (``columns``: names of the documents table, trusted)."""
+    names = ", ".join(f"d.{name}" for name in columns)
+    sql = f"SELECT {names}{', r.text' if with_text else ''} FROM documents AS d"
+    if with_text:
+        sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
+    if flt.hosts or flt.states:
+        sql += " JOIN pages AS p ON p.norm_url = d.url"
+    where, params = _conditions(flt, "p", "d.content_type", placeholder)
+    if flt.since is not None:
+        where.append(f"d.updated_at >= {placeholder}")
+        params.append(flt.since)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql + " ORDER BY d.id", params
