@@ -1,0 +1,357 @@
+"""The render path against Playwright itself: ``litecrawl()``, a plain Playwright loop, the CLI.
+
+    uv run python bench/render.py --pages 40 --rounds 3 --memory 500
+    uv run python bench/render.py --tree before=/tmp/before/src      # another tree's litecrawl()
+
+Serves Python's documentation (Debian's python3.11-doc, a real Sphinx site: ~75 KB pages with
+9 scripts, 2 stylesheets and a few images each) with nginx on 127.0.0.1 and runs, alternated in
+one invocation, each variant as its own process on the same ``--pages`` URLs, ``--concurrency``
+at a time:
+
+* ``plain``: Playwright with seed 000's steps and nothing else: one browser, one context with the
+  same viewport and User-Agent, images/fonts/media blocked by a route pattern (matched by
+  Playwright, no Python handler), ``goto``, one scroll, 800 ms wait, network idle, ``content()``;
+* ``litecrawl``: a ``litecrawl()`` batch with its defaults (its render path, robots.txt obeyed);
+* ``cli``: ``litecrawl crawl --render --no-follow`` on the same URLs (analysis and index on);
+* ``tree:NAME``: ``litecrawl()`` from another source tree (``--tree NAME=DIR``, on PYTHONPATH),
+  e.g. ``git archive <commit> src | tar -x -C /tmp/before``.
+
+Figures per run: pages/s = pages rendered / wall seconds; CPU = user + sys of the variant's
+process and every process it waited for (Playwright's driver and Chromium's processes: they are
+all reaped by their parents before the variant exits, so ``wait4`` counts them). ``call`` figures
+are inside the variant process around the call (browser launch included, Python start-up and
+imports not); ``process`` figures are the whole process seen from here (start-up included: the
+only figures for the CLI). ``--memory N`` then renders N distinct pages with each variant and
+samples the proportional set size (PSS) of the variant's process tree against the pages nginx
+has served so far: flat means no context, page or process is left open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DOCS = Path("/usr/share/doc/python3.11/html")
+VIEWPORT = {"width": 2160, "height": 3840}  # litecrawl()'s default
+# What the plain loop blocks, by URL: Playwright matches this regex itself, no Python handler.
+MEDIA_URL = re.compile(
+    r"\.(png|jpe?g|gif|webp|avif|svg|ico|bmp|woff2?|ttf|otf|eot|mp4|webm|ogg|mp3|wav|m4a|mov)"
+    r"(\?.*)?$",
+    re.IGNORECASE,
+)
+
+
+# -- the variants (each runs in its own process: `render.py _run VARIANT URLS_FILE C`) --------
+
+
+async def plain_loop(urls: list[str], concurrency: int) -> int:
+    from playwright.async_api import async_playwright
+
+    from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
+    from litecrawl.version import VERSION
+
+    done = 0
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=find_chromium(), headless=True, args=LAUNCH_ARGS
+        )
+        context = await browser.new_context(
+            viewport={"width": VIEWPORT["width"], "height": VIEWPORT["height"]},
+            user_agent=f"litecrawl/{VERSION}",
+        )
+        await context.route(MEDIA_URL, lambda route: route.abort())
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def one(url: str) -> None:
+            nonlocal done
+            async with semaphore:
+                page = await context.new_page()
+                try:
+                    await page.goto(url)
+                    await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                    await page.wait_for_timeout(800)
+                    await page.wait_for_load_state("networkidle")
+                    html = await page.content()
+                    done += bool(html)
+                finally:
+                    await page.close()
+
+        await asyncio.gather(*(one(u) for u in urls))
+        await context.close()
+        await browser.close()
+    return done
+
+
+def litecrawl_batch(urls: list[str], concurrency: int) -> int:
+    from litecrawl import litecrawl
+
+    done = 0
+
+    def count(content: bytes, content_type: str, url: str, fresh: bool) -> None:
+        nonlocal done
+        done += bool(content) and content_type.startswith("text/html")  # no await: no race
+
+    with tempfile.TemporaryDirectory() as tmp:
+        litecrawl(
+            str(Path(tmp) / "bench.db"),
+            urls,
+            n_claims=len(urls),
+            n_concurrent=concurrency,
+            downstream_hook=count,
+        )
+    return done
+
+
+def run_variant(variant: str, urls: list[str], concurrency: int) -> None:
+    """In the variant's own process: time the call and print the figures as JSON."""
+    import resource
+
+    import playwright.async_api  # noqa: F401  (imports before the clock starts)
+
+    import litecrawl  # noqa: F401
+
+    def cpu(who: int) -> float:
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
+
+    start, self0, kids0 = time.monotonic(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+    if variant == "plain":
+        done = asyncio.run(plain_loop(urls, concurrency))
+    else:
+        done = litecrawl_batch(urls, concurrency)
+    wall = time.monotonic() - start
+    spent = cpu(resource.RUSAGE_SELF) - self0 + cpu(resource.RUSAGE_CHILDREN) - kids0
+    print(json.dumps({"pages": done, "wall": wall, "cpu": spent}))
+
+
+# -- the driver ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pick_pages(n: int, lo: int, hi: int) -> list[str]:
+    """``n`` documentation pages of ``lo``..``hi`` bytes, by path (the indexes excluded)."""
+    paths = sorted(
+        str(p.relative_to(DOCS))
+        for p in DOCS.rglob("*.html")
+        if lo <= p.stat().st_size <= hi and not p.name.startswith(("genindex", "search"))
+    )
+    if len(paths) < n:
+        raise SystemExit(f"only {len(paths)} pages of {lo}..{hi} bytes under {DOCS}")
+    return paths[:n]
+
+
+def tree_of(pid: int) -> list[int]:
+    """``pid`` and all its descendants (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rpartition(")")[2].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def html_served(nginx: Any) -> int:
+    """HTML pages nginx has logged so far (its log is flushed every second)."""
+    log = (nginx.prefix / "logs" / "access.log").read_text()
+    return sum(1 for line in log.splitlines() if '.html"' in line)
+
+
+def pss_mib(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        match = re.search(r"^Pss:\s+(\d+) kB", text, re.MULTILINE)
+        total += int(match.group(1)) if match else 0
+    return total / 1024
+
+
+def command(
+    variant: str, urls_file: Path, urls: list[str], concurrency: int, db: Path
+) -> list[str]:
+    if variant == "cli":
+        exe = str(Path(sys.executable).parent / "litecrawl")
+        flags = ["--render", "--no-follow", "--concurrency", str(concurrency)]
+        flags += ["--per-host", str(concurrency), "--delay-ms", "0", "--no-cache", "--quiet"]
+        return [exe, "crawl", *urls, "--db", str(db), *flags]
+    return [sys.executable, __file__, "_run", variant, str(urls_file), str(concurrency)]
+
+
+def run_once(
+    variant: str,
+    src: str | None,
+    urls: list[str],
+    concurrency: int,
+    work: Path,
+    nginx: Any,
+    sample: bool = False,
+) -> dict[str, Any]:
+    urls_file = work / "urls.json"
+    urls_file.write_text(json.dumps(urls))
+    db = work / "cli.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
+    nginx.reset_log()
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        command(variant, urls_file, urls, concurrency, db),
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=work,
+    )
+    samples: list[tuple[int, float]] = []
+    while sample and proc.poll() is None:
+        time.sleep(2)
+        served = html_served(nginx)
+        samples.append((served, pss_mib(tree_of(proc.pid))))
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    out = proc.stdout.read() if proc.stdout else ""
+    if status != 0:
+        raise SystemExit(f"{variant} failed with status {status}")
+    figures: dict[str, Any] = {"p_wall": wall, "p_cpu": usage.ru_utime + usage.ru_stime}
+    figures["p_rss"] = usage.ru_maxrss / 1024  # the largest single process
+    if variant == "cli":
+        import sqlite3
+
+        conn = sqlite3.connect(db)
+        figures["pages"] = conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[
+            0
+        ]
+        conn.close()
+    else:
+        figures.update(json.loads(out.strip().splitlines()[-1]))
+    figures["samples"] = samples
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--variants", nargs="*", default=["plain", "litecrawl", "cli"])
+    parser.add_argument("--tree", action="append", default=[], help="NAME=SRC_DIR (repeatable)")
+    parser.add_argument("--memory", type=int, default=0, help="then N distinct pages (0: skip)")
+    parser.add_argument("--memory-variants", nargs="*", default=["plain", "litecrawl", "cli"])
+    args = parser.parse_args()
+    if len(sys.argv) > 1 and sys.argv[1] == "_run":
+        return
+    sys.path.insert(0, str(HERE))
+    from run import Nginx
+
+    trees = dict(t.split("=", 1) for t in args.tree)
+    variants: list[tuple[str, str, str | None]] = [(v, v, None) for v in args.variants]
+    variants += [(f"tree:{name}", "litecrawl", src) for name, src in trees.items()]
+    port = free_port()
+    nginx = Nginx(DOCS, port)
+    base = f"http://127.0.0.1:{port}"
+    urls = [f"{base}/{p}" for p in pick_pages(args.pages, 60_000, 95_000)]
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for round_ in range(args.rounds):
+                # alternated, the order reversed every other round: the machine's noise hits all
+                order = variants if round_ % 2 == 0 else variants[::-1]
+                for name, variant, src in order:
+                    r = run_once(variant, src, urls, args.concurrency, Path(tmp), nginx)
+                    results[name].append(r)
+                    shown = {k: round(v, 2) for k, v in r.items() if k != "samples"}
+                    print(f"round {round_ + 1} {name}: {json.dumps(shown)}", flush=True)
+            report(results, args)
+            if args.memory:
+                memory(args, nginx, base, Path(tmp))
+    finally:
+        nginx.stop()
+
+
+def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> None:
+    def med(runs: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(r[key] for r in runs if key in r)
+
+    plain = results.get("plain")
+    print(
+        f"\n{args.pages} pages, {args.concurrency} at a time, {args.rounds} rounds alternated "
+        "(medians; ratios against the plain loop of the same invocation)\n"
+    )
+    print(
+        "| variant | pages | call pages/s | x plain | call CPU ms/page | x plain | process pages/s "
+        "| process CPU ms/page | peak RSS MiB (largest process) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, runs in results.items():
+        pages = med(runs, "pages")
+        cells = [name, f"{pages:.0f}"]
+        if name != "cli":
+            rate, cpu = pages / med(runs, "wall"), med(runs, "cpu") / pages * 1000
+            cells += [f"{rate:.2f}"]
+            cells += [f"{rate / (med(plain, 'pages') / med(plain, 'wall')):.2f}" if plain else "-"]
+            cells += [f"{cpu:.0f}"]
+            cells += [
+                f"{cpu / (med(plain, 'cpu') / med(plain, 'pages') * 1000):.2f}" if plain else "-"
+            ]
+        else:
+            cells += ["-", "-", "-", "-"]
+        cells += [f"{pages / med(runs, 'p_wall'):.2f}", f"{med(runs, 'p_cpu') / pages * 1000:.0f}"]
+        cells += [f"{med(runs, 'p_rss'):.0f}"]
+        print("| " + " | ".join(cells) + " |")
+
+
+def memory(args: argparse.Namespace, nginx: Any, base: str, work: Path) -> None:
+    urls = [f"{base}/{p}" for p in pick_pages(args.memory, 0, 10**9)]
+    print(f"\nmemory: {len(urls)} distinct pages, {args.concurrency} at a time")
+    print(
+        "| variant | pages | PSS MiB of the process tree at 20% / 40% / 60% / 80% / 100% | peak |"
+    )
+    print("|---|---|---|---|")
+    for variant in args.memory_variants:
+        r = run_once(variant, None, urls, args.concurrency, work, nginx, sample=True)
+        samples = r["samples"]
+        marks = []
+        for share in (0.2, 0.4, 0.6, 0.8, 1.0):
+            # the first sample taken once this share of the pages had been served
+            at = next((m for n, m in samples if n >= share * len(urls)), None)
+            if at is None and share == 1.0 and samples:
+                at = samples[-1][1]  # the last sample, taken before the log showed them all
+            marks.append(f"{at:.0f}" if at is not None else "-")
+        peak = max((m for _, m in samples), default=0.0)
+        print(f"| {variant} | {r['pages']} | {' / '.join(marks)} | {peak:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "_run":
+        run_variant(sys.argv[2], json.loads(Path(sys.argv[3]).read_text()), int(sys.argv[4]))
+    else:
+        main()
