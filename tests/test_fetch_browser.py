@@ -21,6 +21,7 @@ from litecrawl.errors import (
     FetchTimeout,
     TooManyRedirects,
 )
+from litecrawl.fetch import contexts
 from litecrawl.fetch.base import FetchRequest, FetchResult
 from litecrawl.fetch.browser import BrowserFetcher, find_chromium
 
@@ -140,14 +141,40 @@ def test_user_agent_and_headers_reach_the_server(serve: Serve) -> None:
     assert "If-None-Match" not in seen["/app.js"]
 
 
+MEDIA_PAGE = html_page(
+    """<p class="t">text</p>
+    <img src="/pic.png" alt="by extension"><img src="/avatar" alt="no extension">
+    <div style="width: 10px; height: 10px; background: url(/bg)"></div>
+    <video src="/clip.mp4" preload="auto" autoplay muted></video>""",
+    head="""<link rel="stylesheet" href="/style.css">
+    <style>@font-face { font-family: T; src: url(/font.woff2) format("woff2"); }
+    .t { font-family: T; }</style>""",
+)
+MEDIA = ("/pic.png", "/avatar", "/bg", "/font.woff2", "/clip.mp4")
+
+
+def media_app() -> web.Application:
+    junk = ("application/octet-stream", b"\x00" * 64)
+    return app_of(
+        index=("text/html", MEDIA_PAGE),
+        style_css=("text/css", "p { color: red }"),
+        pic_png=("image/png", PNG),
+        avatar=("image/png", PNG),  # an image whose URL does not say so
+        bg=("image/png", PNG),
+        font_woff2=junk,
+        clip_mp4=junk,
+    )
+
+
 def test_media_is_blocked_unless_asked_for(serve: Serve) -> None:
-    page = html_page('<img src="/pic.png" alt="pic"><p>text</p>')
-    server = serve(app_of(index=("text/html", page), pic_png=("image/png", PNG)))
-    result = fetch(server.url("/"), scroll_rounds=0)
-    assert b"<p>text</p>" in result.body
-    assert server.count("/pic.png") == 0
-    fetch(server.url("/"), scroll_rounds=0, block_media=False)
-    assert server.count("/pic.png") == 1
+    server = serve(media_app())
+    result = fetch(server.url("/"), scroll_wait_ms=100)
+    assert b"text</p>" in result.body
+    assert server.count("/style.css") == 1  # not media: loaded
+    assert {path: server.count(path) for path in MEDIA} == dict.fromkeys(MEDIA, 0)
+    server.requests.clear()
+    fetch(server.url("/"), scroll_wait_ms=100, block_media=False)
+    assert all(server.count(path) >= 1 for path in MEDIA), server.paths()
 
 
 def test_redirect_gives_final_url(serve: Serve) -> None:
@@ -353,3 +380,112 @@ def test_concurrent_fetches_share_one_browser(serve: Serve) -> None:
 def test_fetch_outside_the_context_manager_is_a_usage_error() -> None:
     with pytest.raises(RuntimeError, match="async with"):
         asyncio.run(BrowserFetcher().fetch(FetchRequest("http://127.0.0.1/")))
+
+
+def cookie_app(name: str) -> web.Application:
+    """Sets ``name=1`` on /set (header) and ``{name}_js=1`` from script; /see shows nothing."""
+    page = html_page(f"<script>document.cookie = '{name}_js=1; path=/'</script>set")
+
+    async def set_cookie(_: web.Request) -> web.Response:
+        response = web.Response(text=page, content_type="text/html")
+        response.set_cookie(name, "1", path="/")
+        return response
+
+    return app_of(set=set_cookie, see=("text/html", html_page("see")))
+
+
+def fetch_all(urls: list[str], **kw: Any) -> list[FetchResult]:
+    """``urls`` one after another with one fetcher (one browser, its contexts kept between)."""
+
+    async def go() -> list[FetchResult]:
+        async with BrowserFetcher(**kw) as fetcher:
+            return [await fetcher.fetch(FetchRequest(url)) for url in urls]
+
+    return asyncio.run(go())
+
+
+def test_cookies_stay_with_their_site(serve: Serve) -> None:
+    # Two sites on one host name: browsers keep cookies per host whatever the port, so only
+    # separate contexts keep them apart.
+    a, b = serve(cookie_app("a")), serve(cookie_app("b"))
+    fetch_all([a.url("/set"), b.url("/see"), b.url("/set"), a.url("/see")], scroll_rounds=0)
+    cookies = {(s.base, r.path): r.headers.get("Cookie", "") for s in (a, b) for r in s.requests}
+    assert cookies[(b.base, "/see")] == ""  # nothing of a's reached b
+    assert "b=" not in cookies[(a.base, "/see")] and "b_js" not in cookies[(a.base, "/see")]
+    # within one site the pages of a batch share their cookies, as in one browser session
+    assert set(cookies[(a.base, "/see")].split("; ")) == {"a=1", "a_js=1"}
+
+
+def test_a_site_gets_a_fresh_context_after_enough_pages(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contexts, "PAGES_PER_CONTEXT", 2)
+    a = serve(cookie_app("a"))
+    fetch_all([a.url("/set"), a.url("/see"), a.url("/see?3"), a.url("/see?4")], scroll_rounds=0)
+    cookies = [r.headers.get("Cookie", "") for r in a.requests]
+    assert cookies[1] != "" and cookies[2:] == ["", ""]
+
+
+def test_idle_contexts_are_closed_beyond_the_cap(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contexts, "IDLE_CONTEXTS", 1)
+    a, b = serve(cookie_app("a")), serve(cookie_app("b"))
+
+    async def go() -> list[int]:
+        open_now = []
+        async with BrowserFetcher(scroll_rounds=0) as fetcher:
+            for url in (a.url("/set"), b.url("/set"), a.url("/see")):
+                await fetcher.fetch(FetchRequest(url))
+                browser = fetcher._browser
+                assert browser is not None
+                open_now.append(len(browser.contexts))
+                # every page is closed after its fetch
+                assert [len(c.pages) for c in browser.contexts] == [0] * len(browser.contexts)
+        return open_now
+
+    assert asyncio.run(go()) == [1, 1, 1]
+    assert a.requests[-1].headers.get("Cookie", "") == ""  # a's context was closed meanwhile
+
+
+def test_each_page_of_a_shared_context_gets_its_own_request_headers(serve: Serve) -> None:
+    pages: dict[str, str | tuple[int, str, str]]
+    pages = {f"/p{i}": html_page(f'<p>{i}</p><script src="/s{i}.js"></script>') for i in range(4)}
+    pages.update({f"/s{i}.js": (200, "application/javascript", "1") for i in range(4)})
+    server = serve(site_app(pages))
+
+    async def go() -> list[FetchResult]:
+        async with BrowserFetcher(scroll_rounds=0) as fetcher:
+            return await asyncio.gather(
+                *(
+                    fetcher.fetch(FetchRequest(server.url(f"/p{i}"), {"If-None-Match": f'"{i}"'}))
+                    for i in range(4)
+                )
+            )
+
+    for i, result in enumerate(asyncio.run(go())):
+        assert f"<p>{i}</p>".encode() in result.body
+    seen = {r.path: r.headers.get("If-None-Match") for r in server.requests}
+    assert seen == {
+        **{f"/p{i}": f'"{i}"' for i in range(4)},
+        **{f"/s{i}.js": None for i in range(4)},
+    }
+
+
+def test_downloads_and_pdfs_then_pages_in_the_same_context(serve: Serve) -> None:
+    async def download(_: web.Request) -> web.Response:
+        disposition = {"Content-Disposition": 'attachment; filename="data.bin"'}
+        return web.Response(body=b"\x00\x01bin", headers=disposition)
+
+    server = serve(
+        app_of(
+            data_bin=download,
+            doc_pdf=("application/pdf", PDF),
+            index=("text/html", html_page("<p>page</p>")),
+        )
+    )
+    urls = [server.url(p) for p in ("/data.bin", "/doc.pdf", "/", "/data.bin", "/")]
+    results = fetch_all(urls, scroll_rounds=0)
+    assert [r.body for r in results[:2]] == [b"\x00\x01bin", PDF]
+    assert results[3].body == b"\x00\x01bin"
+    assert b"<p>page</p>" in results[2].body and b"<p>page</p>" in results[4].body

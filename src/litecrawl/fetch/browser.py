@@ -1,8 +1,14 @@
-"""Rendering fetcher: one shared headless Chromium, a fresh context and page per URL (seed 000 §4).
+"""Rendering fetcher: one shared headless Chromium, a fresh page per URL (seed 000 §4).
 
-Each fetch: route (block image/font/media), ``goto``, scroll ``scroll_rounds`` times, wait until
-the network is quiet (bounded by ``timeout_ms``: a page that never goes idle still returns what it
-has), run ``page_hook``, then return the rendered DOM (HTML) or the raw bytes (anything else).
+Each fetch: ``goto`` (images, fonts and media blocked), scroll ``scroll_rounds`` times, wait
+until the network is quiet (bounded by ``timeout_ms``: a page that never goes idle still returns
+what it has), run ``page_hook``, then return the rendered DOM (HTML) or the raw bytes (anything
+else). Pages of one site share a browser context, never another site's (:mod:`.contexts`).
+
+Blocking costs the page no trip to Python for what is plainly not media: a request whose URL
+ends in a script, style or document extension goes on inside Playwright's driver; only the others
+(images by extension, and URLs that do not say what they are) reach :meth:`_route`, which blocks
+them by the type Chromium gives them (image, font, media).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from litecrawl.errors import (
     TooManyRedirects,
 )
 from litecrawl.fetch.base import FetchRequest, FetchResult
+from litecrawl.fetch.contexts import ContextPool
 from litecrawl.version import VERSION
 
 __all__ = ["BrowserFetcher", "find_chromium"]
@@ -54,6 +61,10 @@ INSTALL_HINT = (
 )
 _NET_ERR = re.compile(r"net::ERR_[A-Z0-9_]+")
 _TIMEOUT_CODES = ("net::ERR_TIMED_OUT", "net::ERR_CONNECTION_TIMED_OUT")
+# Requests for these are never images, fonts or media: Playwright's driver matches this regex and
+# lets them go on without a trip to Python. Only the path counts (a query may say anything).
+_NOT_MEDIA = r"[^?#]*\.(?:js|mjs|css|html?|json)(?:[?#]|$)"
+_ASK_PYTHON = re.compile(rf"^(?!{_NOT_MEDIA})", re.IGNORECASE)
 _SCROLL_JS = (
     "window.scrollTo(0, (document.scrollingElement||document.documentElement).scrollHeight)"
 )
@@ -110,25 +121,30 @@ class _Inflight:
     """Counts a page's requests in flight, to wait for a quiet network after scrolling."""
 
     def __init__(self, page: Page) -> None:
-        self.count, self.changed = 0, asyncio.Event()
+        self.count, self.changed, self.last = 0, asyncio.Event(), time.monotonic()
         page.on("request", lambda _: self._add(1))
         page.on("requestfinished", lambda _: self._add(-1))
         page.on("requestfailed", lambda _: self._add(-1))
 
     def _add(self, n: int) -> None:
         self.count = max(0, self.count + n)
+        self.last = time.monotonic()
         self.changed.set()
 
     async def wait_idle(self, deadline: float) -> None:
-        """Return once nothing was in flight for IDLE_QUIET_S, or at ``deadline`` (monotonic)."""
+        """Return once nothing was in flight for IDLE_QUIET_S, or at ``deadline`` (monotonic).
+
+        Quiet time already passed counts: a page idle since before the scroll wait returns at
+        once, as Playwright's own ``networkidle`` would.
+        """
         while (left := deadline - time.monotonic()) > 0:
+            quiet_for = time.monotonic() - self.last
+            if self.count == 0 and quiet_for >= IDLE_QUIET_S:
+                return
             self.changed.clear()
-            quiet = self.count == 0
-            try:
-                await asyncio.wait_for(self.changed.wait(), min(left, IDLE_QUIET_S))
-            except TimeoutError:
-                if quiet:
-                    return
+            wait = IDLE_QUIET_S - quiet_for if self.count == 0 else left
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(left, wait))
 
 
 class BrowserFetcher:
@@ -163,6 +179,7 @@ class BrowserFetcher:
         self.page_hook, self.executable_path = page_hook, executable_path
         self._pw: pw.Playwright | None = None
         self._browser: Browser | None = None
+        self._contexts = ContextPool(self._new_context)
         self._path: str | None = None
         self._lock = asyncio.Lock()
 
@@ -203,6 +220,7 @@ class BrowserFetcher:
         )
 
     async def _stop(self) -> None:
+        await self._contexts.close()
         browser, driver, self._browser, self._pw = self._browser, self._pw, None, None
         if browser is not None:
             with contextlib.suppress(pw.Error):
@@ -216,36 +234,40 @@ class BrowserFetcher:
             if self._pw is None or self._browser is None:
                 raise RuntimeError("use 'async with BrowserFetcher(...)' before fetch()")
             if not self._browser.is_connected():
+                self._contexts.forget()
                 self._browser = await self._launch()
-            browser = self._browser
         hard_s = 2 * self.timeout_ms / 1000 + self.scroll_rounds * self.scroll_wait_ms / 1000
         try:
             async with asyncio.timeout(hard_s):
-                status, final_url, headers, body = await self._render(browser, request, start)
+                async with self._contexts.page(url) as (context, page):
+                    got = await self._visit(context, page, request, start)
         except TimeoutError as exc:  # the hard cut-off above (Playwright's timeouts are below)
             raise FetchTimeout(url, f"no result within {hard_s:.1f}s") from exc
         except pw.Error as exc:
             raise _translate(url, exc) from exc
+        status, final_url, headers, body = got
         return FetchResult(url, final_url, status, headers, body, time.monotonic() - start)
 
-    async def _render(self, browser: Browser, request: FetchRequest, start: float) -> _Got:
-        context = await browser.new_context(
+    async def _new_context(self) -> BrowserContext:
+        assert self._browser is not None
+        context = await self._browser.new_context(
             viewport={"width": self.viewport["width"], "height": self.viewport["height"]},
             user_agent=self.user_agent,
             extra_http_headers=self.extra_headers,
             accept_downloads=False,
         )
-        async with context:  # closed after every page, so memory stays flat
-            context.set_default_timeout(self.timeout_ms)
-            return await self._visit(context, await context.new_page(), request, start)
+        context.set_default_timeout(self.timeout_ms)
+        if self.block_media:
+            await context.route(_ASK_PYTHON, self._block)
+        return context
 
     async def _visit(
         self, context: BrowserContext, page: Page, request: FetchRequest, start: float
     ) -> _Got:
         inflight, downloads = _Inflight(page), list[object]()
         page.on("download", lambda d: downloads.append(d))
-        if self.block_media or request.headers:
-            await page.route("**/*", lambda route: self._route(route, page, request.headers))
+        if request.headers:  # the first request of a new page is its navigation
+            await page.route("**/*", lambda route: self._first(route, page, request), times=1)
         try:
             response = await page.goto(request.url, wait_until="domcontentloaded")
         except pw.Error as exc:
@@ -272,7 +294,7 @@ class BrowserFetcher:
         for _ in range(self.scroll_rounds):
             with contextlib.suppress(pw.Error):  # a script or meta refresh may be navigating
                 await page.evaluate(_SCROLL_JS)
-            await page.wait_for_timeout(self.scroll_wait_ms)
+            await asyncio.sleep(self.scroll_wait_ms / 1000)
         await inflight.wait_idle(deadline)
         if self.page_hook is not None and inspect.isawaitable(result := self.page_hook(page)):
             await result
@@ -283,15 +305,21 @@ class BrowserFetcher:
         await page.wait_for_load_state("domcontentloaded")
         return response.status, page.url, headers, (await page.content()).encode()
 
-    async def _route(self, route: Route, page: Page, extra: Mapping[str, str]) -> None:
-        req = route.request
-        if self.block_media and req.resource_type in BLOCKED_TYPES:
+    @staticmethod
+    async def _block(route: Route) -> None:
+        if route.request.resource_type in BLOCKED_TYPES:
             await route.abort()
-        elif extra and req.is_navigation_request() and req.frame == page.main_frame:
-            headers = {**await req.all_headers(), **self.extra_headers, **extra}
-            await route.continue_(headers=headers)
         else:
             await route.continue_()
+
+    async def _first(self, route: Route, page: Page, request: FetchRequest) -> None:
+        """The navigation gets the request's own headers (conditional GET); nothing else does."""
+        req = route.request
+        if req.is_navigation_request() and req.frame == page.main_frame:
+            headers = {**await req.all_headers(), **self.extra_headers, **request.headers}
+            await route.continue_(headers=headers)
+        else:
+            await route.fallback()
 
     async def _direct(self, context: BrowserContext, url: str, extra: Mapping[str, str]) -> _Got:
         """Downloads and PDFs: the raw bytes via the context's HTTP client (same UA, headers)."""
