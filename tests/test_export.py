@@ -9,6 +9,8 @@ import io
 import json
 import sqlite3
 import struct
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -262,6 +264,41 @@ def test_filters_by_host_content_type_and_state(crawled: Crawled) -> None:
         export(db, "jsonl", io.StringIO(), states=["done"])
     with pytest.raises(ConfigError, match="content type 'html'"):
         export(db, "csv", io.StringIO(), content_types=["html"])
+
+
+def test_parquet_columns_types_and_values(crawled: Crawled) -> None:
+    import pyarrow.parquet as pq
+
+    out = io.BytesIO()
+    assert export(crawled.db, "parquet", out) == 3
+    table = pq.read_table(io.BytesIO(out.getvalue()))
+    assert table.column_names == [*FIELDS, "text", "markdown"]
+    types = {field.name: str(field.type) for field in table.schema}
+    assert types["keywords"] == "list<element: string>" and types["depth"] == "int64"
+    assert types["crawled_at"] == "timestamp[ms, tz=UTC]" and types["text"] == "string"
+    rows = db_records(crawled.db)
+    for got, row in zip(table.to_pylist(), rows, strict=True):
+        assert got["url"] == row["url"] and got["title"] == row["title"]
+        assert got["keywords"] == json.loads(row["keywords"])
+        assert got["text"] == (row["text"] or "") and got["resource_id"] == row["resource_id"]
+        assert got["crawled_at"].strftime("%Y-%m-%d %H:%M:%S") == row["crawled_at"]
+    home, _, empty = by_path(crawled, table.to_pylist())
+    assert home["markdown"].startswith("# Apples") and empty["markdown"] is None
+    lean = io.BytesIO()
+    assert export(crawled.db, "parquet", lean, text=False, markdown=False, states=["error"]) == 0
+    assert pq.read_table(io.BytesIO(lean.getvalue())).column_names == list(FIELDS)
+
+
+def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path) -> None:
+    """Where pyarrow cannot be imported: exit 2, one line naming the extra, no file made."""
+    target = tmp_path / "pages.parquet"
+    blocked = "import sys; sys.modules['pyarrow'] = None; from litecrawl.cli import main; main()"
+    args = ["export", "-f", "parquet", "--db", str(tmp_path / "c.db"), "-o", str(target)]
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert "litecrawl[parquet]" in done.stderr and not target.exists()
 
 
 def test_warc_request_response_pairs_from_the_cache(crawled: Crawled) -> None:

@@ -16,6 +16,9 @@ Formats:
     ``{"index": {"_index": ..., "_id": sha256(url)}}`` and the document (the same fields as
     ``jsonl``), every line newline-terminated, ready for
     ``curl -H 'Content-Type: application/x-ndjson' --data-binary @file .../_bulk``.
+``parquet``
+    The same columns in one Apache Parquet file (typed, zstd; needs the ``parquet`` extra:
+    :mod:`litecrawl.export_parquet`).
 ``warc``
     WARC 1.1 (warcio, gzip per record): a ``warcinfo`` record, then per successfully fetched URL
     in the frontier (pages, but also feeds, sitemaps and non-HTML responses) a ``request`` and a
@@ -51,6 +54,7 @@ from warcio.warcwriter import WARCWriter
 
 from litecrawl.cache import DiskCache
 from litecrawl.errors import ConfigError
+from litecrawl.export_parquet import check_parquet, write_parquet
 from litecrawl.index.reader import IndexReader, open_index
 from litecrawl.store.documents import STATES, DocumentFilter
 
@@ -58,7 +62,7 @@ __all__ = ["FIELDS", "FORMATS", "STATES", "ExportFormat", "export"]
 
 log = logging.getLogger("litecrawl.export")
 
-ExportFormat = Literal["jsonl", "csv", "es-bulk", "warc"]
+ExportFormat = Literal["jsonl", "csv", "es-bulk", "parquet", "warc"]
 FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
 FIELDS = (
     "url",
@@ -104,12 +108,13 @@ def export(
     """Write the index of ``db`` to ``out`` in format ``fmt``; returns how many records
     (documents; for ``warc``, request/response pairs) were written.
 
-    ``out`` may be a text or a binary stream (``warc`` needs bytes: a text stream with a
-    ``buffer``, like ``sys.stdout``, is fine). ``cache_dir`` is the disk cache (``warc`` only);
-    a naive ``since`` is taken as UTC. Raises :class:`~litecrawl.errors.ConfigError` for a
-    missing database, an unknown format or ``warc`` without ``cache_dir``. ``with_vectors``
-    (``jsonl`` only) adds each document's ``vector`` (its resource's embedding, a list of
-    floats; null when it has none). An unknown state or a content type that is not
+    ``out`` may be a text or a binary stream (``warc`` and ``parquet`` need bytes: a text
+    stream with a ``buffer``, like ``sys.stdout``, is fine). ``cache_dir`` is the disk cache
+    (``warc`` only); a naive ``since`` is taken as UTC. Raises
+    :class:`~litecrawl.errors.ConfigError` for a missing database, an unknown format, ``warc``
+    without ``cache_dir`` or ``parquet`` without pyarrow. ``with_vectors`` (``jsonl`` only)
+    adds each document's ``vector`` (its resource's embedding, a list of floats; null when it
+    has none). An unknown state or a content type that is not
     ``type/subtype`` or ``type/*`` is a ConfigError.
     """
     if fmt not in FORMATS:
@@ -120,7 +125,11 @@ def export(
         raise ConfigError(f"vectors are exported in jsonl only, not in {fmt}")
     flt = _filter(since, hosts, content_types, states)
     columns = Columns(text, markdown)
+    if fmt == "parquet":
+        check_parquet()
     with open_index(str(db)) as index:
+        if fmt == "parquet":
+            return write_parquet(_documents(index, flt, columns), columns.names, _binary(out))
         if fmt == "warc":
             assert cache_dir is not None
             moment = None if since is None else int(_utc(since).timestamp())

@@ -1,4 +1,5 @@
-"""``litecrawl export``: the index as JSON Lines, CSV or Elasticsearch bulk; responses as WARC."""
+"""``litecrawl export``: the index as JSON Lines, CSV, Elasticsearch bulk or Parquet; responses
+as WARC."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import typer
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
 from litecrawl.export import export as run_export
+from litecrawl.export_parquet import check_parquet
 
 __all__ = ["Format", "export"]
 
@@ -22,6 +24,7 @@ class Format(StrEnum):
     jsonl = "jsonl"
     csv = "csv"
     es_bulk = "es-bulk"
+    parquet = "parquet"
     warc = "warc"
 
 
@@ -62,12 +65,14 @@ def export(
         typer.Option(help="Only pages in this frontier state (crawled, error...; repeatable)."),
     ] = None,
 ) -> None:
-    """Export the index (jsonl, csv, es-bulk: metadata, full text and Markdown of each
-    document) or the cached responses (warc), streamed."""
+    """Export the index (jsonl, csv, es-bulk, parquet: metadata, full text and Markdown of
+    each document) or the cached responses (warc), streamed."""
     cfg = load_or_exit(config, {"db": db, "cache.dir": str(cache_dir) if cache_dir else None})
     moment = _parse_since(since)
     skipped: list[str] = []
     try:
+        if fmt is Format.parquet:
+            check_parquet()  # before --out is created
         with contextlib.ExitStack() as stack:
             stream = sys.stdout.buffer if out is None else stack.enter_context(out.open("wb"))
             count = run_export(
