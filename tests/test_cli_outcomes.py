@@ -46,7 +46,7 @@ def test_unreachable_host_is_recorded_as_such_and_exits_1(
     rows = db_rows(db)
     assert {rows[u]["error"] for u in urls} == {"connect"}  # not "robots"
     host = refused_base.removeprefix("http://")
-    assert f"{host} unreachable: connection refused (2 pages)" in result.stderr
+    assert f"{host} unreachable: connection refused (2 pages, e.g. {refused_base}/" in result.stderr
     assert "exit 1: every page tried failed (2 of 2)" in result.stderr
     assert failed.read_text().splitlines() == urls
 
@@ -66,7 +66,7 @@ def test_every_page_failing_exits_1_one_success_exits_0(tmp_path: Path, serve: S
     assert crawl(tmp_path / "a.db", site.url("/gone")).exit_code == 1  # a 404, nothing else
     ok = crawl(tmp_path / "b.db", site.url("/"))
     assert ok.exit_code == 0  # one page fine, one 404: a normal crawl
-    assert "HTTP 404 Not Found (1 page)" in ok.stderr
+    assert f"HTTP 404 Not Found (1 page, e.g. {site.url('/gone')})" in ok.stderr
 
 
 def test_failed_out_then_seeds_add_due_now_retries_them(tmp_path: Path, serve: Serve) -> None:

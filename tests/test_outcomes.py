@@ -40,8 +40,8 @@ def test_stats_count_causes_by_host_and_keep_001s_names() -> None:
         stats.fail(f"http://a.example/{n}", "a.example", "connect", "connection refused")
     stats.fail("http://b.example/x", "b.example", "http_404", "HTTP 404")
     assert [str(c) for c in stats.top_causes(5)] == [
-        "a.example unreachable: connection refused (12 pages)",
-        "b.example: HTTP 404 Not Found (1 page)",
+        "a.example unreachable: connection refused (12 pages, e.g. http://a.example/0)",
+        "b.example: HTTP 404 Not Found (1 page, e.g. http://b.example/x)",
     ]
     assert stats.errors == {"connect": 12, "http_404": 1}
     assert (stats.pages_fetched, stats.pages_failed, stats.pages_indexed) == (3, 13, 2)

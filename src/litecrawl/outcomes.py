@@ -36,10 +36,13 @@ class Cause:
     category: str
     detail: str
     pages: int
+    example: str = ""  # the first URL that failed so: one to look at
 
     def __str__(self) -> str:
         plural = "" if self.pages == 1 else "s"
-        return f"{describe(self.host, self.category, self.detail)} ({self.pages} page{plural})"
+        example = f", e.g. {self.example}" if self.example else ""
+        words = describe(self.host, self.category, self.detail)
+        return f"{words} ({self.pages} page{plural}{example})"
 
 
 @dataclass
@@ -65,6 +68,7 @@ class CrawlStats:
     sitemap_cuts: Counter[str] = field(default_factory=Counter)
     causes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (host, category)
     details: dict[tuple[str, str], str] = field(default_factory=dict)  # first words seen
+    examples: dict[tuple[str, str], str] = field(default_factory=dict)  # first URL seen
     failed_urls: list[tuple[str, str]] = field(default_factory=list)  # (url, category)
     started: float = field(default_factory=time.monotonic)
 
@@ -97,12 +101,19 @@ class CrawlStats:
         self.errors[category] += 1
         self.causes[(host, category)] += 1
         self.details.setdefault((host, category), detail)
+        self.examples.setdefault((host, category), url)
         self.failed_urls.append((url, category))
 
     def top_causes(self, n: int = 5) -> list[Cause]:
         """The ``n`` commonest (host, category) failures, most pages first."""
         return [
-            Cause(host, category, self.details.get((host, category), ""), pages)
+            Cause(
+                host,
+                category,
+                self.details.get((host, category), ""),
+                pages,
+                self.examples.get((host, category), ""),
+            )
             for (host, category), pages in self.causes.most_common(n)
         ]
 
@@ -171,12 +182,13 @@ class PageOutcomes:
         self.note(logging.INFO, action, page, url, result.status, message)
 
     def failed(self, page: ClaimedPage, url: str, error: FetchError, action: str) -> None:
-        """A page that ended in ``error``: a failed fetch is a warning (001); a refusal or an
-        HTTP error status is not."""
+        """A page that ended in ``error``: a failed fetch, an HTTP error status included, is a
+        warning (001), shown at every level; a page skipped (robots.txt, a host unreachable
+        before) is not."""
         self.stats.fail(url, host_of(url), error.category, error.detail)
         code = error.category.removeprefix("http_")
         status = int(code) if error.category.startswith("http_") and code.isdigit() else None
-        level = logging.WARNING if action == "fetch" and status is None else logging.INFO
+        level = logging.WARNING if action == "fetch" else logging.INFO
         self.note(level, action, page, url, status, error.detail, error)
 
     def note(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import signal
@@ -15,7 +16,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from litecrawl.cli.output import console, duration, print_crawl_summary, setup_logging
+from litecrawl.cli.output import (
+    console,
+    duration,
+    print_crawl_summary,
+    print_json_summary,
+    setup_logging,
+)
 from litecrawl.config import CrawlConfig, load_config
 from litecrawl.errors import LitecrawlError
 
@@ -192,7 +199,10 @@ def crawl(
     if failed_out is not None:
         _write_failed(failed_out, report.stats)
     causes = [str(cause) for cause in report.stats.top_causes(5)]
-    print_crawl_summary(_summary_rows(report), causes, verdict)
+    if log_json:  # the stream stays JSON lines to its end: the summary is its last record
+        print_json_summary(_summary_record(report, causes, code, verdict))
+    else:
+        print_crawl_summary(_summary_rows(report), causes, verdict)
     raise typer.Exit(code)
 
 
@@ -240,6 +250,18 @@ def _summary_rows(report: CrawlReport) -> dict[str, object]:
     return rows
 
 
+def _summary_record(
+    report: CrawlReport, causes: list[str], code: int, verdict: str | None
+) -> dict[str, object]:
+    """The summary for machines: every count, the causes, the exit code and why."""
+    from litecrawl.crawl import summary_dict
+
+    record = {**summary_dict(report.stats), "interrupted": report.interrupted}
+    if not report.stats.claimed:
+        record["next_due"] = report.next_due  # epoch seconds, or None: nothing scheduled
+    return {**record, "causes": causes, "exit_code": code, "verdict": verdict}
+
+
 def _write_failed(path: Path, stats: CrawlStats) -> None:
     """The failed URLs worth another try (not robots refusals, not 4xx), one per line: feed
     them to ``litecrawl seeds add FILE --due-now``."""
@@ -276,7 +298,9 @@ async def _run(
     def on_signal() -> None:
         if stop.is_set():  # second Ctrl+C: leave now, the next run recovers the claims
             os._exit(130)
-        console.print("stopping: finishing in-flight pages (Ctrl+C again to quit at once)")
+        logging.getLogger("litecrawl").warning(  # a log line: JSON too with --log-json
+            "stopping: finishing in-flight pages (Ctrl+C again to quit at once)"
+        )
         stop.set()
 
     for sig in (signal.SIGINT, signal.SIGTERM):

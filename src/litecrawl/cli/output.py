@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ __all__ = [
     "console",
     "duration",
     "print_crawl_summary",
+    "print_json_summary",
     "print_summary",
     "setup_logging",
 ]
@@ -170,6 +172,19 @@ def print_crawl_summary(
     if verdict:
         lines.append(verdict)
     print("\n".join(lines), file=sys.stderr)
+
+
+def print_json_summary(summary: Mapping[str, object]) -> None:
+    """The closing summary as one JSON line on stderr, shaped like the log records before it
+    (logger ``litecrawl.summary``), at every log level."""
+    record = {
+        "time": _iso(time.time()),
+        "level": "INFO",
+        "logger": "litecrawl.summary",
+        "msg": "crawl finished",
+        **summary,
+    }
+    print(json.dumps(record, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
 
 
 def _show(value: object) -> str:
