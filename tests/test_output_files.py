@@ -13,14 +13,25 @@ from urllib.parse import quote, unquote
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_execute, db_query, db_rows, html_page, site_app
+from conftest import (
+    LocalServer,
+    db_execute,
+    db_query,
+    db_rows,
+    have_chromium,
+    html_page,
+    site_app,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from litecrawl.cache import DiskCache
 from litecrawl.cli import app
+from litecrawl.errors import UnwantedType
 from litecrawl.extract import markdown_path, sidecar_path
+from litecrawl.fetch.base import FetchRequest
+from litecrawl.fetch.browser import BrowserFetcher
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()
@@ -322,3 +333,18 @@ def test_two_urls_that_fold_to_one_slug_write_two_files(tmp_path: Path, serve: S
 
 def _markdown_of(sidecar: Path) -> Path:
     return sidecar.with_name(sidecar.name.removesuffix(".meta.json") + ".md")
+
+
+@pytest.mark.skipif(not have_chromium(), reason="no Chromium to render with")
+def test_the_browser_fetcher_refuses_an_unwanted_type_after_the_headers(serve: Serve) -> None:
+    """With --render too: the PDF Chromium navigated to is refused, not fetched again whole."""
+    site = serve(site_app({"/doc.pdf": (200, "application/pdf", "%PDF-1.4 ...")}))
+
+    async def go() -> None:
+        async with BrowserFetcher() as fetcher:
+            request = FetchRequest(site.url("/doc.pdf"), accept_types=("text/html",))
+            await fetcher.fetch(request)
+
+    with pytest.raises(UnwantedType, match="application/pdf"):
+        asyncio.run(go())
+    assert site.count("/doc.pdf") == 1  # the navigation; no second request for the bytes

@@ -37,8 +37,9 @@ from litecrawl.errors import (
     NetworkError,
     TlsError,
     TooManyRedirects,
+    UnwantedType,
 )
-from litecrawl.fetch.base import FetchRequest, FetchResult
+from litecrawl.fetch.base import FetchRequest, FetchResult, accepts
 from litecrawl.fetch.contexts import ContextPool
 from litecrawl.version import VERSION
 
@@ -283,6 +284,8 @@ class BrowserFetcher:
             raise TooManyRedirects(request.url, f"{hops} redirects (at most {MAX_REDIRECTS})")
         headers = await response.all_headers()
         mime = headers.get("content-type", "").split(";")[0].strip().lower()
+        if 200 <= response.status < 300 and not accepts(mime, request.accept_types):
+            raise UnwantedType(request.url, f"content type {mime} not accepted")
         if mime in VIEWER_TYPES:
             return await self._direct(context, page.url, request.headers)
         if mime and mime not in HTML_TYPES:  # image, text, JSON...: the bytes as served
