@@ -213,7 +213,7 @@ def test_max_retries_counts_retries_after_the_first_try(tmp_path: Path) -> None:
     server.bind(("127.0.0.1", 0))
     server.listen(8)
 
-    def answer_garbage() -> None:
+    def cut_short() -> None:
         while True:
             try:
                 conn, _ = server.accept()
@@ -221,10 +221,11 @@ def test_max_retries_counts_retries_after_the_first_try(tmp_path: Path) -> None:
                 return
             accepted.append(1)
             conn.recv(65536)
-            conn.sendall(b"NOT HTTP\r\n\r\n")  # a broken answer: a network error, retried
+            # a body cut short (a dropped connection?): a network error, retried
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\nhi")
             conn.close()
 
-    threading.Thread(target=answer_garbage, daemon=True).start()
+    threading.Thread(target=cut_short, daemon=True).start()
     url = f"http://127.0.0.1:{server.getsockname()[1]}/"
     try:
         for retries, connections in ((0, 1), (1, 2)):

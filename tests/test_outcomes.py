@@ -26,6 +26,8 @@ from litecrawl.outcomes import CrawlStats, PageOutcomes, describe
         ("http_599", "HTTP 599", "h: HTTP 599"),
         ("too_large", "", "h: body over the size limit"),
         ("redirect_loop", "", "h: too many redirects"),
+        ("bad_redirect", "redirect to ftp:, not to an http(s) URL", "h: redirect to ftp:, not"),
+        ("bad_response", "not valid HTTP: Bad status line", "h: not valid HTTP: Bad status"),
         ("internal", "", "h: internal error (see the log)"),
         ("something_new", "its own words", "h: its own words"),
     ],
@@ -48,11 +50,41 @@ def test_stats_count_causes_by_host_and_keep_001s_names() -> None:
     assert stats.elapsed_time >= 0
 
 
+def test_causes_are_told_apart_by_their_words_not_their_numbers() -> None:
+    stats = CrawlStats()
+    for n, detail in enumerate(["ServerDisconnectedError: Server disconnected"] * 3 + [
+        "connection closed before the end of the body",
+        "ClientOSError: [Errno 104] Connection reset by peer",
+    ]):  # fmt: skip
+        stats.fail(f"http://a.example/{n}", "a.example", "network", detail)
+    for size in (20_000_000, 30_000_000):
+        stats.fail(f"http://a.example/{size}", "a.example", "too_large", f"Content-Length {size}")
+    assert [str(c) for c in stats.top_causes(5)] == [
+        "a.example: network error: ServerDisconnectedError: Server disconnected (3 pages, "
+        "e.g. http://a.example/0)",
+        "a.example: body over the size limit (2 pages, e.g. http://a.example/20000000)",
+        "a.example: network error: connection closed before the end of the body (1 page, "
+        "e.g. http://a.example/3)",
+        "a.example: network error: ClientOSError: [Errno 104] Connection reset by peer (1 page, "
+        "e.g. http://a.example/4)",
+    ]
+
+
 def test_error_for_keeps_any_category_and_retry_worth() -> None:
     assert error_for("connect", "http://x/").unreachable
     assert error_for("http_503", "http://x/").category == "http_503"
     assert [
-        c for c in ("robots", "http_404", "http_408", "http_500", "dns") if is_retry_worthy(c)
+        c
+        for c in (
+            "robots",
+            "http_404",
+            "http_408",
+            "bad_redirect",
+            "bad_response",
+            "http_500",
+            "dns",
+        )
+        if is_retry_worthy(c)
     ] == [
         "http_408",
         "http_500",

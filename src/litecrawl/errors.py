@@ -18,6 +18,12 @@
         │   └── TlsError                  "tls"           (not retried: a bad certificate stays bad)
         ├── TooLarge                      "too_large"     (not retried)
         ├── TooManyRedirects              "redirect_loop" (not retried)
+        ├── BadRedirect                   "bad_redirect"  (not retried: a redirect to a URL
+        │                                                 that is not http(s): javascript:,
+        │                                                 data:, ftp:, or no URL at all)
+        ├── BadResponse                   "bad_response"  (not retried: not valid HTTP, a bad
+        │                                                 status line, oversized or malformed
+        │                                                 headers, an undecodable encoding)
         ├── UnwantedType                  "content_type"  (not retried: a body of a type not
         │                                                  asked for, never downloaded)
         ├── RobotsDenied                  "robots"        (not retried: robots.txt says no)
@@ -37,6 +43,8 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "BadRedirect",
+    "BadResponse",
     "BrowserUnavailable",
     "ConfigError",
     "ConnectError",
@@ -162,6 +170,14 @@ class UnwantedType(FetchError):
     category = "content_type"
 
 
+class BadRedirect(FetchError):
+    category = "bad_redirect"
+
+
+class BadResponse(FetchError):
+    category = "bad_response"
+
+
 class RobotsDenied(FetchError):
     category = "robots"
 
@@ -204,9 +220,10 @@ def error_for(category: str, url: str, message: str = "") -> FetchError:
 
 
 def is_retry_worthy(category: str) -> bool:
-    """Could fetching again give another outcome? Not for a robots.txt refusal nor for a 4xx
-    (but 408 Request Timeout): those URLs are left out of ``--failed-out``."""
-    if category in ("robots", "content_type"):
+    """Could fetching again give another outcome? Not for a robots.txt refusal, a 4xx (but 408
+    Request Timeout), a redirect to no http(s) URL nor an answer that is not valid HTTP: those
+    URLs are left out of ``--failed-out``."""
+    if category in ("robots", "content_type", "bad_redirect", "bad_response"):
         return False
     if category.startswith("http_4"):
         return category == "http_408"

@@ -12,6 +12,7 @@ cache), ``extract`` (indexed), ``output`` (Markdown written).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -66,9 +67,11 @@ class CrawlStats:
     errors: Counter[str] = field(default_factory=Counter)  # category -> pages
     # reason -> sitemaps cut short or not fetched (see litecrawl.discover.listing)
     sitemap_cuts: Counter[str] = field(default_factory=Counter)
-    causes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (host, category)
-    details: dict[tuple[str, str], str] = field(default_factory=dict)  # first words seen
-    examples: dict[tuple[str, str], str] = field(default_factory=dict)  # first URL seen
+    # (host, category, what the words say): pages failed for one reason on one host, each
+    # reason apart ("network error: server disconnected" is not "... body cut short")
+    causes: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    details: dict[tuple[str, str, str], str] = field(default_factory=dict)  # first words seen
+    examples: dict[tuple[str, str, str], str] = field(default_factory=dict)  # first URL seen
     failed_urls: list[tuple[str, str]] = field(default_factory=list)  # (url, category)
     started: float = field(default_factory=time.monotonic)
 
@@ -99,23 +102,22 @@ class CrawlStats:
     def fail(self, url: str, host: str, category: str, detail: str = "") -> None:
         """Count one page that ended in ``category``."""
         self.errors[category] += 1
-        self.causes[(host, category)] += 1
-        self.details.setdefault((host, category), detail)
-        self.examples.setdefault((host, category), url)
+        # numbers differ from page to page ("Content-Length 20971520 > ..."), the reason not
+        key = (host, category, _NUMBERS.sub("#", detail.replace(url, "")))
+        self.causes[key] += 1
+        self.details.setdefault(key, detail)
+        self.examples.setdefault(key, url)
         self.failed_urls.append((url, category))
 
     def top_causes(self, n: int = 5) -> list[Cause]:
-        """The ``n`` commonest (host, category) failures, most pages first."""
+        """The ``n`` commonest failures by host and cause, most pages first."""
         return [
-            Cause(
-                host,
-                category,
-                self.details.get((host, category), ""),
-                pages,
-                self.examples.get((host, category), ""),
-            )
-            for (host, category), pages in self.causes.most_common(n)
+            Cause(key[0], key[1], self.details[key], pages, self.examples[key])
+            for key, pages in self.causes.most_common(n)
         ]
+
+
+_NUMBERS = re.compile(r"\d+")
 
 
 def describe(host: str, category: str, detail: str = "") -> str:
@@ -143,6 +145,8 @@ def describe(host: str, category: str, detail: str = "") -> str:
         "content_type": f"not downloaded: {detail or 'a content type not asked for'}"
         " (--accept-type takes it)",
         "redirect_loop": "too many redirects",
+        "bad_redirect": detail or "redirect to something that is not an http(s) URL",
+        "bad_response": detail or "not valid HTTP",
         "hook": "a hook raised (see the log)",
         "internal": "internal error (see the log)",
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import ssl
 import time
@@ -10,10 +11,13 @@ from types import TracebackType
 from typing import Self
 
 import aiohttp
+from aiohttp.http_exceptions import ContentLengthError, HttpProcessingError
 from yarl import URL
 
 from litecrawl.canonical import canonical_url
 from litecrawl.errors import (
+    BadRedirect,
+    BadResponse,
     ConnectError,
     DnsError,
     FetchError,
@@ -159,9 +163,34 @@ def _translate(url: str, exc: Exception) -> FetchError:
         return TlsError(url, f"TLS error: {_reason(exc)}")
     if isinstance(exc, aiohttp.ClientConnectorError):
         return ConnectError(url, _reason(exc))
+    # Answers that will be as bad on the next try: not retried, each its own category.
+    if isinstance(exc, aiohttp.NonHttpUrlRedirectClientError):
+        scheme = str(exc).partition(":")[0].lower()
+        return BadRedirect(url, f"redirect to {scheme}:, not to an http(s) URL")
+    if isinstance(exc, aiohttp.InvalidUrlRedirectClientError):
+        return BadRedirect(url, "redirect to something that is not a URL")
     if isinstance(exc, aiohttp.InvalidURL):
         return FetchError(url, f"invalid URL: {exc}")
-    return NetworkError(url, f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, aiohttp.ClientResponseError):  # the response could not be parsed
+        return BadResponse(url, f"not valid HTTP: {_first_words(exc.message)}")
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        cause = exc.__cause__
+        if isinstance(cause, ContentLengthError):  # may well be a dropped connection
+            return NetworkError(url, "connection closed before the end of the body")
+        words = cause.message if isinstance(cause, HttpProcessingError) else str(exc)
+        return BadResponse(url, f"body not decodable: {_first_words(words)}")
+    return NetworkError(url, f"{type(exc).__name__}: {_first_words(str(exc))}")
+
+
+def _first_words(message: str) -> str:
+    """aiohttp's message without the bytes it quotes: ``Bad status line``, ``Too many headers
+    received``, ``Can not decode content-encoding: gzip``."""
+    line = message.strip().partition("\n")[0]
+    line = re.split(r":\s*(?:b'|b\"|bytearray\()", line)[0].strip().rstrip(":")
+    over = re.match(r"Got more than (\d+) bytes", line)
+    if over:
+        return f"a status or header line over {over[1]} bytes"
+    return line or "unreadable"
 
 
 def _reason(exc: Exception) -> str:
