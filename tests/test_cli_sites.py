@@ -268,3 +268,26 @@ def test_ctrl_c_stops_the_check_and_the_next_one_resumes(
     assert result.exit_code == 0
     assert f"checked {12 - len(first)} sites" in result.stdout
     assert {s["status"] for s in _sites(db).values()} == {"relevant"}
+
+
+def test_an_unreachable_site_is_not_irrelevant_and_is_checked_again_sooner(
+    tmp_path: Path, serve: Serve, new_db: NewDb, refused_base: str
+) -> None:
+    blog = serve(_blog())
+    down = serve(site_app({"/": (503, "text/html", "maintenance")}))
+    db = new_db("s")
+    _run(db, "add", blog.url("/"), down.url("/"), f"{refused_base}/")
+    result = _run(db, "check")
+    assert "checked 3 sites: 1 relevant, 2 unreachable" in result.stdout, result.stdout
+    sites = _sites(db)
+    assert sites[f"{refused_base}/"]["status"] == "unreachable"
+    assert "connect" in sites[f"{refused_base}/"]["reason"]
+    assert sites[down.url("/")]["reason"] == "start page answered HTTP 503"
+    listed = _run(db, "list", "--status", "unreachable").stdout.splitlines()
+    assert sorted(line.split()[1] for line in listed) == sorted([down.url("/"), f"{refused_base}/"])
+    assert "none due" in _run(db, "check").stdout  # within unreachable_recheck_delay too
+    conf = tmp_path / "c.toml"
+    conf.write_text("[sites]\nunreachable_recheck_delay = 0\n")
+    again = runner.invoke(app, ["sites", "check", "--db", str(db), "--config", str(conf)])
+    assert "checked 2 sites: 2 unreachable" in again.stdout, again.output
+    assert blog.count("/") == 1  # the relevant site waits for site_revisit_delay

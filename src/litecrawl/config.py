@@ -221,6 +221,8 @@ class SitesConfig(_Section):
 
     # a known site's start page is checked again only after this many seconds
     site_revisit_delay: float = Field(default=7 * 86400, ge=0, allow_inf_nan=False)
+    # ... but a site that could not be reached (DNS, connection, timeout, 5xx) after this many
+    unreachable_recheck_delay: float = Field(default=3600, ge=0, allow_inf_nan=False)
     workers: int = Field(default=1, ge=1, le=64)  # sites crawled at once, one per worker
     site_delay: float = Field(default=600, ge=0, allow_inf_nan=False)  # between queue passes
     full_crawl_interval: float = Field(default=7 * 86400, ge=0, allow_inf_nan=False)

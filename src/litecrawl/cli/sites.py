@@ -178,7 +178,7 @@ def list_sites(
         if as_json:
             typer.echo(json.dumps(asdict(site), ensure_ascii=False))
         else:
-            typer.echo(f"{site.status:<10}  {site.base_url}  {site.reason or ''}".rstrip())
+            typer.echo(f"{site.status:<11}  {site.base_url}  {site.reason or ''}".rstrip())
 
 
 @sites_app.command("show")

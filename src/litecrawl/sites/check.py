@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from litecrawl.config import CrawlConfig
-from litecrawl.errors import FetchError
+from litecrawl.errors import FetchError, HostHeldBack
 from litecrawl.extract.page import extract_page
 from litecrawl.fetch.base import FetchRequest
 from litecrawl.fetch.http import HttpFetcher
@@ -31,6 +31,7 @@ from litecrawl.urls import UrlRules, host_of
 __all__ = ["CheckReport", "check_sites"]
 
 _BATCH = 100  # sites read from the queue at a time
+_NOT_REACHED = frozenset({"dns", "connect", "timeout", "tls", "network"})
 
 
 @dataclass
@@ -64,9 +65,12 @@ async def check_sites(config: CrawlConfig, stop: asyncio.Event) -> CheckReport:
             checker = _Checker(store, gate, fetcher, plugin, config.concurrency.global_)
             started = time.time()
             checked_before = started - config.sites.site_revisit_delay
+            unreachable_before = started - config.sites.unreachable_recheck_delay
             seen: set[int] = set()
             while not stop.is_set():
-                due = await asyncio.to_thread(store.due_checks, checked_before, _BATCH)
+                due = await asyncio.to_thread(
+                    store.due_checks, checked_before, _BATCH, unreachable_before
+                )
                 due = [s for s in due if s.id not in seen]  # checked this pass: not again
                 if not due:
                     break
@@ -103,32 +107,41 @@ class _Checker:
     async def check(self, site: Site) -> str:
         annotations = await asyncio.to_thread(self.store.annotations, site.base_url)
         if listing(annotations) == "blacklist":
-            page, why = None, "blacklisted"  # not fetched at all
+            page, why, reached = None, "blacklisted", True  # not fetched at all
         else:
-            page, why = await self._start_page(site)
-        status, reason = decide(annotations, page, why, self.plugin)
+            page, why, reached = await self._start_page(site)
+        unread = "irrelevant" if reached else "unreachable"
+        status, reason = decide(annotations, page, why, self.plugin, unread)
         await asyncio.to_thread(self.store.record_check, site.id, status, reason, page, time.time())
         return status
 
-    async def _start_page(self, site: Site) -> tuple[StartPage | None, str]:
-        """The start page as the filter sees it, or None and why it could not be read."""
+    async def _start_page(self, site: Site) -> tuple[StartPage | None, str, bool]:
+        """The start page as the filter sees it, or None and why it could not be read; and
+        whether the site was reached (False: DNS, connection, timeout, TLS, a 5xx or 429, a
+        robots.txt that could not be read: worth another try soon)."""
         url = site.base_url
         refusal = await self.gate.check(url)
         if refusal is not None:
-            return None, f"start page not fetched: {refusal.category} ({refusal})"
+            why = f"start page not fetched: {refusal.category} ({refusal})"
+            return None, why, not _unreachable(refusal.category)
         try:
             async with self.gate.slot(host_of(url)):
                 result = await self.fetcher.fetch(FetchRequest(url))
             await self.gate.observe(host_of(url), result)
         except FetchError as exc:
-            return None, f"start page not fetched: {exc.category} ({exc})"
+            why = f"start page not fetched: {exc.category} ({exc})"
+            return None, why, not _unreachable(exc.category)
+        except HostHeldBack as exc:  # a 503 or 429 a moment ago: not now, and not irrelevant
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(exc.until))
+            return None, f"start page not fetched: its host asked to wait until {when}", False
         if result.status != 200:
-            return None, f"start page answered HTTP {result.status}"
+            reached = result.status < 500 and result.status != 429
+            return None, f"start page answered HTTP {result.status}", reached
         final = base_url(result.final_url) or url
         ctype = result.content_type
         if not is_html(ctype):
             page = StartPage(final, 200, ctype, "", "", None, (), (), (), dict(result.headers))
-            return page, ""
+            return page, "", True
         extracted = await asyncio.to_thread(
             extract_page, result.body, result.final_url, ctype, want_markdown=False, want_links=True
         )
@@ -155,4 +168,9 @@ class _Checker:
             sitemaps=tuple(sitemaps),
             headers=dict(result.headers),
         )
-        return page, ""
+        return page, "", True
+
+
+def _unreachable(category: str) -> bool:
+    """A failure of the site's host or network, not a verdict on the site."""
+    return category in _NOT_REACHED or category.startswith("robots_http_")

@@ -19,7 +19,7 @@ __all__ = [
     "StartPage",
 ]
 
-STATUSES = ("queued", "relevant", "irrelevant")
+STATUSES = ("queued", "relevant", "irrelevant", "unreachable")
 # what `sites list --status` also takes: sites by their standing annotation
 LISTINGS = ("whitelisted", "blacklisted")
 ANNOTATION_KINDS = ("whitelist", "blacklist", "note")

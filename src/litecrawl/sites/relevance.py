@@ -62,17 +62,22 @@ def listing(annotations: Sequence[Annotation]) -> str | None:
 
 
 def decide(
-    annotations: Sequence[Annotation], page: StartPage | None, why_unread: str, plugin: SiteFilter
+    annotations: Sequence[Annotation],
+    page: StartPage | None,
+    why_unread: str,
+    plugin: SiteFilter,
+    unread_status: str = "irrelevant",
 ) -> tuple[str, str]:
     """(status, reason): a blacklist or whitelist annotation wins (the latest when both), else
-    the filter on the start page; a start page that could not be read is irrelevant for now."""
+    the filter on the start page; a start page that could not be read is ``unread_status``
+    (``unreachable`` when the site could not be reached, checked again sooner)."""
     listed = listing(annotations)
     if listed is not None:
         return (
             ("relevant", "whitelisted") if listed == "whitelist" else ("irrelevant", "blacklisted")
         )
     if page is None:
-        return "irrelevant", why_unread
+        return unread_status, why_unread
     try:
         verdict = bool(plugin(page))
     except Exception as exc:  # a plugin's bug is the site's outcome, not the run's end

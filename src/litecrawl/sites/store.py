@@ -37,8 +37,11 @@ class SiteStore(SyncStore):
         """Sites by base URL; ``status`` one of STATUSES or LISTINGS, or None for all."""
 
     @abstractmethod
-    def due_checks(self, checked_before: float, limit: int) -> list[Site]:
-        """Sites whose start page was never checked or last checked before ``checked_before``."""
+    def due_checks(
+        self, checked_before: float, limit: int, unreachable_before: float | None = None
+    ) -> list[Site]:
+        """Sites whose start page was never checked or last checked before ``checked_before``
+        (an unreachable site's: before ``unreachable_before``, when given)."""
 
     @abstractmethod
     def record_check(

@@ -179,12 +179,16 @@ class PostgresSites(SiteStore):
     def site_links(self, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
         return self._read(lambda c: read_site_links(c, site_id, inbound, limit))
 
-    def due_checks(self, checked_before: float, limit: int) -> list[Site]:
+    def due_checks(
+        self, checked_before: float, limit: int, unreachable_before: float | None = None
+    ) -> list[Site]:
+        unreached = checked_before if unreachable_before is None else unreachable_before
         rows = self._rows(
             f"SELECT {SITE_COLUMNS} FROM sites "
             "WHERE checked_at IS NULL OR checked_at < %s OR recheck = 1 "
+            "OR (status = 'unreachable' AND checked_at < %s) "
             "ORDER BY checked_at NULLS FIRST, id LIMIT %s",
-            (checked_before, limit),
+            (checked_before, unreached, limit),
         )
         return [Site.from_row(r) for r in rows]
 

@@ -151,14 +151,18 @@ class SQLiteSites(SiteStore):
     def sites(self, status: str | None, limit: int | None = None) -> list[Site]:
         return self._read(lambda c: read_sites(c, status, limit))
 
-    def due_checks(self, checked_before: float, limit: int) -> list[Site]:
+    def due_checks(
+        self, checked_before: float, limit: int, unreachable_before: float | None = None
+    ) -> list[Site]:
         # never checked first (NULL sorts first), then the longest unchecked: idx_sites_check
+        unreached = checked_before if unreachable_before is None else unreachable_before
         rows = self._read(
             lambda c: c.execute(
                 f"SELECT {SITE_COLUMNS} FROM sites "
                 "WHERE checked_at IS NULL OR checked_at < ? OR recheck = 1 "
+                "OR (status = 'unreachable' AND checked_at < ?) "
                 "ORDER BY checked_at, id LIMIT ?",
-                (checked_before, limit),
+                (checked_before, unreached, limit),
             ).fetchall()
         )
         return [Site.from_row(r) for r in rows]
