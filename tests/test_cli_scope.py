@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, db_rows, html_page, site_app
+from conftest import LocalServer, NewDb, db_rows, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -17,7 +17,7 @@ Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()
 
 
-def crawl(db: Path, *args: str) -> Any:
+def crawl(db: Path | str, *args: str) -> Any:
     return runner.invoke(
         app,
         ["crawl", "--db", str(db), "--no-cache", "--delay-ms", "0", "-q", *args],
@@ -66,7 +66,7 @@ def test_a_seed_that_is_not_an_http_url_exits_2_naming_it(tmp_path: Path, serve:
 
 
 def test_a_crawl_without_seeds_resumes_the_frontier_on_its_sites(
-    tmp_path: Path, serve: Serve
+    tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:
     links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(4))
     pages: dict[str, str | tuple[int, str, str]] = {
@@ -74,7 +74,7 @@ def test_a_crawl_without_seeds_resumes_the_frontier_on_its_sites(
     }
     pages |= {f"/p{i}": html_page(f"page {i}") for i in range(4)}
     site = serve(site_app(pages))
-    db = tmp_path / "c.db"
+    db = new_db("c")
     first = crawl(db, site.url("/"), "--max-pages", "2", "--ignore-robots")
     assert first.exit_code == 0, first.output
     assert len(site.requests) == 2
@@ -115,7 +115,7 @@ def test_max_pages_counts_pages_not_sitemaps(tmp_path: Path, serve: Serve) -> No
 
 
 def test_recrawl_makes_known_pages_due_and_nothing_due_says_when(
-    tmp_path: Path, serve: Serve
+    tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:
     pages: dict[str, str | tuple[int, str, str]] = {
         "/": html_page('<a href="/a">a</a> <a href="/b">b</a>'),
@@ -123,7 +123,7 @@ def test_recrawl_makes_known_pages_due_and_nothing_due_says_when(
         "/b": html_page("page b"),
     }
     site = serve(site_app(pages))
-    db = tmp_path / "c.db"
+    db = new_db("c")
     assert crawl(db, site.url("/"), "--ignore-robots").exit_code == 0
     assert len(site.requests) == 3
     again = crawl(db, site.url("/"), "--ignore-robots")
