@@ -21,7 +21,8 @@ from litecrawl.errors import ConfigError
 
 __all__ = ["check_parquet", "write_parquet"]
 
-_ROWS = 1000  # documents per row group: memory holds one batch of texts
+_ROWS = 1000  # documents per row group at most: memory holds one batch of texts
+_BYTES = 16 * 2**20  # and at most about this much text and Markdown
 _INTEGERS = frozenset({"status", "depth", "resource_id"})
 _TIMES = frozenset({"crawled_at", "updated_at"})
 
@@ -50,12 +51,14 @@ def write_parquet(records: Iterable[dict[str, Any]], names: Sequence[str], out: 
     sink = pa.PythonFile(_LeftOpen(out), mode="w")
     with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
         batch: list[dict[str, Any]] = []
+        size = 0
         for record in records:
             batch.append({name: _value(name, record[name]) for name in names})
-            if len(batch) == _ROWS:
+            size += len(record.get("text") or "") + len(record.get("markdown") or "")
+            if len(batch) == _ROWS or size >= _BYTES:
                 writer.write_table(pa.Table.from_pylist(batch, schema=schema))
                 count += len(batch)
-                batch = []
+                batch, size = [], 0
         if batch or count == 0:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
             count += len(batch)
