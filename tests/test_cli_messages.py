@@ -70,3 +70,13 @@ def test_failed_fetches_warn_with_their_url_and_causes_name_one(
     host = site.base.split("//")[1]
     cause = f"{host}: HTTP 404 Not Found (1 page, e.g. {site.url('/gone')})"
     assert cause in result.stderr
+
+
+def test_log_json_stays_json_when_the_run_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    (tmp_path / "none.txt").write_text("")
+    runner.invoke(app, ["seeds", "add", str(tmp_path / "none.txt"), "--db", str(empty)])
+    result = runner.invoke(app, ["crawl", "--db", str(empty), "--log-json"])
+    assert result.exit_code == 2
+    records = [json.loads(line) for line in result.stderr.splitlines()]  # all JSON
+    assert records[-1]["level"] == "ERROR" and "holds no pages" in records[-1]["msg"]

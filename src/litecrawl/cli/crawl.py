@@ -193,7 +193,10 @@ def crawl(
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             report = runner.run(_run(cfg, " ".join(sys.argv), again))
     except LitecrawlError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        if log_json:  # the stream stays JSON lines: the error is its last record
+            logging.getLogger("litecrawl").error("%s", exc)
+        else:
+            console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     code, verdict = _exit_code(report)
     if failed_out is not None:
@@ -270,10 +273,8 @@ def _write_failed(path: Path, stats: CrawlStats) -> None:
     urls = dict.fromkeys(u for u, category in stats.failed_urls if is_retry_worthy(category))
     try:
         path.write_text("".join(f"{u}\n" for u in urls), "utf-8")
-    except OSError as exc:
-        console.print(
-            f"[red]error:[/red] cannot write {escape(str(path))}: {exc.strerror}", highlight=False
-        )
+    except OSError as exc:  # a log record: JSON too with --log-json
+        logging.getLogger("litecrawl").error("cannot write %s: %s", path, exc.strerror)
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
