@@ -45,7 +45,9 @@ def load_or_exit(files: list[Path] | None, overrides: dict[str, Any]) -> CrawlCo
 
 
 def crawl(
-    urls: Annotated[list[str] | None, typer.Argument(help="Seed URLs.")] = None,
+    urls: Annotated[
+        list[str] | None, typer.Argument(help="Seed URLs (none: resume the database's frontier).")
+    ] = None,
     url: Annotated[
         list[str] | None, Opt("--url", help="A seed URL (repeatable; as the arguments).")
     ] = None,
