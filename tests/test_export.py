@@ -442,7 +442,7 @@ def test_cli_jsonl_to_stdout(crawled: Crawled) -> None:
     assert "exported 3 documents" in result.stderr
 
 
-def test_cli_columns_and_filters(crawled: Crawled) -> None:
+def test_cli_columns_and_filters(crawled: Crawled, tmp_path: Path) -> None:
     db = crawled.db
     result = runner.invoke(app, ["export", "-f", "jsonl", "--db", db, "--no-text"])
     assert result.exit_code == 0, result.output
@@ -454,8 +454,11 @@ def test_cli_columns_and_filters(crawled: Crawled) -> None:
     rows = list(csv.DictReader(io.StringIO(result.stdout, newline="")))
     assert len(rows) == 3 and "markdown" not in rows[0]
     assert "Apples grow on trees" in rows[0]["text"]
-    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", db, "--state", "finished"])
+    target = tmp_path / "none.jsonl"
+    args = ["export", "-f", "jsonl", "--db", db, "--state", "finished", "-o", str(target)]
+    result = runner.invoke(app, args)
     assert result.exit_code == 2 and "unknown state 'finished'" in result.output
+    assert not target.exists()
 
 
 def test_cli_csv_and_warc_to_files(crawled: Crawled, tmp_path: Path) -> None:

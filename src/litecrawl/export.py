@@ -58,7 +58,7 @@ from litecrawl.export_parquet import check_parquet, write_parquet
 from litecrawl.index.reader import IndexReader, open_index
 from litecrawl.store.documents import STATES, DocumentFilter
 
-__all__ = ["FIELDS", "FORMATS", "STATES", "ExportFormat", "export"]
+__all__ = ["FIELDS", "FORMATS", "STATES", "ExportFormat", "document_filter", "export"]
 
 log = logging.getLogger("litecrawl.export")
 
@@ -123,7 +123,7 @@ def export(
         raise ConfigError("the warc export reads the disk cache: give its directory (cache_dir)")
     if with_vectors and fmt != "jsonl":
         raise ConfigError(f"vectors are exported in jsonl only, not in {fmt}")
-    flt = _filter(since, hosts, content_types, states)
+    flt = document_filter(since, hosts, content_types, states)
     columns = Columns(text, markdown)
     if fmt == "parquet":
         check_parquet()
@@ -159,12 +159,13 @@ class Columns:
         )
 
 
-def _filter(
+def document_filter(
     since: datetime | None,
     hosts: Sequence[str],
     content_types: Sequence[str],
     states: Sequence[str],
 ) -> DocumentFilter:
+    """The store's filter for these values; ConfigError naming a bad content type or state."""
     for media in content_types:
         if not _MEDIA.fullmatch(media.strip().lower()):
             raise ConfigError(

@@ -14,6 +14,7 @@ import typer
 
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.errors import LitecrawlError
+from litecrawl.export import document_filter
 from litecrawl.export import export as run_export
 from litecrawl.export_parquet import check_parquet
 
@@ -71,8 +72,10 @@ def export(
     moment = _parse_since(since)
     skipped: list[str] = []
     try:
+        # bad input is told before --out is created
+        document_filter(None, host or (), content_type or (), state or ())
         if fmt is Format.parquet:
-            check_parquet()  # before --out is created
+            check_parquet()
         with contextlib.ExitStack() as stack:
             stream = sys.stdout.buffer if out is None else stack.enter_context(out.open("wb"))
             count = run_export(
