@@ -118,6 +118,15 @@ def test_windows_1252_via_header_and_meta() -> None:
     assert CP1252_TEXT in extract_page(with_meta, URL, "text/html").text
 
 
+@pytest.mark.parametrize("label", ["gb2312", "shift_jis", "windows-1252", "iso-8859-1"])
+def test_a_utf8_body_under_a_legacy_label_is_read_as_utf8(label: str) -> None:
+    text = f"{JAPANESE} {CP1252_TEXT} Grüße aus München"
+    raw = f"<html><body><p>{text}</p></body></html>".encode()
+    assert text in decode_html(raw, f"text/html; charset={label}")
+    meta = f'<html><head><meta charset="{label}"></head><body><p>{text}</p></body></html>'
+    assert text in decode_html(meta.encode(), "text/html")
+
+
 def test_windows_1252_detected_without_any_declaration() -> None:
     raw = f"<html><body><p>{CP1252_TEXT}</p></body></html>".encode("cp1252")
     assert CP1252_TEXT in decode_html(raw, "text/html")

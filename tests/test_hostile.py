@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import db_rows
+from conftest import db_query, db_rows
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -24,6 +24,8 @@ def _response(status: str, headers: str = "", body: bytes = b"") -> bytes:
     head = f"HTTP/1.1 {status}\r\n{headers}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     return head.encode() + body
 
+
+_HTML = "Content-Type: text/html\r\n"
 
 # path -> (raw response, the page's recorded category: None = fetched fine)
 BAD: dict[str, tuple[bytes, str | None]] = {
@@ -53,6 +55,14 @@ BAD: dict[str, tuple[bytes, str | None]] = {
     "/closed": (b"", "network"),
     "/short": (b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\nhi", "network"),
     "/loop": (_response("302 Found", "Location: /loop\r\n"), "redirect_loop"),
+    # bodies labelled HTML that are not text: not indexed as garbage words
+    "/png": (_response("200 OK", _HTML, b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4), "not_text"),
+    "/binary": (_response("200 OK", _HTML, bytes(range(256)) * 16), "not_text"),
+    # a UTF-8 page sent as gb2312: read as the UTF-8 it is, not as Chinese-looking garbage
+    "/mislabelled": (_response("200 OK", "Content-Type: text/html; charset=gb2312\r\n", (
+        "<html><head><title>Grüße aus München</title></head><body><p>Schöne Grüße aus "
+        "München, wo die Straßen über den Fluss führen und die Bäcker früh öffnen.</p>"
+        "</body></html>").encode()), None),
 }  # fmt: skip
 RETRIED = {"network"}
 
@@ -136,6 +146,12 @@ def test_each_bad_response_gets_its_category_and_a_retry_only_if_it_may_succeed(
     retried = {path for path in BAD if path != "/loop" and hostile.seen[path] > 1}
     assert retried == {path for path, (_, category) in BAD.items() if category in RETRIED}
     assert all(hostile.seen[path] for path in BAD)
+    title, language = db_query(
+        db, f"SELECT title, language FROM documents WHERE url = '{hostile.base}/mislabelled'"
+    )[0]
+    assert (title, language) == ("Grüße aus München", "de")
+    indexed = {url for (url,) in db_query(db, "SELECT url FROM documents")}
+    assert not {hostile.base + "/png", hostile.base + "/binary"} & indexed
     # the summary's causes: one line per cause, not every bad answer under the first one
     causes = result.output.split("top error causes:")[1].splitlines()
     assert any(re.search(r"redirect to javascript:, not to an http\(s\) URL \(1 page, ", c)

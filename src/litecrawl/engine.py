@@ -40,6 +40,7 @@ from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.lease import Lease
 from litecrawl.outcomes import CrawlStats, PageOutcomes
 from litecrawl.parse.links import PageLinks, extract_links, is_html
+from litecrawl.parse.sniff import not_text
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules, host_of
@@ -261,6 +262,12 @@ class Engine:
             extra = self.sitemap_bounds.admit(url, page.depth, listing)
             links_out = [link.url for link in extra]  # a listing links to its entries
         elif content and is_html(result.content_type):
+            what = not_text(content)
+            if what is not None:  # garbage words if decoded: neither indexed nor parsed
+                error = error_for("not_text", url, f"{what}, labelled {result.content_type}")
+                self.outcomes.failed(page, url, error, "extract")
+                await self._finish_stale(page, url, "not_text", result)
+                return
             found = None
             if self.options.analyzer is not None:
                 analysis = await self.options.analyzer(url, result, page.depth, page.source)

@@ -32,7 +32,8 @@
 
 A page is recorded with the category of what really went wrong: when robots.txt cannot be fetched
 because the host is unreachable, its pages get ``dns``/``connect``/``timeout``/..., not
-``robots``. Failed HTTP responses are recorded as ``http_<status>`` and ``internal`` is a bug.
+``robots``. Failed HTTP responses are recorded as ``http_<status>``, a body labelled HTML that
+is not text (an image, a PDF) as ``not_text`` (not indexed), and ``internal`` is a bug.
 
 Foreign exceptions (aiohttp, Playwright, sqlite3) are translated at the boundary with
 ``raise ... from exc``.
@@ -223,7 +224,7 @@ def is_retry_worthy(category: str) -> bool:
     """Could fetching again give another outcome? Not for a robots.txt refusal, a 4xx (but 408
     Request Timeout), a redirect to no http(s) URL nor an answer that is not valid HTTP: those
     URLs are left out of ``--failed-out``."""
-    if category in ("robots", "content_type", "bad_redirect", "bad_response"):
+    if category in ("robots", "content_type", "bad_redirect", "bad_response", "not_text"):
         return False
     if category.startswith("http_4"):
         return category == "http_408"

@@ -147,6 +147,7 @@ def describe(host: str, category: str, detail: str = "") -> str:
         "redirect_loop": "too many redirects",
         "bad_redirect": detail or "redirect to something that is not an http(s) URL",
         "bad_response": detail or "not valid HTTP",
+        "not_text": f"not indexed, not text: {detail}" if detail else "not indexed, not text",
         "hook": "a hook raised (see the log)",
         "internal": "internal error (see the log)",
     }

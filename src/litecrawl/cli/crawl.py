@@ -344,8 +344,8 @@ class _Progress:
 
 def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     """1 when the crawl needs attention, with the reason in words: internal errors, every page
-    it tried failed, or most fetches failed for other reasons than robots.txt, a 4xx or a
-    content type not asked for."""
+    it tried failed, or most fetches failed for other reasons than robots.txt, a 4xx, a
+    content type not asked for or a binary body labelled HTML."""
     stats = report.stats
     if stats.errors.get("internal"):
         return 1, f"exit 1: {stats.errors['internal']} internal errors (see the log)"
@@ -354,7 +354,8 @@ def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     serious = sum(
         n
         for cat, n in stats.errors.items()
-        if cat not in ("robots", "content_type", "strategy") and not cat.startswith("http_4")
+        if cat not in ("robots", "content_type", "not_text", "strategy")
+        and not cat.startswith("http_4")
     )
     if stats.claimed and serious > stats.claimed / 2:
         return 1, f"exit 1: {serious} of {stats.claimed} pages failed"

@@ -1,4 +1,5 @@
-"""Bytes -> text for HTML bodies: BOM, HTTP header, ``<meta>`` in the first 2 KB, then detection.
+"""Bytes -> text for HTML bodies: BOM, HTTP header, ``<meta>`` in the first 2 KB, then detection;
+a body that is valid UTF-8 is read as UTF-8 whatever its label says.
 
 Labels are mapped the way browsers map them (WHATWG Encoding Standard): ``iso-8859-1`` and
 ``ascii`` mean windows-1252, ``shift_jis`` means windows-31J (cp932), ``gb2312`` means GBK/GB18030,
@@ -141,6 +142,14 @@ def decode_html(body: bytes, content_type: str = "") -> str:
     if not body:
         return ""
     codec = _bom_charset(body) or charset_from_content_type(content_type) or charset_from_meta(body)
+    legacy = codec is not None and not codec.replace("_", "-").startswith(("utf", "ucs", "unicode"))
+    if legacy and not body.isascii():
+        # A label that is wrong is common (a UTF-8 page sent as gb2312 becomes Chinese-looking
+        # garbage); text in a legacy charset that is also valid UTF-8 is all but unheard of.
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     if codec is None:
         try:
             return body.decode("utf-8")
