@@ -4,9 +4,14 @@
 
 ``mode=None`` picks ``hybrid`` when the database has vectors and ``keyword`` otherwise; a
 ``semantic`` or ``hybrid`` search on a database without vectors runs as ``keyword`` and says so
-in :attr:`Results.note`. Hybrid ranks by ``sum(1 / (RRF_K + rank))`` over both lists, each
-:func:`_depth` deep (Cormack et al.'s k = 60): a page both lists agree on comes first, a page
-only one of them finds still ranks.
+in :attr:`Results.note`. A query none of whose words is on any page finds nothing in any mode
+(the pages nearest in meaning to an unknown word are noise). Hybrid ranks by
+``sum(1 / (RRF_K + rank))`` over both lists, each :func:`_depth` deep (Cormack et al.'s k = 60):
+a page both lists agree on comes first, a page only one of them finds still ranks. Equal scores
+(a word on one page that the semantic list does not reach, against the semantic list's first)
+go to the page the semantic side is sure of (cosine >= :data:`CONFIDENT`), else to the better
+keyword rank: the page with the words, unless the meaning says better. (Measured in
+bench/README.md, "Hybrid ties".)
 """
 
 from __future__ import annotations
@@ -18,14 +23,18 @@ from typing import Literal, get_args
 
 from litecrawl.errors import ConfigError
 from litecrawl.index.embed import embedder, from_blob
+from litecrawl.index.query import words as query_words
 from litecrawl.index.reader import IndexReader, SearchHit, open_index
 from litecrawl.index.vectors import Neighbour
 
-__all__ = ["MODES", "RRF_K", "Mode", "Results", "find", "similar"]
+__all__ = ["CONFIDENT", "MODES", "RRF_K", "Mode", "Results", "find", "similar"]
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 RRF_K = 60
+# A cosine the embedding reaches for a page that answers the query: the median best match of
+# plain-word questions on the PostgreSQL documentation is 0.54, of out-of-domain words 0.2.
+CONFIDENT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +72,8 @@ def find(
             )
             return Results(hits, "keyword", note)
         chosen: Mode = mode or "hybrid"
+        if not _mentioned(index, query):
+            return Results([], chosen)
         depth = _depth(limit, offset)
         meaning = _by_meaning(index, query, depth)
         if chosen == "semantic":
@@ -107,16 +118,32 @@ def _hits(index: IndexReader, found: Sequence[Neighbour]) -> list[SearchHit]:
     return hits
 
 
+def _mentioned(index: IndexReader, query: str) -> bool:
+    """Is any word of ``query`` on some page?"""
+    found = sorted(set(query_words(query)))
+    if not found:
+        return False
+    return bool(index.keyword(" OR ".join(f'"{w}"' for w in found), limit=1))
+
+
 def _fuse(words: list[SearchHit], meaning: list[SearchHit]) -> list[SearchHit]:
-    """Reciprocal-rank fusion; a hit keeps the keyword snippet (its matches marked) if any."""
+    """Reciprocal-rank fusion (see the module doc); a hit keeps the keyword snippet (its
+    matches marked) if any."""
+    ranks = [{h.resource_id: r for r, h in enumerate(ranked, 1)} for ranked in (words, meaning)]
+    similarity = {h.resource_id: h.score for h in meaning}
     scores: dict[int, float] = {}
     shown: dict[int, SearchHit] = {}
     for ranked in (words, meaning):
         for rank, hit in enumerate(ranked, start=1):
             scores[hit.resource_id] = scores.get(hit.resource_id, 0.0) + 1.0 / (RRF_K + rank)
             shown.setdefault(hit.resource_id, hit)
-    order = sorted(scores, key=lambda rid: (-scores[rid], rid))
-    return [_rescored(shown[rid], scores[rid]) for rid in order]
+    never = len(shown) + 1
+
+    def order(rid: int) -> tuple[float, bool, int, int]:
+        sure = similarity.get(rid, 0.0) >= CONFIDENT
+        return (-scores[rid], not sure, ranks[0].get(rid, never), ranks[1].get(rid, never))
+
+    return [_rescored(shown[rid], scores[rid]) for rid in sorted(shown, key=order)]
 
 
 def _rescored(hit: SearchHit, score: float) -> SearchHit:

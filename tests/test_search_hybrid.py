@@ -1,0 +1,75 @@
+"""Hybrid search (the default once a database has vectors) on a real local site: a word on
+exactly one page brings that page first; a query whose words are on no page finds nothing in
+any mode."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from aiohttp import web
+from conftest import LocalServer
+from test_semantic import LONG, PAGES, crawl, runner, topic_site
+
+from litecrawl.cli import app
+from litecrawl.index.reader import SearchHit
+from litecrawl.index.semantic import CONFIDENT, _fuse, find
+
+Serve = Callable[[web.Application], LocalServer]
+
+SUBJECTS = ["garden", "river", "train", "market", "school", "museum", "bakery", "harbour"]
+THINGS = ["opening hours", "tickets", "parking", "history", "events", "prices", "staff", "map"]
+
+
+def filler() -> dict[str, tuple[str, str]]:
+    """64 short pages about the opening hours, tickets ... of a garden, a river ..."""
+    pages = {}
+    for a in SUBJECTS:
+        for b in THINGS:
+            text = f"The {b} of the {a}. Visitors ask about the {b} of the {a} every week."
+            pages[f"{a}-{b.replace(' ', '-')}"] = (f"{a} {b}", text)
+    return pages
+
+
+def test_a_word_on_one_page_brings_that_page_first(tmp_path: Path, serve: Serve) -> None:
+    pages = {**filler(), **PAGES}
+    pages["zz-unique"] = ("Harbour office", LONG + "The new pump is a Quokkamatic 300.")
+    site = serve(topic_site(pages))
+    db = str(tmp_path / "c.db")
+    crawl(db, site)
+    for query in ("quokkamatic", "Quokkamatic"):
+        results = find(db, query)
+        assert results.mode == "hybrid"
+        assert results.hits[0].url == site.url("/zz-unique"), [h.url for h in results.hits[:3]]
+
+
+def test_words_on_no_page_find_nothing_in_any_mode(tmp_path: Path, serve: Serve) -> None:
+    site = serve(topic_site(PAGES))
+    db = str(tmp_path / "c.db")
+    crawl(db, site)
+    for query in ("xqzvbnm", "glorbnax frobnicate"):
+        for mode in ("keyword", "semantic", "hybrid"):
+            assert find(db, query, mode=mode).hits == [], (query, mode)
+            result = runner.invoke(app, ["search", query, "--db", db, "--mode", mode, "--json"])
+            assert result.exit_code == 0, result.output
+            assert json.loads(result.stdout) == []
+    # one word of the query on some page: meaning decides as before
+    assert find(db, "xqzvbnm dough", mode="semantic").hits
+
+
+def hit(rid: int, score: float) -> SearchHit:
+    return SearchHit(f"http://h/{rid}", "", "", score, (), rid)
+
+
+def test_a_tie_goes_to_the_page_with_the_words_unless_the_meaning_is_sure() -> None:
+    # the page with the word (resource 99) is first by keyword and not among the semantic
+    # list's; the semantic list's first (resource 1) has only the same fused score
+    words = [hit(99, 3.2)]
+    meaning = [hit(i, 0.4 - i / 1000) for i in range(1, 51)]
+    fused = _fuse(words, meaning)
+    assert [h.resource_id for h in fused[:2]] == [99, 1]
+    assert fused[0].score == fused[1].score
+    # a semantic match it is sure of (cosine >= CONFIDENT) keeps the first place
+    sure = [hit(1, CONFIDENT + 0.05), *meaning[1:]]
+    assert [h.resource_id for h in _fuse(words, sure)[:2]] == [1, 99]
