@@ -344,6 +344,17 @@ def test_focused_crawls_the_topic_best_first_within_budget(tmp_path: Path, serve
     assert len(paths) == 3 and "/cars" not in paths
 
 
+def test_focused_follows_links_by_their_anchor_text(tmp_path: Path, serve: Serve) -> None:
+    names = {f"/p{i}": "Zebra stripes" if i in (3, 6) else f"Lion {i}" for i in range(8)}
+    links = " ".join(f'<a href="{p}"><b>{text}</b> page</a>' for p, text in names.items())
+    site = serve(site_app({"/": html_page(links), **{p: html_page(p) for p in names}}))
+    config = tmp_path / "f.toml"
+    config.write_text('[strategy]\nname = "focused"\n[strategy.args]\nterms = ["zebra"]\n')
+    result = one_at_a_time(tmp_path / "c.db", site.url("/"), "--config", str(config))
+    assert result.exit_code == 0, result.output
+    assert sorted(fetched(site)) == ["/", "/p3", "/p6"]
+
+
 def test_strategy_events_are_logged_at_debug(
     tmp_path: Path, serve: Serve, caplog: pytest.LogCaptureFixture
 ) -> None:

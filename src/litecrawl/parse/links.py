@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 import lxml.etree
 import lxml.html
 
-__all__ = ["PageLinks", "extract_links", "is_html", "links_in"]
+__all__ = ["PageLinks", "anchor_texts", "extract_links", "is_html", "links_in"]
 
 _FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/feed+json"})
 
@@ -43,8 +43,31 @@ def extract_links(body: bytes, page_url: str, content_type: str = "text/html") -
     ``base`` is ``<base href>`` when the page has one, else the page URL, as a browser would use.
     Broken markup yields what lxml can recover; nothing raises.
     """
+    root = _document(body, content_type)
+    return PageLinks(page_url, ()) if root is None else links_in(root, page_url)
+
+
+def anchor_texts(body: bytes, page_url: str, content_type: str = "text/html") -> dict[str, str]:
+    """Each ``a[href]``'s URL (resolved against the base) -> its text, whitespace collapsed
+    (the texts of several links to one URL joined). A second parse of the page: only for a
+    crawling strategy that asks for it."""
+    root = _document(body, content_type)
+    if root is None:
+        return {}
+    base = links_in(root, page_url).base
+    texts: dict[str, str] = {}
+    for element in root.iter("a"):
+        href = element.get("href")
+        url = _join(base, href) if href else None
+        text = " ".join(element.text_content().split())
+        if url and text:
+            texts[url] = f"{texts[url]} {text}" if url in texts else text
+    return texts
+
+
+def _document(body: bytes, content_type: str) -> lxml.html.HtmlElement | None:
     if not body.strip():
-        return PageLinks(page_url, ())
+        return None
     encoding = _charset(content_type)
     try:
         if encoding:
@@ -57,8 +80,8 @@ def extract_links(body: bytes, page_url: str, content_type: str = "text/html") -
         try:
             root = lxml.html.document_fromstring(body)
         except (lxml.etree.ParserError, ValueError):
-            return PageLinks(page_url, ())
-    return links_in(root, page_url)
+            return None
+    return root
 
 
 def links_in(root: lxml.html.HtmlElement, page_url: str) -> PageLinks:

@@ -119,6 +119,11 @@ class BaseCrawlingStrategy(abc.ABC):
     """Interface of a crawling strategy (seed 004). Hooks run in the crawl's event loop: keep
     them quick; what they change is written after they return."""
 
+    #: True: each extracted link's anchor text is in ``link.meta[b'link_text']`` (str; not
+    #: stored) for ``filter_extracted_links``/``links_extracted``, at the cost of a second
+    #: parse of each page.
+    uses_link_text = False
+
     def __init__(
         self,
         manager: Any,

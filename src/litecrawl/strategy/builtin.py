@@ -58,8 +58,10 @@ class DepthFirst(BreadthFirst):
 
 
 class Focused(BreadthFirst):
-    """A topic crawl: links score by the share of ``terms`` their URL contains;
+    """A topic crawl: links score by the share of ``terms`` their URL or anchor text contains;
     links matching none are not crawled (seeds always are); stops after ``budget`` fetches."""
+
+    uses_link_text = True
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -90,7 +92,8 @@ class Focused(BreadthFirst):
     def relevance(self, link: Request) -> float:
         if not self.terms:
             return 1.0
-        text = " ".join(re.split(r"[^a-z0-9]+", link.url.lower()))
+        anchor = str(link.meta.get(b"link_text") or "")
+        text = " ".join(re.split(r"[^a-z0-9]+", f"{link.url} {anchor}".lower()))
         hits = sum(1 for term in self.terms if term in text)
         return hits / len(self.terms)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from litecrawl.frontier.base import Frontier, LinkWrite, StrategyWrites
+from litecrawl.parse.links import anchor_texts
 from litecrawl.strategy.base import BaseCrawlingStrategy, Request, Response, States
 from litecrawl.strategy.codec import NotJSON, dumps_meta, loads_meta
 from litecrawl.strategy.domain import domain_meta
@@ -147,6 +148,11 @@ class StrategyRunner:
         self._call("page_crawled", request, Response(page.url, status, headers, body, request))
         if links:
             link_requests = [self.create_request(u) for u in links]
+            if getattr(self.strategy, "uses_link_text", False):
+                texts = self._link_texts(page.url, headers, body)
+                for link in link_requests:
+                    if link.url in texts:
+                        link.meta[b"link_text"] = texts[link.url]
             for link in link_requests:
                 self._track(link, None, None, page.depth + 1)
             wanted = self._call("filter_extracted_links", request, request, link_requests)
@@ -176,6 +182,16 @@ class StrategyRunner:
         request.meta.setdefault(b"depth", page.depth)
         self._track(request, page.state, dumps_meta(request.meta), page.depth)
         return request
+
+    def _link_texts(self, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
+        """Normalized link URL -> its anchor text."""
+        content_type = headers.get("content-type") or headers.get("Content-Type") or ""
+        texts: dict[str, str] = {}
+        for raw, text in anchor_texts(body, url, content_type or "text/html").items():
+            normalized = self._normalize(raw)
+            if normalized is not None:
+                texts[normalized] = f"{texts[normalized]} {text}" if normalized in texts else text
+        return texts
 
     def _track(self, request: Request, state: int | None, meta: str | None, depth: int) -> _Seen:
         seen = self._seen.get(id(request))
