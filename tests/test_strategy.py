@@ -387,5 +387,26 @@ def test_sitemap_entries_under_a_strategy(tmp_path: Path, serve: Serve) -> None:
     )
     assert result.exit_code == 0, result.output
     assert {"/a", "/b"} <= set(fetched(site))
-    assert loads_meta(db_rows(db)[site.url("/b")]["meta"]) == {b"depth": 1}  # /a: depth 0
+    # the entries went through links_extracted: the sitemap's depth + 1
+    assert loads_meta(db_rows(db)[site.url("/a")]["meta"]) == {b"depth": 1}
+    assert loads_meta(db_rows(db)[site.url("/b")]["meta"]) == {b"depth": 2}
     assert last_run_errors(db) == {}
+
+
+def test_sitemap_entries_the_strategy_does_not_schedule_are_not_crawled(
+    tmp_path: Path, serve: Serve
+) -> None:
+    sitemap = (
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>{base}/keep-1</loc></url><url><loc>{base}/drop-1</loc></url></urlset>"
+    )
+    pages: dict[str, Any] = {"/keep-1": html_page("k"), "/drop-1": html_page("d")}
+    site = serve(site_app(pages))
+    pages["/sitemap.xml"] = (200, "application/xml", sitemap.format(base=site.base))
+    db = tmp_path / "c.db"
+    result = one_at_a_time(
+        db, "--sitemap", site.url("/sitemap.xml"), "--follow", "--strategy", f"{S}:OnlyWord"
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(fetched(site)) == ["/keep-1", "/sitemap.xml"]
+    assert site.url("/drop-1") not in db_rows(db)

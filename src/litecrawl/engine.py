@@ -402,8 +402,13 @@ class Engine:
         error = None if result.ok or result.status == 304 else f"http_{result.status}"
         writes = None
         if self.options.strategy is not None:
-            writes = self._strategy_event(page, url, result, links, error)
-            links = [w.url for w in writes.links if w.queue and w.url != url]
+            # a listing's page entries are links like any other to the strategy: it decides
+            entries = [link.url for link in extra if link.kind == "page"]
+            writes = self._strategy_event(page, url, result, [*links, *entries], error)
+            queued = [w.url for w in writes.links if w.queue and w.url != url]
+            listed = set(entries)
+            links = [u for u in queued if u not in listed]
+            extra = [link for link in extra if link.kind != "page" or link.url in set(queued)]
         candidates = links + [link.url for link in extra]
         digest = content_hash(content)
         fresh = fresh_content = digest != page.content_hash
