@@ -4,10 +4,10 @@ A main-article engine (trafilatura, resiliparse) says *which* text is the articl
 rendering loses what a dataset needs (code blocks become prose, links point to the site root,
 tables and nested lists flatten). So only its choice is used: the article's first and last lines
 are found in the page's own text (whitespace ignored, which differs between any two renderings),
-each is widened to the block that holds it (a whole table or ``<pre>``, never half of one), and
-the tree is cut down to everything between the two. Nothing between them is dropped, whatever
-the engine thought of it; the result goes through the same Markdown converter and plain-text
-pass as a full page.
+each is widened to the block that holds it (a whole table or ``<pre>``, never half of one), then
+to the children of the smallest element holding both, and the tree is cut down to what lies
+between. Nothing between them is dropped, whatever the engine thought of it; the result goes
+through the same Markdown converter and plain-text pass as a full page.
 """
 
 from __future__ import annotations
@@ -175,8 +175,9 @@ def _drop_after(parent: etree._Element, child: etree._Element) -> None:
 
 
 def keep_between(body: etree._Element, first: etree._Element, last: etree._Element) -> None:
-    """Cut ``body`` down to the content from ``first``'s start to ``last``'s end (document
-    order), keeping the elements around it (their classes still name code languages)."""
+    """Cut ``body`` down to the children of ``first`` and ``last``'s nearest common ancestor
+    from the one holding ``first`` to the one holding ``last``, keeping the elements around
+    them (their classes still name code languages)."""
     chain = [last, *last.iterancestors()]  # held: ids of lxml proxies are stable while alive
     ancestors = {id(a) for a in chain}
     common = first
@@ -185,11 +186,13 @@ def keep_between(body: etree._Element, first: etree._Element, last: etree._Eleme
         if parent is None:
             break
         common = parent
+    # Cut only among the children of the smallest element that holds both ends: an engine
+    # often stops short of a section's last code block or table, never of its container.
     start, end = _path(common, first), _path(common, last)
-    for parent, child in zip([common, *start], start, strict=False):
-        _drop_before(parent, child)
-    for parent, child in zip([common, *end], end, strict=False):
-        _drop_after(parent, child)
+    if start:
+        _drop_before(common, start[0])
+    if end:
+        _drop_after(common, end[0])
     node = common
     while node is not body:  # the wrappers of the article: nothing else in them
         parent = node.getparent()
