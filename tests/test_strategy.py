@@ -410,3 +410,24 @@ def test_sitemap_entries_the_strategy_does_not_schedule_are_not_crawled(
     assert result.exit_code == 0, result.output
     assert sorted(fetched(site)) == ["/keep-1", "/sitemap.xml"]
     assert site.url("/drop-1") not in db_rows(db)
+
+
+def test_feed_entries_the_strategy_does_not_schedule_are_not_crawled(
+    tmp_path: Path, serve: Serve
+) -> None:
+    feed = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        "<item><link>{base}/keep-2</link></item><item><link>{base}/drop-2</link></item>"
+        "</channel></rss>"
+    )
+    home = html_page(
+        '<link rel="alternate" type="application/rss+xml" href="/feed.xml"><a href="/keep-1">k</a>'
+    )
+    pages: dict[str, Any] = {"/": home, "/keep-1": html_page("k"), "/keep-2": html_page("k")}
+    pages["/drop-2"] = html_page("d")
+    site = serve(site_app(pages))
+    pages["/feed.xml"] = (200, "application/rss+xml", feed.format(base=site.base))
+    db = tmp_path / "c.db"
+    result = one_at_a_time(db, site.url("/"), "--strategy", f"{S}:OnlyWord")
+    assert result.exit_code == 0, result.output
+    assert sorted(fetched(site)) == ["/", "/feed.xml", "/keep-1", "/keep-2"]
