@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 from conftest import LocalServer
-from test_semantic import LONG, PAGES, crawl, runner, topic_site
+from test_semantic import PAGES, crawl, runner, topic_site
 
 from litecrawl.cli import app
 from litecrawl.index.reader import SearchHit
@@ -19,11 +19,12 @@ from litecrawl.index.semantic import CONFIDENT, _fuse, find
 Serve = Callable[[web.Application], LocalServer]
 
 SUBJECTS = ["garden", "river", "train", "market", "school", "museum", "bakery", "harbour"]
+SUBJECTS += ["library", "castle", "bridge", "theatre", "stadium", "zoo", "airport", "hospital"]
 THINGS = ["opening hours", "tickets", "parking", "history", "events", "prices", "staff", "map"]
 
 
 def filler() -> dict[str, tuple[str, str]]:
-    """64 short pages about the opening hours, tickets ... of a garden, a river ..."""
+    """128 short pages about the opening hours, tickets ... of a garden, a river ..."""
     pages = {}
     for a in SUBJECTS:
         for b in THINGS:
@@ -33,15 +34,19 @@ def filler() -> dict[str, tuple[str, str]]:
 
 
 def test_a_word_on_one_page_brings_that_page_first(tmp_path: Path, serve: Serve) -> None:
-    pages = {**filler(), **PAGES}
-    pages["zz-unique"] = ("Harbour office", LONG + "The new pump is a Quokkamatic 300.")
+    pages = filler()
+    # a long page like the others, the word once: its vector is theirs, far down the cosine
+    # ranking of the word (beyond the 50 that hybrid reads), crawled last
+    text = " ".join(f"The {b} of the castle. Visitors ask about it." for b in THINGS * 3)
+    pages["zz-unique"] = ("castle", f"{text} The new pump is an Xk7000.")
     site = serve(topic_site(pages))
     db = str(tmp_path / "c.db")
     crawl(db, site)
-    for query in ("quokkamatic", "Quokkamatic"):
-        results = find(db, query)
-        assert results.mode == "hybrid"
-        assert results.hits[0].url == site.url("/zz-unique"), [h.url for h in results.hits[:3]]
+    semantic = [h.url for h in find(db, "Xk7000", mode="semantic", limit=100).hits]
+    assert semantic.index(site.url("/zz-unique")) >= 50  # what makes the tie
+    results = find(db, "Xk7000")
+    assert results.mode == "hybrid"
+    assert results.hits[0].url == site.url("/zz-unique"), [h.url for h in results.hits[:3]]
 
 
 def test_words_on_no_page_find_nothing_in_any_mode(tmp_path: Path, serve: Serve) -> None:
