@@ -80,3 +80,18 @@ def test_log_json_stays_json_when_the_run_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2
     records = [json.loads(line) for line in result.stderr.splitlines()]  # all JSON
     assert records[-1]["level"] == "ERROR" and "holds no pages" in records[-1]["msg"]
+
+
+def test_a_seed_the_patterns_leave_out_is_a_warning(tmp_path: Path, serve: Serve) -> None:
+    site = broken_site(serve)
+    result = runner.invoke(
+        app,
+        [
+            *("crawl", site.url("/"), "--db", str(tmp_path / "c.db"), "-q"),
+            *("--no-cache", "--ignore-robots", "--include", "/docs/"),
+        ],
+        catch_exceptions=False,
+    )
+    warnings = [ln for ln in result.stderr.splitlines() if "level=WARNING" in ln]
+    assert any(site.url("/") in ln and "include/exclude" in ln for ln in warnings)
+    assert site.requests == []

@@ -218,6 +218,9 @@ async def _bootstrap(
     config: CrawlConfig, engine: Engine, gate: PoliteGate, seeds: list[str]
 ) -> None:
     if config.mode == "seed":
+        for seed in seeds:  # else the run says only "claimed: 0"
+            if engine.options.rules(seed) is None:
+                log.warning("%s: seed left out by the include/exclude patterns", seed)
         await engine.bootstrap(seeds, "seed", "page")
         return
     sitemaps = [config.sitemap.url] if config.sitemap.url else []
