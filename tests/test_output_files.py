@@ -270,6 +270,8 @@ def test_a_pdf_is_skipped_after_its_headers(tmp_path: Path, serve: Serve) -> Non
     row = db_rows(db)[site.url("/report.pdf")]
     assert row["error"] == "content_type" and row["content_type"] is None
     assert "content_type" in result.output and "application/pdf" in result.output
+    # a skip, logged at INFO: no warning about it at --quiet
+    assert not [ln for ln in result.output.splitlines() if "WARNING" in ln and ".pdf" in ln]
     cached = [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file()]
     assert len(cached) == 2 and all(not n.startswith(_sha(site.url("/report.pdf"))) for n in cached)
     assert sorted(sidecars(tmp_path)) == [site.url("/")]

@@ -364,7 +364,8 @@ class Engine:
                 page.kind,
             )
         except FetchError as exc:
-            self.outcomes.failed(page, url, exc, "fetch")
+            # a type not asked for is a skip (001), not a failed fetch: logged at INFO
+            self.outcomes.failed(page, url, exc, "skip" if exc.skipped else "fetch")
             await self._finish_stale(page, url, exc.category)
             return None
         if isinstance(outcome, Throttled):

@@ -127,6 +127,7 @@ class FetchError(LitecrawlError):
     category = "error"
     retryable = False
     unreachable = False  # no connection to the host could be made at all
+    skipped = False  # not a failure: the crawl chose not to read the page
 
     def __init__(self, url: str, message: str = "") -> None:
         super().__init__(f"{url}: {message or self.category}")
@@ -169,6 +170,7 @@ class TooManyRedirects(FetchError):
 
 class UnwantedType(FetchError):
     category = "content_type"
+    skipped = True
 
 
 class BadRedirect(FetchError):

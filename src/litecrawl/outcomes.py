@@ -5,8 +5,9 @@ Per-page records go to the ``litecrawl.page`` logger with seed 003's fields as `
 (``url``, ``status``, ``source``, ``depth``, ``action``; ``error`` when the page failed), so any
 handler can print them as text or JSON. ``action`` is the furthest step the page reached:
 ``filter`` (dropped by the URL rules), ``skip`` (robots.txt, sitemap lastmod, host
-unreachable), ``fetch`` (fetched, or the fetch failed), ``cache`` (304 answered from the disk
-cache), ``extract`` (indexed), ``output`` (Markdown written).
+unreachable, a content type not asked for), ``fetch`` (fetched, or the fetch failed),
+``cache`` (304 answered from the disk cache), ``extract`` (indexed), ``output`` (Markdown
+written).
 """
 
 from __future__ import annotations
