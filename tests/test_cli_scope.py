@@ -142,3 +142,22 @@ def test_recrawl_makes_known_pages_due_and_nothing_due_says_when(
     assert len(list(out.rglob("*.md"))) == 3
     bad = crawl(db, "--recrawl-match", "(")
     assert bad.exit_code == 2 and "--recrawl-match" in bad.output
+
+
+def test_recrawl_reads_known_sitemaps_again(tmp_path: Path, serve: Serve) -> None:
+    pages: dict[str, str | tuple[int, str, str]] = {"/p0": html_page("zero")}
+    site = serve(site_app(pages))
+
+    def listing(paths: list[str]) -> tuple[int, str, str]:
+        entries = "".join(f"<url><loc>{site.url(path)}</loc></url>" for path in paths)
+        xml = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
+        return 200, "application/xml", xml
+
+    pages["/sitemap.xml"] = listing(["/p0"])
+    db = tmp_path / "c.db"
+    assert crawl(db, "--sitemap", site.url("/sitemap.xml"), "--ignore-robots").exit_code == 0
+    pages |= {"/p1": html_page("one"), "/sitemap.xml": listing(["/p0", "/p1"])}
+    site.requests.clear()
+    result = crawl(db, "--sitemap", site.url("/sitemap.xml"), "--ignore-robots", "--recrawl")
+    assert result.exit_code == 0, result.output
+    assert sorted(site.paths()) == ["/p0", "/p1", "/sitemap.xml"]

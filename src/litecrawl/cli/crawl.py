@@ -110,7 +110,10 @@ def crawl(
         Opt(help="Seconds without a heartbeat before a worker's claims go to others."),
     ] = None,
     recrawl: Annotated[
-        bool, Opt("--recrawl", help="Every known page is due now, whatever its schedule.")
+        bool,
+        Opt(
+            "--recrawl", help="Every known page (sitemap, feed) is due now, whatever its schedule."
+        ),
     ] = False,
     recrawl_match: Annotated[
         str | None,

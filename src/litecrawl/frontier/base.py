@@ -384,15 +384,16 @@ class Frontier(abc.ABC):
         many were scheduled later than that."""
 
     @abc.abstractmethod
-    async def page_urls(self, after: str, limit: int) -> list[str]:
-        """Up to ``limit`` URLs of known pages (not sitemaps or feeds) after ``after``, in URL
-        order: all of them, a batch at a time."""
+    async def known_urls(self, after: str, limit: int) -> list[str]:
+        """Up to ``limit`` URLs the frontier knows (pages, sitemaps, feeds) after ``after``, in
+        URL order: all of them, a batch at a time."""
 
     async def make_all_due(self, now: int, match: Callable[[str], bool] | None = None) -> int:
-        """Make every known, unclaimed page (or those ``match`` takes) due at ``now`` (a forced
-        re-crawl); returns how many were scheduled later than that."""
+        """Make every known, unclaimed page, sitemap and feed (or those ``match`` takes) due at
+        ``now`` (a forced re-crawl: listings read again find new pages); returns how many were
+        scheduled later than that."""
         made, after = 0, ""
-        while urls := await self.page_urls(after, 10_000):
+        while urls := await self.known_urls(after, 10_000):
             after = urls[-1]
             chosen = urls if match is None else [u for u in urls if match(u)]
             if chosen:

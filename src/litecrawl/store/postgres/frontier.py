@@ -199,9 +199,9 @@ class PostgresFrontier(Frontier):
             {"now": now, "urls": list(urls)},
         )
 
-    async def page_urls(self, after: str, limit: int) -> list[str]:
+    async def known_urls(self, after: str, limit: int) -> list[str]:
         rows = await self._fetch(
-            "SELECT norm_url FROM pages WHERE norm_url > %s AND kind = 'page' "
+            "SELECT norm_url FROM pages WHERE norm_url > %s "
             "ORDER BY norm_url LIMIT %s",
             (after, limit),
         )

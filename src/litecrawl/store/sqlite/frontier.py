@@ -311,10 +311,10 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_make_due)
 
-    async def page_urls(self, after: str, limit: int) -> list[str]:
+    async def known_urls(self, after: str, limit: int) -> list[str]:
         def _urls(conn: sqlite3.Connection) -> list[str]:
             rows = conn.execute(
-                "SELECT norm_url FROM pages WHERE norm_url > ? AND kind = 'page' "
+                "SELECT norm_url FROM pages WHERE norm_url > ? "
                 "ORDER BY norm_url LIMIT ?",
                 (after, limit),
             )
