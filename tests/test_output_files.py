@@ -268,7 +268,8 @@ def test_a_pdf_is_skipped_after_its_headers(tmp_path: Path, serve: Serve) -> Non
     assert site.count("/report.pdf") == 1 and sent["complete"] is False
     assert int(str(sent["bytes"])) < PDF_SIZE / 2
     row = db_rows(db)[site.url("/report.pdf")]
-    assert row["error"] == "content_type" and row["content_type"] is None
+    assert row["error"] == "content_type" and row["content_type"] == "application/pdf"
+    assert row["status"] == 200  # what the server answered, before its body was refused
     assert "content_type" in result.output and "application/pdf" in result.output
     # a skip, logged at INFO: no warning about it at --quiet
     assert not [ln for ln in result.output.splitlines() if "WARNING" in ln and ".pdf" in ln]

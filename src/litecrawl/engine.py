@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 
 from litecrawl.discover.feeds import is_feed_content_type
 from litecrawl.discover.listing import DEFAULT_SITEMAPS_PER_HOST, SitemapBounds, listing_links
-from litecrawl.errors import FetchError, FrontierError, error_for
+from litecrawl.errors import FetchError, FrontierError, UnwantedType, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import (
@@ -366,7 +366,12 @@ class Engine:
         except FetchError as exc:
             # a type not asked for is a skip (001), not a failed fetch: logged at INFO
             self.outcomes.failed(page, url, exc, "skip" if exc.skipped else "fetch")
-            await self._finish_stale(page, url, exc.category)
+            answered = None
+            if isinstance(exc, UnwantedType):  # the row tells what it was: status and type
+                answered = FetchResult(
+                    url, url, exc.status, {"content-type": exc.content_type}, b""
+                )
+            await self._finish_stale(page, url, exc.category, answered)
             return None
         if isinstance(outcome, Throttled):
             # 429/503: the host is slowed down; the page comes back after Retry-After.

@@ -169,8 +169,15 @@ class TooManyRedirects(FetchError):
 
 
 class UnwantedType(FetchError):
+    """A 2xx answer of a media type not asked for; its body was not read."""
+
     category = "content_type"
     skipped = True
+
+    def __init__(self, url: str, content_type: str, status: int = 200) -> None:
+        super().__init__(url, f"content type {content_type} not accepted")
+        self.content_type = content_type
+        self.status = status
 
 
 class BadRedirect(FetchError):

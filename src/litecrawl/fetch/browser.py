@@ -285,7 +285,7 @@ class BrowserFetcher:
         headers = await response.all_headers()
         mime = headers.get("content-type", "").split(";")[0].strip().lower()
         if 200 <= response.status < 300 and not accepts(mime, request.accept_types):
-            raise UnwantedType(request.url, f"content type {mime} not accepted")
+            raise UnwantedType(request.url, mime, response.status)
         if mime in VIEWER_TYPES:
             return await self._direct(context, page.url, request.headers)
         if mime and mime not in HTML_TYPES:  # image, text, JSON...: the bytes as served

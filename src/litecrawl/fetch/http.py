@@ -104,7 +104,7 @@ class HttpFetcher:
                 content_type = response.headers.get("Content-Type", "")
                 if 200 <= response.status < 300 and not accepts(content_type, request.accept_types):
                     response.close()  # the body is not read: the connection goes, not pooled
-                    raise UnwantedType(url, f"content type {content_type} not accepted")
+                    raise UnwantedType(url, content_type, response.status)
                 body = await self._read(url, response)
                 return FetchResult(
                     url=url,

@@ -80,7 +80,7 @@ async def fetch_with_policy(
         break
     if result.ok and not accepts(result.content_type, accept):
         # a fetcher that cannot stop before the body (a browser): refused all the same
-        raise UnwantedType(url, f"content type {result.content_type} not accepted")
+        raise UnwantedType(url, result.content_type, result.status)
     if result.status == 304 and cached is not None:
         if policy.cache is not None:
             policy.cache.revalidated(url, result.headers)
