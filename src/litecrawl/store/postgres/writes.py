@@ -121,11 +121,18 @@ async def write_batch(
         await write_links(conn, batch.graph)
     for update in batch.updates:
         if update.strategy is not None:
-            new_links += await write_strategy(conn, update.strategy)
+            new_links += await write_strategy(conn, update.strategy, domains=False)
     if batch.documents:
         await write_documents(conn, batch.documents)
     if batch.gone:
         await remove_documents(conn, batch.gone)
+    # domain rows last and in one order (sorted by domain, each domain's changes in page
+    # order): a worker holding one waits for no other row, so two workers cannot deadlock
+    changes = [c for u in batch.updates if u.strategy is not None for c in u.strategy.domains]
+    if changes:
+        async with conn.cursor() as cur:
+            for domain, base, mine in sorted(changes, key=lambda c: c[0]):
+                await _merge_domain(cur, domain, base, mine)
     return FinalizeResult(new_links, fresh_by_links)
 
 
@@ -149,8 +156,9 @@ WHERE norm_url = %(url)s
 """
 
 
-async def write_strategy(conn: Conn, writes: StrategyWrites) -> int:
-    """A strategy's link writes and domain metadata; returns how many URLs were new."""
+async def write_strategy(conn: Conn, writes: StrategyWrites, domains: bool = True) -> int:
+    """A strategy's link writes and (``domains``) domain metadata; returns how many URLs were
+    new."""
     rows = [change.row() for change in writes.links]
     new = 0
     async with conn.cursor() as cur:
@@ -158,7 +166,7 @@ async def write_strategy(conn: Conn, writes: StrategyWrites) -> int:
             await cur.executemany(_INSERT_STRATEGY_LINK, rows)
             new = max(cur.rowcount, 0)  # summed over the rows (psycopg >= 3.1)
             await cur.executemany(_UPDATE_STRATEGY_LINK, rows)
-        for domain, base, mine in writes.domains:
+        for domain, base, mine in writes.domains if domains else ():
             await _merge_domain(cur, domain, base, mine)
     return new
 
