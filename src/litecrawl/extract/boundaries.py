@@ -174,6 +174,17 @@ def _drop_after(parent: etree._Element, child: etree._Element) -> None:
         parent.remove(sibling)
 
 
+def _is_navigation(el: etree._Element) -> bool:
+    """Marked as navigation: ``<nav>``, ``role="navigation"``, a ``nav*`` or ``breadcrumb*``
+    class, or holding a table whose summary says so (DocBook's "Navigation header")."""
+    if el.tag == "nav" or el.get("role") == "navigation":
+        return True
+    if any(w.startswith(("nav", "breadcrumb")) for w in (el.get("class") or "").lower().split()):
+        return True
+    table = el if el.tag == "table" else el.find("table")
+    return table is not None and "navigation" in (table.get("summary") or "").lower()
+
+
 def keep_between(body: etree._Element, first: etree._Element, last: etree._Element) -> None:
     """Cut ``body`` down to the children of ``first`` and ``last``'s nearest common ancestor
     from the one holding ``first`` to the one holding ``last``, keeping the elements around
@@ -189,10 +200,19 @@ def keep_between(body: etree._Element, first: etree._Element, last: etree._Eleme
     # Cut only among the children of the smallest element that holds both ends: an engine
     # often stops short of a section's last code block or table, never of its container.
     start, end = _path(common, first), _path(common, last)
-    if start:
-        _drop_before(common, start[0])
-    if end:
-        _drop_after(common, end[0])
+    kept = list(common)
+    lo = kept.index(start[0]) if start else 0
+    hi = kept.index(end[0]) if end else len(kept) - 1
+    # an engine may take a navigation bar next to the article for part of it (resiliparse
+    # does, on DocBook's link tables): dropped at either edge when the markup says so
+    while lo < hi and _is_navigation(kept[lo]):
+        lo += 1
+    while hi > lo and _is_navigation(kept[hi]):
+        hi -= 1
+    if start or lo > 0:
+        _drop_before(common, kept[lo])
+    if end or hi < len(kept) - 1:
+        _drop_after(common, kept[hi])
     node = common
     while node is not body:  # the wrappers of the article: nothing else in them
         parent = node.getparent()
