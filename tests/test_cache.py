@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from conftest import LocalServer, html_page
+from conftest import LocalServer, db_execute, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cache import DiskCache
@@ -17,17 +19,25 @@ from litecrawl.cli import app
 Serve = Callable[[web.Application], LocalServer]
 
 
-def test_headers_json_beside_each_body_and_304_refreshes_it(tmp_path: Path, serve: Serve) -> None:
-    body = html_page("<p>cached body</p>", "Doc")
+def etag_site(pages: dict[str, str]) -> web.Application:
+    """HTML pages with the ETag "v1": a request that sends it back gets a 304."""
 
-    async def doc(request: web.Request) -> web.Response:
+    async def page(request: web.Request) -> web.Response:
         if request.headers.get("If-None-Match") == '"v1"':
             return web.Response(status=304, headers={"ETag": '"v1"', "Cache-Control": "max-age=60"})
-        return web.Response(text=body, content_type="text/html", headers={"ETag": '"v1"'})
+        text = pages.get(request.path)
+        if text is None:
+            return web.Response(status=404)
+        return web.Response(text=text, content_type="text/html", headers={"ETag": '"v1"'})
 
-    web_app = web.Application()
-    web_app.router.add_get("/doc", doc)
-    site = serve(web_app)
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    return app
+
+
+def test_headers_json_beside_each_body_and_304_refreshes_it(tmp_path: Path, serve: Serve) -> None:
+    body = html_page("<p>cached body</p>", "Doc")
+    site = serve(etag_site({"/doc": body}))
     db, cache = tmp_path / "c.db", tmp_path / "cache"
     (tmp_path / "c.toml").write_text(f'[cache]\ndir = "{cache}"\n')
     args = ["crawl", site.url("/doc"), "--db", str(db), "--delay-ms", "0"]
@@ -43,10 +53,7 @@ def test_headers_json_beside_each_body_and_304_refreshes_it(tmp_path: Path, serv
     assert meta["headers"]["etag"] == '"v1"'
     meta["fetched_at"] = 0.0  # an old entry: the 304 must refresh it
     meta_path.write_text(json.dumps(meta))
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE pages SET next_crawl_time = 1")
-    conn.commit()
-    conn.close()
+    db_execute(db, "UPDATE pages SET next_crawl_time = 1")  # due again
     again = runner.invoke(app, args)
     assert again.exit_code == 0
     refreshed = json.loads(meta_path.read_text())
@@ -58,3 +65,31 @@ def test_headers_json_beside_each_body_and_304_refreshes_it(tmp_path: Path, serv
     assert [r["action"] for r in records if r["logger"] == "litecrawl.page"] == ["cache"]
     (summary,) = [r for r in records if r["logger"] == "litecrawl.summary"]
     assert summary["cache_hits"] == 1  # the run summary, as JSON under --log-json
+
+
+def test_the_sqlite_layout_keeps_every_page_in_one_file(tmp_path: Path, serve: Serve) -> None:
+    """``[cache] layout = "sqlite"``: one cache.db instead of two files a page; a 304 is
+    answered from it and the WARC export reads it, finding the layout by itself."""
+    site = serve(etag_site({"/": html_page('<p>cached body</p><a href="/b">b</a>'), "/b": "b"}))
+    db, cache = tmp_path / "c.db", tmp_path / "cache"
+    (tmp_path / "c.toml").write_text(f'[cache]\ndir = "{cache}"\nlayout = "sqlite"\n')
+    args = ["crawl", site.url("/"), "--db", str(db), "--delay-ms", "0", "--no-embed"]
+    args += ["--config", str(tmp_path / "c.toml")]
+    runner = CliRunner()
+    assert runner.invoke(app, args).exit_code == 0
+    assert {p.name for p in cache.iterdir()} <= {"cache.db", "cache.db-wal", "cache.db-shm"}
+    assert (
+        sqlite3.connect(cache / "cache.db").execute("SELECT count(*) FROM responses").fetchone()[0]
+        == 2
+    )
+    db_execute(db, "UPDATE pages SET next_crawl_time = 1")  # due again
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0
+    assert re.search(r"^cache_hits:\s+2$", again.stderr, re.MULTILINE), again.stderr
+    warc = tmp_path / "out.warc.gz"
+    exported = runner.invoke(
+        app,
+        ["export", "--format", "warc", "--db", str(db), "--cache-dir", str(cache), "-o", str(warc)],
+    )
+    assert exported.exit_code == 0, exported.output
+    assert b"cached body" in gzip.decompress(warc.read_bytes())

@@ -1,4 +1,6 @@
-"""The raw-response disk cache in 003's layout: ``{dir}/{host}/{sha[:2]}/{sha}.html``.
+"""The raw-response disk cache in 003's layout: ``{dir}/{host}/{sha[:2]}/{sha}.html``
+(``[cache] layout = "files"``, the default; ``"sqlite"`` keeps it all in one file instead:
+:mod:`litecrawl.store.sqlite.cache`).
 
 ``sha`` is the SHA-256 of the URL; the sibling ``{sha}.headers.json`` holds status, headers,
 fetched_at, size_bytes, content_hash and ``body_file``, the body's name. A body that is not HTML
@@ -19,11 +21,22 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
 from litecrawl.fetch.base import FetchResult, media_type
 
-__all__ = ["CachedResponse", "DiskCache"]
+__all__ = [
+    "CacheLayout",
+    "CachedResponse",
+    "DiskCache",
+    "ResponseCache",
+    "cache_in",
+    "cache_meta",
+    "open_cache",
+]
+
+CacheLayout = Literal["files", "sqlite"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +46,34 @@ class CachedResponse:
     status: int
     fetched_at: float
     path: Path
+
+
+class ResponseCache(Protocol):
+    """What the fetch policy, the analyzer and the WARC export need of a cache."""
+
+    def path_for(self, url: str, content_type: str = "text/html") -> Path: ...
+
+    def store(self, url: str, result: FetchResult, content_hash: str) -> Path: ...
+
+    def revalidated(self, url: str, headers: Mapping[str, str]) -> None: ...
+
+    def load(self, url: str) -> CachedResponse | None: ...
+
+
+def open_cache(directory: str | Path, layout: CacheLayout = "files") -> ResponseCache:
+    """The cache in ``directory``, written in ``layout``."""
+    if layout == "sqlite":
+        from litecrawl.store.sqlite.cache import SQLiteCache
+
+        return SQLiteCache(directory)
+    return DiskCache(directory)
+
+
+def cache_in(directory: str | Path) -> ResponseCache:
+    """The cache in ``directory`` in the layout found there (for readers: export)."""
+    from litecrawl.store.sqlite.cache import CACHE_FILE
+
+    return open_cache(directory, "sqlite" if (Path(directory) / CACHE_FILE).is_file() else "files")
 
 
 class DiskCache:
@@ -52,16 +93,7 @@ class DiskCache:
         """Write body and headers atomically (a crash never leaves half a file)."""
         path = self.path_for(url, result.content_type)
         old = self.load(url)
-        meta = {
-            "url": url,
-            "final_url": result.final_url,
-            "status": result.status,
-            "headers": dict(result.headers),
-            "fetched_at": time.time(),
-            "size_bytes": len(result.body),
-            "content_hash": content_hash,
-            "body_file": path.name,
-        }
+        meta = {**cache_meta(url, result, content_hash), "body_file": path.name}
         _write_atomic(path, result.body)
         _write_atomic(self._meta_path(url), json.dumps(meta, indent=1).encode())
         if old is not None and old.path != path:  # another type than before: no stale body
@@ -100,6 +132,19 @@ class DiskCache:
             fetched_at=float(meta.get("fetched_at", 0.0)),
             path=path,
         )
+
+
+def cache_meta(url: str, result: FetchResult, content_hash: str) -> dict[str, object]:
+    """What is kept beside a cached body (003's ``.headers.json``), in either layout."""
+    return {
+        "url": url,
+        "final_url": result.final_url,
+        "status": result.status,
+        "headers": dict(result.headers),
+        "fetched_at": time.time(),
+        "size_bytes": len(result.body),
+        "content_hash": content_hash,
+    }
 
 
 def _suffix(content_type: str) -> str:

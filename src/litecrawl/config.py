@@ -133,6 +133,8 @@ class RateLimitConfig(_Section):
 class CacheConfig(_Section):
     dir: _NonEmpty = ".cache/litecrawl"
     respect_conditional: bool = True
+    # "files": 003's {host}/{sha[:2]}/{sha}.html + .headers.json; "sqlite": one cache.db
+    layout: Literal["files", "sqlite"] = "files"
 
 
 class OutputConfig(_Section):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from litecrawl.cache import DiskCache
+from litecrawl.cache import open_cache
 from litecrawl.config import CrawlConfig
 from litecrawl.discover.feeds import FEED_CONTENT_TYPES
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
@@ -98,6 +98,7 @@ def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
         # absolute: documents.markdown_path is read from wherever the export runs
         output_dir=Path(config.output.dir).absolute() if config.output.dir else None,
         cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
+        cache_layout=config.cache.layout,
     )
 
 
@@ -125,7 +126,11 @@ def _options(
         fetch_policy=FetchPolicy(
             # 001's max_retries counts retries after the first try: 3 = waits of 1, 2 and 4 s
             max_attempts=config.fetch.max_retries + 1,
-            cache=DiskCache(config.cache.dir) if config.cache.respect_conditional else None,
+            cache=(
+                open_cache(config.cache.dir, config.cache.layout)
+                if config.cache.respect_conditional
+                else None
+            ),
             accept_types=(*PAGE_TYPES, *config.fetch.accept_types),
         ),
         analyzer=analyzer,

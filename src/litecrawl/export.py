@@ -52,7 +52,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
-from litecrawl.cache import DiskCache
+from litecrawl.cache import ResponseCache, cache_in
 from litecrawl.errors import ConfigError
 from litecrawl.export_parquet import check_parquet, write_parquet
 from litecrawl.index.reader import IndexReader, open_index
@@ -133,7 +133,7 @@ def export(
         if fmt == "warc":
             assert cache_dir is not None
             moment = None if since is None else int(_utc(since).timestamp())
-            return _warc(index, _binary(out), DiskCache(cache_dir), moment, flt, on_skip)
+            return _warc(index, _binary(out), cache_in(cache_dir), moment, flt, on_skip)
         with _Text(out) as stream:
             if fmt == "csv":
                 return _csv(index, stream, flt, columns)
@@ -292,7 +292,7 @@ def _utc(moment: datetime) -> datetime:
 def _warc(
     index: IndexReader,
     out: IO[bytes],
-    cache: DiskCache,
+    cache: ResponseCache,
     since: int | None,
     flt: DocumentFilter,
     on_skip: Callable[[str], None] | None,

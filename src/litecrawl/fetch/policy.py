@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 from dataclasses import dataclass
 
-from litecrawl.cache import DiskCache
+from litecrawl.cache import ResponseCache
 from litecrawl.errors import FetchError, HostHeldBack, UnwantedType
 from litecrawl.fetch.base import Fetcher, FetchRequest, FetchResult, accepts
 from litecrawl.politeness.base import Gate
@@ -25,7 +25,7 @@ __all__ = ["FetchPolicy", "Throttled", "fetch_with_policy"]
 class FetchPolicy:
     max_attempts: int = 1  # tries in all for network errors and timeouts
     retry_backoff: float = 1.0  # seconds before the 2nd try; doubles each time
-    cache: DiskCache | None = None
+    cache: ResponseCache | None = None
     accept_types: tuple[str, ...] | None = None  # for pages; None: every body is read
 
 

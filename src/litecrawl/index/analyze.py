@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from litecrawl.article_engines import DEFAULT_ENGINE, ArticleEngine
+from litecrawl.cache import CacheLayout
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import FetchResult
 from litecrawl.index.document import IndexDocument, PageAnalysis
@@ -60,6 +61,7 @@ class AnalyzerSettings:
     article_engine: ArticleEngine = DEFAULT_ENGINE
     output_dir: Path | None = None
     cache_dir: Path | None = None
+    cache_layout: CacheLayout = "files"
     embed: bool = True
 
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from litecrawl.cache import DiskCache
+from litecrawl.cache import open_cache
 from litecrawl.errors import ConfigError
 from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_markdown, write_atomic
 from litecrawl.extract.page import Extracted
@@ -179,7 +179,11 @@ def _write_outputs(
     md_path = markdown_path(settings.output_dir, url)
     write_atomic(md_path, markdown)
     cache_path = (
-        str(DiskCache(settings.cache_dir).path_for(url, headers.get("content-type", "")))
+        str(
+            open_cache(settings.cache_dir, settings.cache_layout).path_for(
+                url, headers.get("content-type", "")
+            )
+        )
         if settings.cache_dir is not None
         else None
     )
