@@ -14,7 +14,8 @@ at a time:
 * ``litecrawl``: a ``litecrawl()`` batch with its defaults (its render path, robots.txt obeyed);
 * ``cli``: ``litecrawl crawl --render --no-follow`` on the same URLs (analysis and index on);
 * ``tree:NAME``: ``litecrawl()`` from another source tree (``--tree NAME=DIR``, on PYTHONPATH),
-  e.g. ``git archive <commit> src | tar -x -C /tmp/before``.
+  e.g. ``git archive <commit> src | tar -x -C /tmp/before``; ``cli:NAME`` the same for the CLI
+  (``--cli-tree NAME=DIR``).
 
 Figures per run: pages/s = pages rendered / wall seconds; CPU = user + sys of the variant's
 process and every process it waited for (Playwright's driver and Chromium's processes: they are
@@ -132,8 +133,9 @@ def run_variant(variant: str, urls: list[str], concurrency: int) -> None:
     else:
         done = litecrawl_batch(urls, concurrency)
     wall = time.monotonic() - start
-    spent = cpu(resource.RUSAGE_SELF) - self0 + cpu(resource.RUSAGE_CHILDREN) - kids0
-    print(json.dumps({"pages": done, "wall": wall, "cpu": spent}))
+    py = cpu(resource.RUSAGE_SELF) - self0  # this process alone: the engine, Playwright's client
+    spent = py + cpu(resource.RUSAGE_CHILDREN) - kids0
+    print(json.dumps({"pages": done, "wall": wall, "cpu": spent, "py_cpu": py}))
 
 
 # -- the driver ---------------------------------------------------------------------------------
@@ -174,6 +176,30 @@ def tree_of(pid: int) -> list[int]:
         out.append(p)
         todo.extend(children.get(p, []))
     return out
+
+
+def variant_env(src: str | None) -> dict[str, str]:
+    """The variants' environment: bytecode cached as on an installed system (with
+    PYTHONDONTWRITEBYTECODE every import compiles its module again, seconds of CPU that a
+    lazily importing ``litecrawl()`` would pay inside the timed call and the plain loop not)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
+def compile_all(srcs: list[str]) -> None:
+    """Bytecode for every module the variants may import, before any of them is timed."""
+    import site
+    import sysconfig
+
+    dirs = [*srcs, str(HERE.parent / "src"), *site.getsitepackages(), sysconfig.get_path("stdlib")]
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-j", "0", *dirs],
+        env=variant_env(None),
+        stdout=subprocess.DEVNULL,
+        check=False,  # a few test files of third parties do not compile: not ours to time
+    )
 
 
 def html_served(nginx: Any) -> int:
@@ -219,9 +245,7 @@ def run_once(
     db = work / "cli.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = src
+    env = variant_env(src)
     nginx.reset_log()
     start = time.monotonic()
     proc = subprocess.Popen(
@@ -264,6 +288,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--variants", nargs="*", default=["plain", "litecrawl", "cli"])
     parser.add_argument("--tree", action="append", default=[], help="NAME=SRC_DIR (repeatable)")
+    parser.add_argument("--cli-tree", action="append", default=[], help="NAME=SRC_DIR: the CLI")
     parser.add_argument("--memory", type=int, default=0, help="then N distinct pages (0: skip)")
     parser.add_argument("--memory-variants", nargs="*", default=["plain", "litecrawl", "cli"])
     args = parser.parse_args()
@@ -275,6 +300,9 @@ def main() -> None:
     trees = dict(t.split("=", 1) for t in args.tree)
     variants: list[tuple[str, str, str | None]] = [(v, v, None) for v in args.variants]
     variants += [(f"tree:{name}", "litecrawl", src) for name, src in trees.items()]
+    cli_trees = dict(t.split("=", 1) for t in args.cli_tree)
+    variants += [(f"cli:{name}", "cli", src) for name, src in cli_trees.items()]
+    compile_all([src for _, _, src in variants if src])
     port = free_port()
     nginx = Nginx(DOCS, port)
     base = f"http://127.0.0.1:{port}"
@@ -290,7 +318,8 @@ def main() -> None:
                     results[name].append(r)
                     shown = {k: round(v, 2) for k, v in r.items() if k != "samples"}
                     print(f"round {round_ + 1} {name}: {json.dumps(shown)}", flush=True)
-            report(results, args)
+            if args.rounds:
+                report(results, args)
             if args.memory:
                 memory(args, nginx, base, Path(tmp))
     finally:
@@ -307,14 +336,14 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         "(medians; ratios against the plain loop of the same invocation)\n"
     )
     print(
-        "| variant | pages | call pages/s | x plain | call CPU ms/page | x plain | process pages/s "
-        "| process CPU ms/page | peak RSS MiB (largest process) |"
+        "| variant | pages | call pages/s | x plain | call CPU ms/page | x plain | of it Python "
+        "ms/page | process pages/s | process CPU ms/page | peak RSS MiB (largest process) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, runs in results.items():
         pages = med(runs, "pages")
         cells = [name, f"{pages:.0f}"]
-        if name != "cli":
+        if not name.startswith("cli"):
             rate, cpu = pages / med(runs, "wall"), med(runs, "cpu") / pages * 1000
             cells += [f"{rate:.2f}"]
             cells += [f"{rate / (med(plain, 'pages') / med(plain, 'wall')):.2f}" if plain else "-"]
@@ -322,8 +351,9 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
             cells += [
                 f"{cpu / (med(plain, 'cpu') / med(plain, 'pages') * 1000):.2f}" if plain else "-"
             ]
+            cells += [f"{med(runs, 'py_cpu') / pages * 1000:.0f}"]
         else:
-            cells += ["-", "-", "-", "-"]
+            cells += ["-", "-", "-", "-", "-"]
         cells += [f"{pages / med(runs, 'p_wall'):.2f}", f"{med(runs, 'p_cpu') / pages * 1000:.0f}"]
         cells += [f"{med(runs, 'p_rss'):.0f}"]
         print("| " + " | ".join(cells) + " |")
