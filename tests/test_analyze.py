@@ -143,7 +143,9 @@ def test_markdown_tree_and_sidecar_fields(tmp_path: Path) -> None:
     assert "Paragraph 7: night trains" in md and "Home" not in md and "Copyright" not in md
 
     meta = json.loads((out / "rail.example/news/night-trains.meta.json").read_text("utf-8"))
-    assert list(meta) == SIDECAR_FIELDS  # exactly 003's fields (fullpage: no date/author)
+    # 003's fields, then the date and author the page's markup names (meta tags here)
+    assert list(meta) == [*SIDECAR_FIELDS, "date", "author"]
+    assert meta["date"] == "2024-03-01" and meta["author"] == "Jane Doe"
     assert meta["url"] == "https://rail.example/news/night-trains"
     assert meta["title"] == "Night trains return"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", meta["fetched_at"])
@@ -158,7 +160,7 @@ def test_markdown_tree_and_sidecar_fields(tmp_path: Path) -> None:
     assert meta["extraction_mode"] == "fullpage"
 
 
-def test_main_article_sidecar_adds_trafilatura_date_and_author(tmp_path: Path) -> None:
+def test_main_article_sidecar_adds_markup_date_and_author(tmp_path: Path) -> None:
     settings = AnalyzerSettings(output_dir=tmp_path, main_article=True)
     asyncio.run(analyze(settings, 0, ("https://rail.example/a", result("https://rail.example/a"))))
     meta = json.loads((tmp_path / "rail.example/a.meta.json").read_text("utf-8"))

@@ -44,7 +44,7 @@ def sidecar(
     content_hash: str,
     cache_path: str | None,
 ) -> dict[str, object]:
-    """The ``.meta.json`` record: exactly 003's fields, in 003's order, plus trafilatura's
+    """The ``.meta.json`` record: exactly 003's fields, in 003's order, plus the page markup's
     ``date`` and ``author`` only when it found them."""
     record: dict[str, object] = {
         "url": url,
