@@ -25,6 +25,10 @@ from hypothesis import HealthCheck, settings
 from pg_cluster import Cluster, find_bindir
 from psycopg.rows import dict_row
 
+from litecrawl.frontier.base import Frontier
+from litecrawl.store.postgres.frontier import PostgresFrontier
+from litecrawl.store.sqlite.frontier import SQLiteFrontier
+
 # Property tests must give the same verdict on a loaded 2-core machine as on an idle one: a
 # fixed derandomized run (same examples every time, no example database), no per-example
 # deadline and no too_slow health check (both measure wall-clock time). Loaded for every run,
@@ -305,3 +309,16 @@ def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> NewDb:
         return lambda name: str(tmp_path / f"{name}.db")
     cluster: Cluster = request.getfixturevalue("pg_cluster")
     return lambda name: cluster.create_database()
+
+
+OpenFrontier = Callable[[], Frontier]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_frontier(request: pytest.FixtureRequest, tmp_path: Path) -> OpenFrontier:
+    """Frontiers on one store (a new one for each test): each call is another worker's view."""
+    if request.param == "sqlite":
+        path = tmp_path / "f.db"
+        return lambda: SQLiteFrontier(path)
+    url = request.getfixturevalue("pg_url")
+    return lambda: PostgresFrontier(url)

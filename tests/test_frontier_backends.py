@@ -9,26 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
-
-import pytest
 
 from litecrawl.frontier.base import ClaimFocus, Frontier, NewLink, PageUpdate, WorkerIdentity
-from litecrawl.store.postgres.frontier import PostgresFrontier
-from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
 NOW = 1_800_000_000
 Open = Callable[[], Frontier]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def new_frontier(request: pytest.FixtureRequest, tmp_path: Path) -> Open:
-    """Frontiers on one store (a new one for each test): each call is another worker's view."""
-    if request.param == "sqlite":
-        path = tmp_path / "f.db"
-        return lambda: SQLiteFrontier(path)
-    url = request.getfixturevalue("pg_url")
-    return lambda: PostgresFrontier(url)
 
 
 def _link(path: str, depth: int = 0, host: str = "a.test", **kw: object) -> NewLink:

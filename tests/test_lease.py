@@ -18,7 +18,6 @@ from conftest import LocalServer, db_rows, html_page
 
 from litecrawl.frontier.base import NewLink, WorkerIdentity
 from litecrawl.lease import Lease, LeaseRules, current_identity
-from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
 Serve = Callable[[web.Application], LocalServer]
@@ -113,11 +112,9 @@ def test_a_worker_whose_heartbeat_stopped_loses_its_claims(tmp_path: Path) -> No
                 workers = {w.identity.hostname: w for w in await live.workers()}
                 assert workers["other-machine"].claims == 5
                 # Another machine: no process to look at, so only its heartbeat tells.
-                recovered = await live.recover_lost(lease.is_dead(t0 + 29), int(t0), Schedule())
+                recovered = await live.recover_lost(lease.is_dead(t0 + 29), int(t0))
                 assert recovered == 0
-                recovered = await live.recover_lost(
-                    lease.is_dead(t0 + 31), int(t0), Schedule(), retry_uncrawled=True
-                )
+                recovered = await live.recover_lost(lease.is_dead(t0 + 31), int(t0))
                 assert recovered == 5
                 hostnames = [w.identity.hostname for w in await live.workers()]
                 assert hostnames == [current_identity().hostname]
@@ -194,34 +191,6 @@ def test_a_crawl_waits_for_the_lease_of_a_silent_worker_elsewhere(
     assert all(r["processing_time"] is None for r in rows.values())
     assert query(db, "SELECT count(*) FROM workers") == [(0,)]
     assert {p for p in site.paths() if p != "/robots.txt"} == {f"/p{i}" for i in range(5)}
-
-
-def test_a_page_whose_claim_is_lost_twice_in_a_row_is_parked(tmp_path: Path) -> None:
-    """The first recovery makes a never-crawled page due again; if the next worker dies on it
-    too, it is parked with seed 000's stale schedule (it may be what kills the workers)."""
-    db = tmp_path / "t.db"
-    url = "http://h.test/killer"
-
-    async def lose_claim(pid: int, now: int) -> None:
-        ident = WorkerIdentity("other-machine", pid, "boot/ns", "1", "crawl")
-        async with SQLiteFrontier(db) as doomed:
-            await doomed.register_worker(ident, now)
-            await doomed.add([NewLink(url, "h.test")])
-            assert [p.norm_url for p in await doomed.claim(1, now)] == [url]
-        async with SQLiteFrontier(db) as survivor:
-            recovered = await survivor.recover_lost(
-                lambda w: w.identity.pid == pid, now, Schedule(), retry_uncrawled=True
-            )
-            assert recovered == 1
-
-    now = int(time.time())
-    asyncio.run(lose_claim(1001, now))
-    row = db_rows(db)[url]
-    assert (row["state"], row["error"], row["next_crawl_time"]) == (0, "claim_timeout", None)
-    asyncio.run(lose_claim(1002, now))
-    row = db_rows(db)[url]
-    assert (row["state"], row["error"]) == (3, "claim_timeout")
-    assert row["next_crawl_time"] > now and row["processing_time"] is None
 
 
 def test_watch_takes_over_the_claims_of_a_worker_that_dies_while_it_waits(

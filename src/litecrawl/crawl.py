@@ -207,6 +207,7 @@ async def run_crawl(
             await _bootstrap_focus(engine, focus)
         interrupted = await _loop(config, engine, gate, lease, stop, on_progress, grace)
         stats = engine.stats
+        stats.parked = (await frontier.summary(int(time.time()), hosts=0)).parked
         me = lease.identity
         record = {
             **summary_dict(stats),
@@ -302,6 +303,10 @@ async def _loop(
         ahead.finished(len(tasks))
         await gate.release_hosts(idle)
 
+    def budget() -> int | None:
+        return max_pages - claimed_total if max_pages else None
+
+    claimed_total += await engine.suspects(budget(), stop)  # at once: one may kill us
     last_report = 0.0
     while not stop.is_set():
         if time.monotonic() - last_recovery >= lease.rules.beat_every:
@@ -313,6 +318,9 @@ async def _loop(
             if not claimed and not in_flight:
                 await engine.flush()  # links still in the write buffer may be due pages
                 claimed = await refill()
+            if not claimed and not in_flight:  # pages lost with other workers meanwhile
+                claimed = await engine.suspects(budget(), stop)
+                claimed_total += claimed
             if not claimed and not in_flight:
                 # Not done while a dead worker's claims are still to come back.
                 shared = engine.options.focus is None  # a site crawl waits for no one else
@@ -459,6 +467,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "skipped_lastmod": stats.skipped_lastmod,
         "skipped_scope": stats.skipped_scope,
         "throttled": stats.throttled,
+        "parked": stats.parked,
         "errors": dict(stats.errors),
         "sitemap_cuts": dict(stats.sitemap_cuts),
         "elapsed_sec": round(elapsed, 3),

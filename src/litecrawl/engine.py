@@ -35,6 +35,7 @@ from litecrawl.frontier.base import (
     NewLink,
     PageUpdate,
 )
+from litecrawl.frontier.lost import ClaimKind
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.lease import Lease
@@ -142,9 +143,7 @@ class Engine:
         o = self.options
         lost = 0
         if self.lease is not None:
-            lost = await self.frontier.recover_lost(
-                self.lease.is_dead(now), now, o.schedule, o.retry_uncrawled
-            )
+            lost = await self.frontier.recover_lost(self.lease.is_dead(now), now)
             if lost:
                 log.warning("recovered %d claims of workers that stopped", lost)
         timeout = o.processing_timeout_sec
@@ -167,15 +166,37 @@ class Engine:
 
         await asyncio.gather(*(guarded(page) for page in claimed))
         await self.flush()
+        await self.suspects(n_claims - len(claimed))
         return self.stats
 
-    async def claim(self, limit: int, hosts: HostRules | None = None) -> list[ClaimedPage]:
+    async def claim(
+        self, limit: int, hosts: HostRules | None = None, kind: ClaimKind = ClaimKind.CLEAN
+    ) -> list[ClaimedPage]:
         """Due pages: by score under a strategy, only this worker's partition if set, only of
-        hosts ``hosts`` lets it fetch soon if given."""
+        hosts ``hosts`` lets it fetch soon if given; none whose last claim was lost with its
+        worker (see :meth:`suspects`)."""
         o = self.options
         return await self.frontier.claim(
-            limit, int(time.time()), o.strategy is not None, o.partition, o.focus, hosts
+            limit, int(time.time()), o.strategy is not None, o.partition, o.focus, hosts, kind
         )
+
+    async def suspects(self, budget: int | None = None, stop: asyncio.Event | None = None) -> int:
+        """Pages whose last claim was lost with its worker (a kill, a crash), each claimed,
+        processed and written while this worker holds nothing else: a page that kills its
+        worker is then lost alone, and parked after a few such losses
+        (:mod:`litecrawl.frontier.lost`), while pages that were merely in flight at a kill are
+        crawled. At most ``budget`` pages (None: all); returns how many."""
+        done = 0
+        await self.flush()  # a finished page holds its claim until written
+        while (budget is None or done < budget) and not (stop is not None and stop.is_set()):
+            pages = await self.claim(1, kind=ClaimKind.SUSPECTS)
+            if not pages:
+                break
+            self.stats.claimed += 1
+            done += 1
+            await self.process(pages[0])
+            await self.flush()
+        return done
 
     # -- one page ---------------------------------------------------------------------------
 

@@ -65,6 +65,9 @@ class CrawlStats:
     skipped_lastmod: int = 0
     skipped_scope: int = 0
     throttled: int = 0  # 429/503: re-queued for later
+    # pages of the database parked at the end: lost with their worker, alone, at several
+    # consecutive claims (litecrawl.frontier.lost); set by the crawl when it ends
+    parked: int = 0
     errors: Counter[str] = field(default_factory=Counter)  # category -> pages
     # reason -> sitemaps cut short or not fetched (see litecrawl.discover.listing)
     sitemap_cuts: Counter[str] = field(default_factory=Counter)

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from litecrawl.frontier.base import FrontierSummary, HostSummary, RunSummary, WorkerRecord
+from litecrawl.frontier.lost import PARK_AFTER
 from litecrawl.lease import LeaseRules, current_identity
 from litecrawl.politeness.robots import RobotsPolicy
 from litecrawl.urls import shown_location
@@ -47,6 +48,12 @@ def robots_state(
     return robots
 
 
+PARKED_REASON = (
+    f"each was lost with its worker, alone, at {PARK_AFTER} or more consecutive claims "
+    "(it may be what kills it)"
+)
+
+
 def stats_view(
     db: str, s: FrontierSummary, now: float, rules: LeaseRules, robots: Robots | None = None
 ) -> dict[str, Any]:
@@ -61,6 +68,11 @@ def stats_view(
         "due_now": s.due_now,
         "claimed": s.claimed,
         "next_due": iso(s.next_due),
+        "parked": {
+            "pages": s.parked,
+            "reason": PARKED_REASON,
+            "next_try": iso(s.parked_next),
+        },
         "hosts": {
             "total": s.hosts,
             "shown": [_host(h, robots.get(h.host), now) for h in s.top_hosts],

@@ -25,6 +25,7 @@ from litecrawl.cli.output import (
 )
 from litecrawl.config import CrawlConfig, load_config
 from litecrawl.errors import LitecrawlError
+from litecrawl.frontier.lost import PARK_AFTER
 
 if TYPE_CHECKING:
     from litecrawl.crawl import CrawlReport
@@ -346,12 +347,19 @@ class _Progress:
 
 
 def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
-    """1 when the crawl needs attention, with the reason in words: internal errors, every page
-    it tried failed, or most fetches failed for other reasons than robots.txt, a 4xx, a
-    content type not asked for or a binary body labelled HTML."""
+    """1 when the crawl needs attention, with the reason in words: internal errors, pages
+    parked (they may kill their workers), every page it tried failed, or most fetches failed
+    for other reasons than robots.txt, a 4xx, a content type not asked for or a binary body
+    labelled HTML."""
     stats = report.stats
     if stats.errors.get("internal"):
         return 1, f"exit 1: {stats.errors['internal']} internal errors (see the log)"
+    if stats.parked:
+        return 1, (
+            f"exit 1: {stats.parked} pages parked: each was lost with its worker, alone, at "
+            f"{PARK_AFTER} or more consecutive claims (it may be what kills it); "
+            "see 'litecrawl stats'"
+        )
     if stats.failed and not stats.ok:
         return 1, f"exit 1: every page tried failed ({stats.failed} of {stats.failed})"
     serious = sum(

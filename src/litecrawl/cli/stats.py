@@ -132,6 +132,12 @@ def _print(v: dict[str, Any], console: Console) -> None:
         f"\ndue now: {v['due_now']}   claimed: {v['claimed']}   next due: "
         + (f"{_local(next_due)} ({_relative(next_due)})" if next_due else "-")
     )
+    parked = v["parked"]
+    if parked["pages"]:
+        console.print(
+            f"parked: {parked['pages']} pages, {parked['reason']}; next try: "
+            f"{_local(parked['next_try'])} ({_relative(parked['next_try'])})"
+        )
 
     shown, total = v["hosts"]["shown"], v["hosts"]["total"]
     title = f"hosts ({len(shown)} of {total} by pages" + (

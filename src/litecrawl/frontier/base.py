@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.domain import partition_hash
 
@@ -217,6 +218,10 @@ class FrontierSummary:
     runs: list[RunSummary]
     top_hosts: list[HostSummary] = field(default_factory=list)
     workers: list[WorkerRecord] = field(default_factory=list)
+    # pages parked because they may kill their workers (litecrawl.frontier.lost), and the
+    # soonest next try of one
+    parked: int = 0
+    parked_next: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,12 +339,14 @@ class Frontier(abc.ABC):
         partition: tuple[int, int] | None = None,
         focus: ClaimFocus | None = None,
         hosts: HostRules | None = None,
+        kind: ClaimKind = ClaimKind.ANY,
     ) -> list[ClaimedPage]:
         """Atomically claim up to ``limit`` due rows, never-crawled first, then oldest due;
         ``by_score``: highest score first (crawling strategies); ``partition`` (K, N): only URLs
         whose partition key (litecrawl.strategy.domain) hashes to K; ``focus``: only part of
         the frontier (a site crawl); ``hosts``: only of hosts that may be fetched now, taking
-        leases on their slots (:attr:`host_slots`)."""
+        leases on their slots (:attr:`host_slots`); ``kind``: pages lost with their worker or
+        not (:mod:`litecrawl.frontier.lost`)."""
 
     @abc.abstractmethod
     async def release_hosts(self, hosts: Sequence[str]) -> None:
@@ -428,16 +435,10 @@ class Frontier(abc.ABC):
         """Every registered worker with the claims it holds."""
 
     @abc.abstractmethod
-    async def recover_lost(
-        self,
-        is_dead: Callable[[WorkerRecord], bool],
-        now: int,
-        schedule: Schedule,
-        retry_uncrawled: bool = False,
-    ) -> int:
+    async def recover_lost(self, is_dead: Callable[[WorkerRecord], bool], now: int) -> int:
         """Delete the rows of workers ``is_dead`` condemns and recover their claims (and claims
-        naming no registered worker), in one transaction, as :meth:`recover_stale` does. Returns
-        the number of claims recovered."""
+        naming no registered worker), in one transaction: due again as they were, unless
+        :mod:`litecrawl.frontier.lost` parks them. Returns the number of claims recovered."""
 
     # -- crawling strategies (litecrawl.strategy) ----------------------------------------------
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
+from litecrawl.frontier.lost import ClaimKind, claim_terms
 from litecrawl.store.postgres.connection import Conn
 
 __all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
@@ -63,12 +64,14 @@ async def claim_pages(
     partition: tuple[int, int] | None = None,
     focus: ClaimFocus | None = None,
     hosts: HostRules | None = None,
+    kind: ClaimKind = ClaimKind.ANY,
 ) -> tuple[list[ClaimedPage], dict[str, int]]:
     """Claim up to ``limit`` due pages (inside the caller's transaction), in claim order; with
     ``hosts`` also the slots this worker now leases of the claimed pages' hosts."""
     order = _ORDER_BY_SCORE if by_score else _ORDER
     params: dict[str, Any] = {"now": now, "limit": limit, "worker": worker_id}
-    narrow = _narrow(params, partition, focus)
+    lost, order = claim_terms(kind, order, params, hosts is not None)
+    narrow = _narrow(params, partition, focus) + lost
     if hosts is None:
         # SKIP LOCKED: rows another worker is claiming this instant are passed over, not
         # waited for; idx_pages_claim serves the order, so the cost stays flat as it grows

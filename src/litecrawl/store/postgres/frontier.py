@@ -29,6 +29,7 @@ from litecrawl.frontier.base import (
     WorkerIdentity,
     WorkerRecord,
 )
+from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
 from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres import writes as writing
@@ -112,10 +113,11 @@ class PostgresFrontier(Frontier):
         partition: tuple[int, int] | None = None,
         focus: ClaimFocus | None = None,
         hosts: HostRules | None = None,
+        kind: ClaimKind = ClaimKind.ANY,
     ) -> list[ClaimedPage]:
         async def work(conn: Conn) -> tuple[list[ClaimedPage], dict[str, int]]:
             return await claims.claim_pages(
-                conn, self.worker_id, limit, now, by_score, partition, focus, hosts
+                conn, self.worker_id, limit, now, by_score, partition, focus, hosts, kind
             )
 
         # a plain claim is one statement: no transaction around it
@@ -250,16 +252,8 @@ class PostgresFrontier(Frontier):
     async def workers(self) -> list[WorkerRecord]:
         return await self.db.read(leases.read_workers)
 
-    async def recover_lost(
-        self,
-        is_dead: Callable[[WorkerRecord], bool],
-        now: int,
-        schedule: Schedule,
-        retry_uncrawled: bool = False,
-    ) -> int:
-        return await self._transaction(
-            lambda conn: leases.recover_lost(conn, is_dead, now, schedule, retry_uncrawled)
-        )
+    async def recover_lost(self, is_dead: Callable[[WorkerRecord], bool], now: int) -> int:
+        return await self._transaction(lambda conn: leases.recover_lost(conn, is_dead, now))
 
     # -- crawling strategies --------------------------------------------------------------------
 

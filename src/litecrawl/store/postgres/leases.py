@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 
 from litecrawl.frontier.base import WorkerIdentity, WorkerRecord
+from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite.leases import CLAIM_TIMEOUT
 
@@ -80,25 +81,41 @@ async def read_workers(conn: psycopg.AsyncConnection[Any]) -> list[WorkerRecord]
 
 
 async def recover_lost(
-    conn: psycopg.AsyncConnection[Any],
-    is_dead: Callable[[WorkerRecord], bool],
-    now: int,
-    schedule: Schedule,
-    retry_uncrawled: bool,
+    conn: psycopg.AsyncConnection[Any], is_dead: Callable[[WorkerRecord], bool], now: int
 ) -> int:
-    """Remove dead workers; recover the claims naming a worker that has no row any more."""
+    """Remove dead workers; recover the claims naming a worker that has no row any more, as
+    :mod:`litecrawl.frontier.lost` says."""
     dead = [w.id for w in await read_workers(conn) if is_dead(w)]
     if dead:
         await conn.execute("DELETE FROM workers WHERE id = ANY(%s)", (dead,))
     # their host leases go with them: the hosts' slots are free for the others
     await conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
     cur = await conn.execute(
-        _RECOVERABLE + "worker_id IS NOT NULL "
+        "SELECT norm_url, worker_id, lost, lost_alone, last_crawl_time IS NOT NULL FROM pages "
+        "WHERE worker_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id) "
         "FOR UPDATE SKIP LOCKED"
     )
-    rows: list[_Claim] = [tuple(r) for r in await cur.fetchall()]
-    return await reset_claims(conn, rows, now, schedule, retry_uncrawled)
+    rows = await cur.fetchall()
+    resets = reset_lost([LostClaim(u, w, n, a, bool(c)) for u, w, n, a, c in rows], now)
+    if resets:
+        await conn.execute(
+            "UPDATE pages SET processing_time = NULL, worker_id = NULL, lost = s.lost, "
+            "lost_alone = s.alone, state = s.state, "
+            "next_crawl_time = coalesce(s.next, pages.next_crawl_time), "
+            "error = coalesce(s.error, pages.error) "
+            "FROM unnest(%s::text[], %s::int[], %s::int[], %s::int[], %s::bigint[], %s::text[]) "
+            "AS s(url, lost, alone, state, next, error) WHERE norm_url = s.url",
+            (
+                [r.url for r in resets],
+                [r.lost for r in resets],
+                [r.lost_alone for r in resets],
+                [r.state for r in resets],
+                [r.next_crawl_time for r in resets],
+                [r.error for r in resets],
+            ),
+        )
+    return len(resets)
 
 
 async def claims_older_than(conn: psycopg.AsyncConnection[Any], older_than: int) -> list[_Claim]:

@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 from litecrawl.frontier.base import PARKED, ErrorSummary, FrontierSummary, HostSummary, RunSummary
+from litecrawl.frontier.lost import PARK_AFTER
 from litecrawl.store.postgres.leases import read_workers
 from litecrawl.store.sqlite.summary import STATE_NAMES
 
@@ -49,6 +50,12 @@ async def read_summary(
             "GROUP BY error ORDER BY count(*) DESC, error",
         )
     ]
+    ((parked, parked_next),) = await _rows(  # idx_pages_lost
+        conn,
+        "SELECT count(*), min(next_crawl_time) FROM pages "
+        "WHERE lost > 0 AND lost_alone >= %(park_after)s AND processing_time IS NULL",
+        {"park_after": PARK_AFTER},
+    )
     return FrontierSummary(
         by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
         by_kind=kinds,
@@ -60,6 +67,8 @@ async def read_summary(
         runs=await _runs(conn),
         top_hosts=await _hosts(conn, now, hosts),
         workers=await read_workers(conn),
+        parked=parked,
+        parked_next=parked_next,
     )
 
 

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
+from litecrawl.frontier.lost import ClaimKind, claim_terms
 
 __all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
 
@@ -50,12 +51,14 @@ def claim_pages(
     partition: tuple[int, int] | None = None,
     focus: ClaimFocus | None = None,
     hosts: HostRules | None = None,
+    kind: ClaimKind = ClaimKind.ANY,
 ) -> tuple[list[ClaimedPage], dict[str, int]]:
     """Claim up to ``limit`` due pages (inside the caller's transaction); with ``hosts`` also
     the slots this worker now leases of the claimed pages' hosts."""
     order = _ORDER_BY_SCORE if by_score else _ORDER
     params: dict[str, object] = {"now": now, "limit": limit, "worker": worker_id}
-    narrow = _narrow(params, partition, focus)
+    lost, order = claim_terms(kind, order, params, hosts is not None)
+    narrow = _narrow(params, partition, focus) + lost
     if hosts is None:
         chosen = f"SELECT rowid FROM pages WHERE {_DUE} {narrow} ORDER BY {order} LIMIT :limit"
     else:

@@ -28,6 +28,7 @@ from litecrawl.frontier.base import (
     WorkerIdentity,
     WorkerRecord,
 )
+from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite import claims, leases
 from litecrawl.store.sqlite import writes as writing
@@ -194,12 +195,13 @@ class SQLiteFrontier(Frontier):
         partition: tuple[int, int] | None = None,
         focus: ClaimFocus | None = None,
         hosts: HostRules | None = None,
+        kind: ClaimKind = ClaimKind.ANY,
     ) -> list[ClaimedPage]:
         def _claim(conn: sqlite3.Connection) -> tuple[list[ClaimedPage], dict[str, int]]:
             return self._transaction(
                 conn,
                 lambda: claims.claim_pages(
-                    conn, self.worker_id, limit, now, by_score, partition, focus, hosts
+                    conn, self.worker_id, limit, now, by_score, partition, focus, hosts, kind
                 ),
             )
 
@@ -363,18 +365,9 @@ class SQLiteFrontier(Frontier):
     async def workers(self) -> list[WorkerRecord]:
         return await self._run(leases.read_workers)
 
-    async def recover_lost(
-        self,
-        is_dead: Callable[[WorkerRecord], bool],
-        now: int,
-        schedule: Schedule,
-        retry_uncrawled: bool = False,
-    ) -> int:
+    async def recover_lost(self, is_dead: Callable[[WorkerRecord], bool], now: int) -> int:
         def _recover(conn: sqlite3.Connection) -> int:
-            return self._transaction(
-                conn,
-                lambda: leases.recover_lost(conn, is_dead, now, schedule, retry_uncrawled),
-            )
+            return self._transaction(conn, lambda: leases.recover_lost(conn, is_dead, now))
 
         return await self._run(_recover)
 

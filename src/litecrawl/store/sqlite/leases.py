@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable
 
 from litecrawl.frontier.base import WorkerIdentity, WorkerRecord
+from litecrawl.frontier.lost import LOST_CATEGORY, LostClaim, reset_lost
 from litecrawl.schedule import Schedule
 
 __all__ = [
@@ -23,9 +24,9 @@ __all__ = [
     "reset_claims",
 ]
 
-# The error a recovered claim carries until the page is processed again; a never-crawled page
+# The error a stale claim carries until the page is processed again; a never-crawled page
 # recovered a second time in a row is parked (it may be what kills its workers).
-CLAIM_TIMEOUT = "claim_timeout"
+CLAIM_TIMEOUT = LOST_CATEGORY
 
 _RECOVERABLE = "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages WHERE "
 
@@ -96,22 +97,27 @@ def read_workers(conn: sqlite3.Connection) -> list[WorkerRecord]:
 
 
 def recover_lost(
-    conn: sqlite3.Connection,
-    is_dead: Callable[[WorkerRecord], bool],
-    now: int,
-    schedule: Schedule,
-    retry_uncrawled: bool,
+    conn: sqlite3.Connection, is_dead: Callable[[WorkerRecord], bool], now: int
 ) -> int:
-    """Remove dead workers; recover the claims naming a worker that has no row any more."""
+    """Remove dead workers; recover the claims naming a worker that has no row any more, as
+    :mod:`litecrawl.frontier.lost` says."""
     dead = [(w.id,) for w in read_workers(conn) if is_dead(w)]
     conn.executemany("DELETE FROM workers WHERE id = ?", dead)
     # their host leases go with them: the hosts' slots are free for the others
     conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
     rows = conn.execute(
-        _RECOVERABLE + "worker_id IS NOT NULL "
+        "SELECT norm_url, worker_id, lost, lost_alone, last_crawl_time IS NOT NULL FROM pages "
+        "WHERE worker_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id)"
     ).fetchall()
-    return reset_claims(conn, rows, now, schedule, retry_uncrawled)
+    resets = reset_lost([LostClaim(u, w, n, a, bool(c)) for u, w, n, a, c in rows], now)
+    conn.executemany(
+        "UPDATE pages SET processing_time = NULL, worker_id = NULL, lost = ?, lost_alone = ?, "
+        "state = ?, next_crawl_time = coalesce(?, next_crawl_time), error = coalesce(?, error) "
+        "WHERE norm_url = ?",
+        [(r.lost, r.lost_alone, r.state, r.next_crawl_time, r.error, r.url) for r in resets],
+    )
+    return len(resets)
 
 
 _Claim = tuple[str, int | None, int | None, str | None]  # url, last and next crawl, error

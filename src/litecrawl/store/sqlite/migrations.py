@@ -328,6 +328,17 @@ _PRIVATE_SUFFIXES = """
 SELECT 1;
 """
 
+# Claims lost with their worker (kill -9): ``lost`` counts a page's consecutive lost claims,
+# ``lost_alone`` those where it was all its worker held; pages parked by the old rule (a second
+# lost claim parked a never-crawled page for a day) are made due again.
+_LOST_CLAIMS = """
+ALTER TABLE pages ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN lost_alone INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX idx_pages_lost ON pages(lost_alone, lost) WHERE lost > 0;
+UPDATE pages SET last_crawl_time = NULL, next_crawl_time = NULL, state = 0, error = NULL
+WHERE error = 'claim_timeout' AND processing_time IS NULL AND status IS NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -347,6 +358,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("partition_hash", _PARTITION_HASH),
     ("fts_bounded", _FTS_BOUNDED),
     ("private_suffixes", _PRIVATE_SUFFIXES),
+    ("lost_claims", _LOST_CLAIMS),
 ]
 
 

@@ -14,6 +14,7 @@ from litecrawl.frontier.base import (
     HostSummary,
     RunSummary,
 )
+from litecrawl.frontier.lost import PARK_AFTER
 from litecrawl.store.sqlite.leases import read_workers
 
 __all__ = ["STATE_NAMES", "read_partitions", "read_summary"]
@@ -52,6 +53,11 @@ def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> 
             (PARKED,),
         ).fetchone()[0]
     )
+    parked, parked_next = conn.execute(  # idx_pages_lost
+        "SELECT count(*), min(next_crawl_time) FROM pages "
+        "WHERE lost > 0 AND lost_alone >= ? AND processing_time IS NULL",
+        (PARK_AFTER,),
+    ).fetchone()
     return FrontierSummary(
         by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
         by_kind=kinds,
@@ -63,6 +69,8 @@ def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> 
         runs=_runs(conn),
         top_hosts=_hosts(conn, now, hosts),
         workers=read_workers(conn),
+        parked=parked,
+        parked_next=parked_next,
     )
 
 

@@ -49,6 +49,8 @@ ON CONFLICT (norm_url) DO UPDATE SET
     THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
   processing_time = NULL,
   worker_id = NULL,
+  lost = 0,
+  lost_alone = 0,
   content_hash = coalesce(:content_hash, pages.content_hash),
   state = excluded.state,
   status = excluded.status,

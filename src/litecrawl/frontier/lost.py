@@ -1,0 +1,108 @@
+"""Claims lost with their worker (a kill -9, a crash): which pages go back at once, and which
+are parked because they may be what kills their workers.
+
+A kill from outside (``timeout`` around a cron job, an OOM killer, a reboot) loses every page
+its worker held; none of them is to blame. So a lost claim counts against a page only when the
+page was all its worker held (``lost_alone``), and a page lost once is claimed alone from then
+on (:attr:`ClaimKind.SUSPECTS`), so that a page which really kills its workers is soon caught
+alone. After ``PARK_AFTER`` consecutive lost claims alone it is parked, for 10 minutes the first
+time and four times longer each time after, at most a day (:func:`park_delay`). Any processing
+of the page (finalize) clears both counts.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "LOST_CATEGORY",
+    "PARK_AFTER",
+    "ClaimKind",
+    "LostClaim",
+    "LostReset",
+    "claim_terms",
+    "park_delay",
+    "reset_lost",
+]
+
+PARK_AFTER = 3
+# The error a parked page carries until it is processed again (as a stale claim does).
+LOST_CATEGORY = "claim_timeout"
+_FIRST_PARK_SEC = 600
+_MAX_PARK_SEC = 86_400
+
+
+class ClaimKind(enum.Enum):
+    """Which due pages a claim takes: any (``litecrawl()``'s batches), those never lost, or
+    the suspects (pages whose last claims were lost with their worker), fewest losses first."""
+
+    ANY = "any"
+    CLEAN = "clean"
+    SUSPECTS = "suspects"
+
+
+@dataclass(frozen=True, slots=True)
+class LostClaim:
+    """A claim whose worker is gone, as read from the pages row."""
+
+    url: str
+    worker_id: int
+    lost: int
+    lost_alone: int
+    crawled: bool  # the page has been crawled before (state after recovery: crawled, else new)
+
+
+@dataclass(frozen=True, slots=True)
+class LostReset:
+    """What recovery writes to a lost claim's row: the counts, and when parked its next visit
+    (``next_crawl_time``), its state and error; otherwise due as it was, error unchanged."""
+
+    url: str
+    lost: int
+    lost_alone: int
+    state: int
+    next_crawl_time: int | None = None
+    error: str | None = None
+
+
+# A claim's condition for each kind, in SQL both backends read alike (idx_pages_lost).
+_CONDITION = {
+    ClaimKind.ANY: "",
+    ClaimKind.CLEAN: " AND lost = 0",
+    ClaimKind.SUSPECTS: " AND lost > 0",
+}
+
+
+def claim_terms(
+    kind: ClaimKind, order: str, params: dict[str, Any], leases: bool
+) -> tuple[str, str]:
+    """The condition a claim of ``kind`` adds and the order it takes: suspects one at a time,
+    the fewest lost claims first, taking no host leases (``leases`` must be False)."""
+    if kind is not ClaimKind.SUSPECTS:
+        return _CONDITION[kind], order
+    if leases:
+        raise ValueError("a claim of suspects is one page: it takes no host leases")
+    params["limit"] = 1
+    return _CONDITION[kind], f"lost_alone, lost, {order}"
+
+
+def park_delay(lost_alone: int) -> int:
+    """Seconds a page lost alone ``lost_alone`` times in a row waits (``>= PARK_AFTER``)."""
+    return min(_FIRST_PARK_SEC << 2 * max(lost_alone - PARK_AFTER, 0), _MAX_PARK_SEC)
+
+
+def reset_lost(claims: Sequence[LostClaim], now: int) -> list[LostReset]:
+    held = Counter(c.worker_id for c in claims)
+    resets: list[LostReset] = []
+    for c in claims:
+        alone = c.lost_alone + 1 if held[c.worker_id] == 1 else c.lost_alone
+        if alone >= PARK_AFTER:
+            nxt = now + park_delay(alone)
+            resets.append(LostReset(c.url, c.lost + 1, alone, 3, nxt, LOST_CATEGORY))
+        else:
+            resets.append(LostReset(c.url, c.lost + 1, alone, 2 if c.crawled else 0))
+    return resets

@@ -1,0 +1,118 @@
+"""Claims lost with their worker, on each backend: pages in flight at a kill are due again at
+once however often it happens; a page lost alone at three consecutive claims is parked, for
+longer each time; processing it clears that; pages parked by the old rule come back."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from litecrawl.frontier.base import Frontier, NewLink, PageUpdate, WorkerIdentity
+from litecrawl.frontier.lost import ClaimKind
+from litecrawl.store.sqlite.frontier import SQLiteFrontier
+
+NOW = 1_800_000_000
+Open = Callable[[], Frontier]
+KILLER = "http://a.test/killer"
+MATE = "http://a.test/mate"
+
+
+async def lose(new_frontier: Open, pid: int, now: int, n: int, kind: ClaimKind) -> list[str]:
+    """A worker on another machine claims ``n`` pages of ``kind`` and dies; a survivor
+    recovers them. Returns the URLs it held."""
+    async with new_frontier() as doomed:
+        await doomed.register_worker(WorkerIdentity("elsewhere", pid, "b/ns", "1"), now)
+        held = [p.norm_url for p in await doomed.claim(n, now, kind=kind)]
+    async with new_frontier() as survivor:
+        assert await survivor.recover_lost(lambda w: w.identity.pid == pid, now) == len(held)
+    return held
+
+
+async def parked(new_frontier: Open, now: int) -> tuple[int, int | None]:
+    async with new_frontier() as f:
+        s = await f.summary(now, hosts=0)
+        return s.parked, s.parked_next
+
+
+def test_pages_lost_together_are_due_again_at_once_every_time(new_frontier: Open) -> None:
+    async def go() -> None:
+        async with new_frontier() as f:
+            await f.add([NewLink(KILLER, "a.test"), NewLink(MATE, "a.test")])
+        assert sorted(await lose(new_frontier, 1, NOW, 2, ClaimKind.ANY)) == [KILLER, MATE]
+        for pid in range(2, 8):  # lost together, however often: never parked
+            assert sorted(await lose(new_frontier, pid, NOW, 2, ClaimKind.ANY)) == [KILLER, MATE]
+        assert await parked(new_frontier, NOW) == (0, None)
+        async with new_frontier() as f:
+            # both were lost: a claim of clean pages passes them over, a claim of suspects
+            # takes one at a time
+            assert await f.claim(10, NOW, kind=ClaimKind.CLEAN) == []
+            assert len(await f.claim(10, NOW, kind=ClaimKind.SUSPECTS)) == 1
+            assert (await f.summary(NOW, hosts=0)).due_now == 1
+
+    asyncio.run(go())
+
+
+def test_a_page_lost_alone_at_three_claims_in_a_row_is_parked_for_longer_each_time(
+    new_frontier: Open,
+) -> None:
+    async def go() -> None:
+        async with new_frontier() as f:  # the mate comes first in claim order (depth)
+            await f.add([NewLink(KILLER, "a.test", 1), NewLink(MATE, "a.test", 0)])
+        await lose(new_frontier, 1, NOW, 2, ClaimKind.ANY)  # both in flight: no blame
+        async with new_frontier() as f:
+            assert [p.norm_url for p in await f.claim(1, NOW, kind=ClaimKind.SUSPECTS)] == [MATE]
+            await f.finalize([PageUpdate(MATE, "a.test", NOW, NOW + 3600, "h")])
+        for pid in (2, 3):  # alone, twice: due again at once
+            assert await lose(new_frontier, pid, NOW, 5, ClaimKind.SUSPECTS) == [KILLER]
+            assert await parked(new_frontier, NOW) == (0, None)
+        assert await lose(new_frontier, 4, NOW, 5, ClaimKind.SUSPECTS) == [KILLER]
+        assert await parked(new_frontier, NOW) == (1, NOW + 600)  # ten minutes, not a day
+        assert await lose(new_frontier, 5, NOW + 599, 5, ClaimKind.SUSPECTS) == []
+        later = NOW + 600
+        assert await lose(new_frontier, 6, later, 5, ClaimKind.SUSPECTS) == [KILLER]
+        assert await parked(new_frontier, later) == (1, later + 2400)  # four times longer
+        async with new_frontier() as f:  # the page that was processed is a clean page again
+            assert [p.norm_url for p in await f.claim(5, NOW + 3600, kind=ClaimKind.CLEAN)] == [
+                MATE
+            ]
+            await f.release([MATE])
+            assert len(await f.claim(1, later + 2400, kind=ClaimKind.SUSPECTS)) == 1
+            await f.finalize([PageUpdate(KILLER, "a.test", later, later + 3600, "h")])
+        assert await parked(new_frontier, later) == (0, None)
+        async with new_frontier() as f:
+            assert len(await f.claim(5, later + 3600, kind=ClaimKind.CLEAN)) == 2
+
+    asyncio.run(go())
+
+
+def test_pages_parked_by_the_old_rule_are_due_again(tmp_path: Path) -> None:
+    """A database of the version before: a never-crawled page parked for a day after its
+    second lost claim (error claim_timeout, a made-up last crawl) is due again."""
+    db = tmp_path / "old.db"
+
+    async def create() -> None:
+        async with SQLiteFrontier(db) as f:
+            await f.add([NewLink(KILLER, "a.test"), NewLink(MATE, "a.test")])
+
+    asyncio.run(create())
+    conn = sqlite3.connect(db)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.executescript(
+        "DROP INDEX idx_pages_lost; ALTER TABLE pages DROP COLUMN lost;"
+        "ALTER TABLE pages DROP COLUMN lost_alone;"
+        f"PRAGMA user_version = {version - 1};"
+        f"UPDATE pages SET error = 'claim_timeout', state = 3, last_crawl_time = {NOW},"
+        f" next_crawl_time = {NOW + 86400} WHERE norm_url = '{KILLER}';"
+        f"UPDATE pages SET error = 'claim_timeout', state = 3, last_crawl_time = {NOW},"
+        f" next_crawl_time = {NOW + 86400}, status = 200 WHERE norm_url = '{MATE}';"
+    )
+    conn.close()
+
+    async def claim() -> list[str]:
+        async with SQLiteFrontier(db) as f:
+            return [p.norm_url for p in await f.claim(5, NOW + 60)]
+
+    # the page that was crawled before keeps its schedule (seed 000's stale rule)
+    assert asyncio.run(claim()) == [KILLER]
