@@ -27,6 +27,7 @@ from litecrawl.cache import open_cache
 from litecrawl.config import CrawlConfig
 from litecrawl.discover.feeds import FEED_CONTENT_TYPES
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
+from litecrawl.errors import DatabaseUnusable
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
@@ -295,6 +296,8 @@ async def _loop(
     async def finished(tasks: set[asyncio.Task[None]]) -> None:
         idle = set()
         for task in tasks:
+            if not task.cancelled() and (exc := task.exception()) is not None:
+                raise exc  # only DatabaseUnusable leaves Engine.process
             host = host_of(in_flight.pop(task))
             held[host] -= 1
             if held[host] <= 0:
@@ -306,55 +309,67 @@ async def _loop(
     def budget() -> int | None:
         return max_pages - claimed_total if max_pages else None
 
-    claimed_total += await engine.suspects(budget(), stop)  # at once: one may kill us
-    last_report = 0.0
-    while not stop.is_set():
-        if time.monotonic() - last_recovery >= lease.rules.beat_every:
-            last_recovery = time.monotonic()
-            await engine.recover()  # claims of workers that died meanwhile
-        may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
-        if may_claim and busy() <= ahead.refill_at:
-            claimed = await refill()
-            if not claimed and not in_flight:
-                await engine.flush()  # links still in the write buffer may be due pages
+    async def claiming() -> bool:
+        nonlocal claimed_total, last_recovery
+        claimed_total += await engine.suspects(budget(), stop)  # at once: one may kill us
+        last_report = 0.0
+        while not stop.is_set():
+            if time.monotonic() - last_recovery >= lease.rules.beat_every:
+                last_recovery = time.monotonic()
+                await engine.recover()  # claims of workers that died meanwhile
+            may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
+            if may_claim and busy() <= ahead.refill_at:
                 claimed = await refill()
-            if not claimed and not in_flight:  # pages lost with other workers meanwhile
-                claimed = await engine.suspects(budget(), stop)
-                claimed_total += claimed
-            if not claimed and not in_flight:
-                # Not done while a dead worker's claims are still to come back.
-                shared = engine.options.focus is None  # a site crawl waits for no one else
-                if await engine.recover() or await _await_others(lease, stop, shared):
+                if not claimed and not in_flight:
+                    await engine.flush()  # links still in the write buffer may be due pages
+                    claimed = await refill()
+                if not claimed and not in_flight:  # pages lost with other workers meanwhile
+                    claimed = await engine.suspects(budget(), stop)
+                    claimed_total += claimed
+                if not claimed and not in_flight:
+                    # Not done while a dead worker's claims are still to come back.
+                    shared = engine.options.focus is None  # a site crawl waits for no one else
+                    if await engine.recover() or await _await_others(lease, stop, shared):
+                        continue
+                    if await _await_held_back(engine, stop):
+                        continue
+                    if not config.watch:
+                        break
+                    await _sleep_until_due(frontier, stop, lease.rules.lease_timeout)
+                    await engine.recover()
                     continue
-                if await _await_held_back(engine, stop):
-                    continue
-                if not config.watch:
-                    break
-                await _sleep_until_due(frontier, stop, lease.rules.lease_timeout)
-                await engine.recover()
-                continue
-        if not in_flight:
-            break
-        done, _ = await asyncio.wait(in_flight, timeout=0.25, return_when=asyncio.FIRST_COMPLETED)
-        await finished(done)
-        if not done and engine.stats.claimed:  # idle moment: push buffered writes out
+            if not in_flight:
+                break
+            done, _ = await asyncio.wait(
+                in_flight, timeout=0.25, return_when=asyncio.FIRST_COMPLETED
+            )
+            await finished(done)
+            if not done and engine.stats.claimed:  # idle moment: push buffered writes out
+                await engine.flush()
+            if on_progress is not None and time.monotonic() - last_report > 0.5:
+                last_report = time.monotonic()
+                on_progress(engine.stats, len(in_flight))
+        interrupted = stop.is_set()
+        if in_flight:
+            done, pending = await asyncio.wait(in_flight, timeout=grace if interrupted else None)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
             await engine.flush()
-        if on_progress is not None and time.monotonic() - last_report > 0.5:
-            last_report = time.monotonic()
-            on_progress(engine.stats, len(in_flight))
-    interrupted = stop.is_set()
-    if in_flight:
-        done, pending = await asyncio.wait(in_flight, timeout=grace if interrupted else None)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+            if pending:
+                await frontier.release([in_flight[t] for t in pending])
         await engine.flush()
-        if pending:
-            await frontier.release([in_flight[t] for t in pending])
-    await engine.flush()
-    if on_progress is not None:
-        on_progress(engine.stats, 0)
-    return interrupted
+        if on_progress is not None:
+            on_progress(engine.stats, 0)
+        return interrupted
+
+    try:
+        return await claiming()
+    except DatabaseUnusable:
+        for task in in_flight:  # nothing of theirs can be written: the next run takes them
+            task.cancel()
+        await asyncio.gather(*in_flight, return_exceptions=True)
+        raise
 
 
 class _ClaimAhead:

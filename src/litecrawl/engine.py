@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 
 from litecrawl.discover.feeds import is_feed_content_type
 from litecrawl.discover.listing import DEFAULT_SITEMAPS_PER_HOST, SitemapBounds, listing_links
-from litecrawl.errors import FetchError, FrontierError, UnwantedType, error_for
+from litecrawl.errors import DatabaseUnusable, FetchError, FrontierError, UnwantedType, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import (
@@ -206,6 +206,8 @@ class Engine:
             await self._process(page)
         except _Requeued:
             return
+        except DatabaseUnusable:
+            raise  # no page can be written any more: the crawl stops (crawl.py)
         except Exception:
             # A bug or a foreign error must not leave the row claimed nor stop the batch.
             log.exception("unexpected error processing %s", page.norm_url)
@@ -603,7 +605,9 @@ class Engine:
         try:
             return await self.frontier.finalize(pending)
         except FrontierError as exc:
-            if len(pending) == 1 and pending[0].document is None:
+            if isinstance(exc, DatabaseUnusable) or (
+                len(pending) == 1 and pending[0].document is None
+            ):
                 raise
             log.warning("writing %d pages at once failed (%s): one by one", len(pending), exc)
         new_links = fresh = 0
@@ -611,7 +615,7 @@ class Engine:
             try:
                 result = await self.frontier.finalize([update])
             except FrontierError as exc:
-                if update.document is None:
+                if update.document is None or isinstance(exc, DatabaseUnusable):
                     raise  # nothing of the page's own to leave out: the database is at fault
                 # the database's own words, without the location the store puts first
                 reason = (str(exc.__cause__ or exc).strip().splitlines() or ["?"])[0]

@@ -5,6 +5,9 @@
     LitecrawlError
     ├── ConfigError (also ValueError)     a bad parameter, config key or value
     ├── FrontierError                     the database could not be used
+    │   └── DatabaseUnusable              no work can go on with it: the crawl stops (exit 1)
+    │       ├── DatabaseDamaged           the file is damaged or not a database (.recover)
+    │       └── DiskFull                  its disk is full (what was written is kept)
     ├── BrowserUnavailable                no Chromium to render with (says what to install)
     ├── DomainMetadataError (also TypeError) a strategy stored a value that cannot be stored;
     │                                     names the domain and key
@@ -49,6 +52,9 @@ __all__ = [
     "BrowserUnavailable",
     "ConfigError",
     "ConnectError",
+    "DatabaseDamaged",
+    "DatabaseUnusable",
+    "DiskFull",
     "DnsError",
     "DomainMetadataError",
     "FetchError",
@@ -95,6 +101,35 @@ class FrontierError(LitecrawlError):
 
     def __init__(self, message: str) -> None:
         super().__init__(without_passwords(message))
+
+
+class DatabaseUnusable(FrontierError):
+    """The database cannot be used any more by anyone: a crawl stops at once (exit 1) with
+    this one line, rather than recording page after page as failed."""
+
+
+class DatabaseDamaged(DatabaseUnusable):
+    """A SQLite file that is damaged ("database disk image is malformed") or is not a
+    database; the message names the file and how to recover what it holds."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"{path} is damaged ({reason}). Stop using it and recover what it holds into a new "
+            f"file: sqlite3 {path} .recover | sqlite3 {path}.recovered -- then use "
+            f"--db {path}.recovered"
+        )
+        self.path = path
+
+
+class DiskFull(DatabaseUnusable):
+    """The disk of the database is full; everything written before is kept."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"{path}: the disk is full ({reason}); nothing written before is lost: free some "
+            "space and run the same command again"
+        )
+        self.path = path
 
 
 _PASSWORD_IN_URL = re.compile(r"(\w+://[^/\s:@]*:)[^@\s/]*@")

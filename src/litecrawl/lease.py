@@ -127,7 +127,12 @@ class Lease:
         self._stop.set()
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join)
-        released = await self.frontier.unregister_worker()
+        try:
+            released = await self.frontier.unregister_worker()
+        except LitecrawlError:
+            if exc is None:
+                raise
+            return  # the error that ended the block is the one to tell; the claims stay held
         if released:
             log.info("gave back %d unprocessed claims", released)
 

@@ -19,6 +19,7 @@ from rich.markup import escape
 from litecrawl.cli.output import (
     console,
     duration,
+    exit_code,
     print_crawl_summary,
     print_json_summary,
     setup_logging,
@@ -203,7 +204,7 @@ def crawl(
             logging.getLogger("litecrawl").error("%s", exc)
         else:
             console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     code, verdict = _exit_code(report)
     if failed_out is not None:
         _write_failed(failed_out, report.stats)

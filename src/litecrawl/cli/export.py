@@ -13,6 +13,7 @@ from typing import Annotated, BinaryIO, cast
 import typer
 
 from litecrawl.cli.crawl import load_or_exit
+from litecrawl.cli.output import exit_code
 from litecrawl.errors import LitecrawlError
 from litecrawl.export import document_filter
 from litecrawl.export import export as run_export
@@ -95,7 +96,7 @@ def export(
             )
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     except BrokenPipeError:  # `litecrawl export ... | head`
         raise typer.Exit(0) from None
     what = "pages" if fmt is Format.warc else "documents"

@@ -15,9 +15,12 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
+from litecrawl.errors import DatabaseUnusable, LitecrawlError
+
 __all__ = [
     "console",
     "duration",
+    "exit_code",
     "print_crawl_summary",
     "print_json_summary",
     "print_summary",
@@ -32,6 +35,12 @@ _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | 
     "asctime",
     "taskName",
 }
+
+
+def exit_code(exc: LitecrawlError) -> int:
+    """1 for a database no work can go on with (damaged, its disk full): the command was
+    right, the machine is not; 2 for bad usage or configuration."""
+    return 1 if isinstance(exc, DatabaseUnusable) else 2
 
 
 def setup_logging(

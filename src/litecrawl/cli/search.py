@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from litecrawl.cli.crawl import load_or_exit
+from litecrawl.cli.output import exit_code
 from litecrawl.errors import LitecrawlError
 from litecrawl.index.reader import SearchHit
 from litecrawl.urls import shown_location
@@ -60,7 +61,7 @@ def search(
         )
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     if results.note:
         typer.echo(f"note: {results.note}", err=True)
     _show(results.hits, offset, json_out, f"no results for {query!r}")
@@ -81,7 +82,7 @@ def similar(
         hits = run_similar(path, url, limit=limit)
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     _show(hits, 0, json_out, f"no other page with a vector in {shown_location(path)}")
 
 

@@ -13,6 +13,7 @@ import typer
 from aiohttp import web
 
 from litecrawl.cli.crawl import load_or_exit
+from litecrawl.cli.output import exit_code
 from litecrawl.errors import LitecrawlError
 from litecrawl.serve import ServeSettings, make_app, open_queries
 from litecrawl.serve.annotate import SiteAnnotator
@@ -45,7 +46,7 @@ def serve(
         queries.summary(0, 0)  # a database litecrawl can read, before announcing the URL
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     rules = UrlRules(None, cfg.discovery.include_patterns, cfg.discovery.exclude_patterns)
     settings = ServeSettings(
         dashboard=Dashboard(

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from litecrawl.cli.crawl import load_or_exit
-from litecrawl.cli.output import duration
+from litecrawl.cli.output import duration, exit_code
 from litecrawl.errors import LitecrawlError
 from litecrawl.frontier import open_frontier
 from litecrawl.frontier.base import FrontierSummary
@@ -60,7 +60,7 @@ def stats(
         )
     except LitecrawlError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(exit_code(exc)) from exc
     view = stats_view(cfg.db, summary, now, LeaseRules(cfg.lease_timeout), robots)
     if domains:
         view["domains"] = {k: json.loads(v) for k, v in metadata.items()}

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from litecrawl.errors import ConfigError, FrontierError
+from litecrawl.errors import ConfigError
 from litecrawl.frontier.base import FrontierSummary
 from litecrawl.serve.queries import (
     STATES,
@@ -27,6 +27,7 @@ from litecrawl.serve.queries import (
     SiteActivity,
 )
 from litecrawl.sites.model import Annotation, Site
+from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.links import read_links
 from litecrawl.store.sqlite.sites import (
     read_annotations,
@@ -57,13 +58,13 @@ class SQLiteDashboardQueries(DashboardQueries):
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot open SQLite database {self.path}: {exc}") from exc
+            raise translate(self.path, exc, "cannot open SQLite database ") from exc
         try:
             conn.execute("PRAGMA query_only = ON")
             conn.execute("PRAGMA busy_timeout = 30000")
             yield conn
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot read {self.path}: {exc}") from exc
+            raise translate(self.path, exc, "cannot read ") from exc
         finally:
             conn.close()
 

@@ -7,6 +7,7 @@ All database work runs on one dedicated thread (sqlite3 is blocking); the event 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -32,6 +33,7 @@ from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite import claims, leases
 from litecrawl.store.sqlite import writes as writing
+from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
 from litecrawl.strategy.domain import partition_hash
@@ -73,8 +75,16 @@ def connect(path: str | Path) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout = 30000")
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.Error as exc:
-        raise FrontierError(f"cannot open SQLite database {path}: {exc}") from exc
+        raise translate(str(path), exc, "cannot open SQLite database ") from exc
     return conn
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back what is open, if anything is: SQLite has already rolled back a transaction that
+    a full disk or an I/O error ended, and a ROLLBACK then would fail in turn."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
 
 
 class SQLiteFrontier(Frontier):
@@ -101,17 +111,15 @@ class SQLiteFrontier(Frontier):
             try:
                 return fn(self._conn)
             except sqlite3.OperationalError as exc:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
+                _rollback(self._conn)
                 locked = "locked" in str(exc) or "busy" in str(exc)
                 if not locked or attempt == _BUSY_RETRIES - 1:
-                    raise FrontierError(f"{self.path}: {exc}") from exc
+                    raise translate(self.path, exc) from exc
                 time.sleep(delay)  # on the database thread, not the event loop
                 delay = min(delay * 2, 2.0)
             except sqlite3.Error as exc:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise FrontierError(f"{self.path}: {exc}") from exc
+                _rollback(self._conn)
+                raise translate(self.path, exc) from exc
         raise AssertionError("unreachable")
 
     @staticmethod
@@ -120,7 +128,7 @@ class SQLiteFrontier(Frontier):
         try:
             result = work()
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         conn.execute("COMMIT")
         return result
@@ -134,7 +142,7 @@ class SQLiteFrontier(Frontier):
                 migrate(conn)
             except sqlite3.Error as exc:
                 conn.close()
-                raise FrontierError(f"cannot migrate {self.path}: {exc}") from exc
+                raise translate(self.path, exc, "cannot migrate ") from exc
             self._conn = conn
 
         loop = asyncio.get_running_loop()
@@ -348,7 +356,7 @@ class SQLiteFrontier(Frontier):
                 self._beat_conn = connect(self.path)
             return leases.beat(self._beat_conn, self.worker_id, *self._worker, now, pages)
         except sqlite3.Error as exc:
-            raise FrontierError(f"{self.path}: heartbeat: {exc}") from exc
+            raise translate(self.path, exc, "heartbeat: ") from exc
 
     async def unregister_worker(self) -> int:
         worker_id = self.worker_id
@@ -398,7 +406,7 @@ class SQLiteFrontier(Frontier):
                 ):
                     found[url] = (state, score, meta)
         except sqlite3.Error as exc:
-            raise FrontierError(f"{self.path}: {exc}") from exc
+            raise translate(self.path, exc) from exc
         return found
 
     def read_domain(self, domain: str) -> str | None:
@@ -409,7 +417,7 @@ class SQLiteFrontier(Frontier):
                 .fetchone()
             )
         except sqlite3.Error as exc:
-            raise FrontierError(f"{self.path}: {exc}") from exc
+            raise translate(self.path, exc) from exc
         return str(row[0]) if row else None
 
     async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:

@@ -26,6 +26,7 @@ from litecrawl.index.reader import (
     reason,
 )
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
+from litecrawl.store.sqlite.failures import fatal
 from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.vectors import SQLiteVectors, resource_of_url, resource_previews
@@ -137,7 +138,7 @@ class SQLiteIndex(IndexReader):
             rows = _match(self.conn, query, params)
             return [self.hit(*row) for row in rows]
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot search {self.location}: {reason(exc)}") from exc
+            raise _failed(self.location, exc, "cannot search") from exc
 
     def resource_of_url(self, url: str) -> int | None:
         return self._read(lambda: resource_of_url(self.conn, url))
@@ -166,13 +167,17 @@ class SQLiteIndex(IndexReader):
             while rows := cursor.fetchmany(_BATCH):
                 yield from rows
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot read {self.location}: {reason(exc)}") from exc
+            raise _failed(self.location, exc, "cannot read") from exc
 
     def _read(self, work: Callable[[], T]) -> T:
         try:
             return work()
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot search {self.location}: {reason(exc)}") from exc
+            raise _failed(self.location, exc, "cannot search") from exc
+
+
+def _failed(location: str, exc: sqlite3.Error, doing: str) -> FrontierError:
+    return fatal(location, exc) or FrontierError(f"{doing} {location}: {reason(exc)}")
 
 
 def _match(

@@ -20,6 +20,7 @@ from litecrawl.sites.model import (
     StartPage,
 )
 from litecrawl.sites.store import SiteStore
+from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.urls import host_of
@@ -65,7 +66,7 @@ class SQLiteSites(SiteStore):
         try:
             migrate(self._conn)
         except sqlite3.Error as exc:
-            raise FrontierError(f"cannot migrate {self.path}: {exc}") from exc
+            raise translate(self.path, exc, "cannot migrate ") from exc
 
     def close(self) -> None:
         if self._conn is not None:
@@ -81,7 +82,7 @@ class SQLiteSites(SiteStore):
             try:
                 return work(self.conn)
             except sqlite3.Error as exc:
-                raise FrontierError(f"{self.path}: {exc}") from exc
+                raise translate(self.path, exc) from exc
 
     def _transaction_locked(self, work: Callable[[], T]) -> T:
         try:
@@ -93,7 +94,7 @@ class SQLiteSites(SiteStore):
                 raise
             self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise FrontierError(f"{self.path}: {exc}") from exc
+            raise translate(self.path, exc) from exc
         return result
 
     def _write(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from litecrawl.errors import ConfigError, FrontierError
+from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.tables import LINKS, Row, Table, TableStore
@@ -33,7 +34,7 @@ class SQLiteTables(TableStore):
         try:
             migrate(self._conn)
         except sqlite3.Error as exc:
-            raise FrontierError(f"{self.location}: {exc}") from exc
+            raise translate(self.location, exc) from exc
 
     def close(self) -> None:
         if self._conn is not None:
