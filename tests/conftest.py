@@ -83,6 +83,12 @@ def _recording_middleware(server: LocalServer) -> Callable[..., Awaitable[web.St
     return record
 
 
+# How long a test waits for a crawler process to get somewhere: a bound on a hang, never a
+# timing assertion. Generous, since 2 cores shared by several test runs started a crawl in 30 s
+# and more (pytest-timeout's 300 s stays the bound of a whole test).
+PATIENCE_SEC = 200.0
+
+
 @pytest.fixture
 def serve() -> Iterator[Callable[[web.Application], LocalServer]]:
     """Start aiohttp apps in a background thread; all are stopped at teardown."""

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from conftest import LocalServer, db_query, html_page
+from conftest import PATIENCE_SEC, LocalServer, db_query, html_page
 
 Serve = Callable[[web.Application], LocalServer]
 SECTIONS = 12
@@ -76,7 +76,7 @@ def test_many_kills_at_random_moments_then_one_run_to_the_end(tmp_path: Path, se
         # a random moment of the crawl: after 3 to 20 more requests (a loaded machine starts
         # a process in anything from 1 to 10 s, so a time after the start says little)
         target = len(site.requests) + pick.randint(3, 20)
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + PATIENCE_SEC
         while len(site.requests) < target and proc.poll() is None:
             assert time.monotonic() < deadline, "the crawl does not go on"
             time.sleep(0.005)
@@ -85,7 +85,7 @@ def test_many_kills_at_random_moments_then_one_run_to_the_end(tmp_path: Path, se
         proc.wait(30)
         in_flight += db_query(db, "SELECT count(*) FROM pages WHERE worker_id IS NOT NULL")[0][0]
     last = crawl(db, site)
-    assert last.wait(120) == 0, f"seed {seed}: {(tmp_path / 'crawl.log').read_text()[-3000:]}"
+    assert last.wait(PATIENCE_SEC) == 0, f"seed {seed}: {(tmp_path / 'crawl.log').read_text()[-3000:]}"
 
     rows = db_query(db, "SELECT norm_url, last_crawl_time, error, processing_time FROM pages")
     assert {u.removeprefix(site.base) for u, *_ in rows} == all_paths()
@@ -121,7 +121,7 @@ def test_a_page_that_kills_its_worker_is_parked_and_the_crawl_says_so(
     for _ in range(5):
         proc = crawl(db, site)
         crawler["pgid"] = proc.pid
-        codes.append(proc.wait(120))
+        codes.append(proc.wait(PATIENCE_SEC))
     log = (tmp_path / "crawl.log").read_text()
     assert codes == [-signal.SIGKILL] * 4 + [1], log[-3000:]
     assert site.count("/killer") == 4

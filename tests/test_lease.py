@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from conftest import LocalServer, db_rows, html_page
+from conftest import PATIENCE_SEC, LocalServer, db_rows, html_page
 
 from litecrawl.frontier.base import NewLink, WorkerIdentity
 from litecrawl.lease import Lease, LeaseRules, current_identity
@@ -68,7 +68,7 @@ def test_kill_9_mid_crawl_then_rerun_at_once_crawls_everything(
     db = tmp_path / "c.db"
     flags = ("--concurrency", "16", "--per-host", "16")
     victim = spawn_crawl(db, site.url("/"), *flags)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PATIENCE_SEC
     claimed: list[tuple[object, ...]] = []
     while time.monotonic() < deadline and len(claimed) < 16:
         time.sleep(0.05)
@@ -85,7 +85,7 @@ def test_kill_9_mid_crawl_then_rerun_at_once_crawls_everything(
     # The same command again, at once: the dead worker's claims are recovered at start (its
     # process is gone) and crawled, although processing_timeout_sec (600 s) has not passed.
     rerun = spawn_crawl(db, site.url("/"), *flags)
-    assert rerun.wait(120) == 0
+    assert rerun.wait(PATIENCE_SEC) == 0
     rows = db_rows(db)
     assert len(rows) == N_PAGES + 1
     assert all(r["last_crawl_time"] is not None and r["error"] is None for r in rows.values())
@@ -185,7 +185,7 @@ def test_a_crawl_waits_for_the_lease_of_a_silent_worker_elsewhere(
 
     asyncio.run(strand())
     proc = spawn_crawl(db, site.url("/p0"), "--lease-timeout", "6", "--no-follow")
-    assert proc.wait(120) == 0
+    assert proc.wait(PATIENCE_SEC) == 0
     rows = db_rows(db)
     assert all(rows[u]["last_crawl_time"] is not None for u in urls)
     assert all(r["processing_time"] is None for r in rows.values())
@@ -202,7 +202,7 @@ def test_watch_takes_over_the_claims_of_a_worker_that_dies_while_it_waits(
     db = tmp_path / "w.db"
     watcher = spawn_crawl(db, site.url("/p0"), "--watch", "--no-follow", "--lease-timeout", "3")
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PATIENCE_SEC
         while time.monotonic() < deadline and "/p0" not in site.paths():
             time.sleep(0.05)
         assert "/p0" in site.paths()
@@ -218,7 +218,7 @@ def test_watch_takes_over_the_claims_of_a_worker_that_dies_while_it_waits(
                 assert len(await doomed.claim(3, int(now))) == 3
 
         asyncio.run(claim_and_die())
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PATIENCE_SEC
         while time.monotonic() < deadline and not {f"/p{i}" for i in range(1, 4)} <= set(
             site.paths()
         ):

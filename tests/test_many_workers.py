@@ -17,7 +17,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from aiohttp import web
-from conftest import LocalServer, NewDb, db_query, html_page
+from conftest import PATIENCE_SEC, LocalServer, NewDb, db_query, html_page
 
 Serve = Callable[[web.Application], LocalServer]
 
@@ -58,7 +58,7 @@ def _workers(db: str, url: str | list[str], n: int, *flags: str) -> list[subproc
 
 def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
     for proc in procs:
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=PATIENCE_SEC)
         assert proc.returncode == 0, err.decode()
 
 
@@ -170,8 +170,10 @@ def test_kill_9_of_two_of_four_workers_loses_nothing(
     db = new_db("w")
     flags = ("--delay-ms", "20", "--concurrency", "4", "--lease-timeout", "3")
     procs = _workers(db, [s.url("/") for s in sites], 4, *flags)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and sum(len(s.requests) for s in sites) < 80:
+    deadline = time.monotonic() + PATIENCE_SEC
+    while sum(len(s.requests) for s in sites) < 80:
+        # without this the read below could come before the crawlers made their tables
+        assert time.monotonic() < deadline, "the workers never got going"
         time.sleep(0.05)
     # frozen first, so what they hold is read before anyone can take it over: a process gone
     # on this machine is recovered by the others at once, which raced the read below
@@ -263,7 +265,7 @@ def _crawl_until_fetched(
     seconds that took at the server, from the first request to a fast site to the last answer."""
     (proc,) = _workers(db, seeds, 1, *flags)
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + PATIENCE_SEC
         while (
             sum(1 for s in fast for r in s.requests if r.end and r.path != "/robots.txt") < pages
             or not then()
