@@ -85,7 +85,8 @@ def test_many_kills_at_random_moments_then_one_run_to_the_end(tmp_path: Path, se
         proc.wait(30)
         in_flight += db_query(db, "SELECT count(*) FROM pages WHERE worker_id IS NOT NULL")[0][0]
     last = crawl(db, site)
-    assert last.wait(PATIENCE_SEC) == 0, f"seed {seed}: {(tmp_path / 'crawl.log').read_text()[-3000:]}"
+    log = (tmp_path / "crawl.log").read_text
+    assert last.wait(PATIENCE_SEC) == 0, f"seed {seed}: {log()[-3000:]}"
 
     rows = db_query(db, "SELECT norm_url, last_crawl_time, error, processing_time FROM pages")
     assert {u.removeprefix(site.base) for u, *_ in rows} == all_paths()
