@@ -86,3 +86,35 @@ def test_robots_of_any_size_is_read_to_500_kib(tmp_path: Path, serve: Serve) -> 
     told = serve(site_app({"/robots.txt": (200, "text/plain", text)}))
     assert isinstance(check(tmp_path / "h.db", told.url("/private/a")), RobotsDenied)
     assert check(tmp_path / "h.db", told.url("/late")) is None
+
+
+def test_idle_hosts_are_forgotten_unless_their_delay_still_runs(
+    tmp_path: Path, serve: Serve
+) -> None:
+    """Memory follows the hosts in flight: a host with nothing held and nothing pending leaves
+    the gate; a host whose Crawl-delay still runs keeps its clock; robots.txt comes back."""
+    quick = serve(site_app({"/robots.txt": (200, "text/plain", "User-agent: *\nDisallow: /x")}))
+    slow = serve(site_app({"/robots.txt": (200, "text/plain", "User-agent: *\nCrawl-delay: 30")}))
+    held = serve(site_app({"/robots.txt": (200, "text/plain", "User-agent: *\nAllow: /")}))
+    settings = PolitenessSettings(user_agent=SETTINGS.user_agent, delay_ms=0)
+
+    async def go() -> tuple[int, int, FetchError | None]:
+        async with (
+            open_frontier(str(tmp_path / "g.db")) as frontier,
+            PoliteGate(frontier, settings) as gate,
+        ):
+            hosts = [s.base.removeprefix("http://") for s in (quick, slow, held)]
+            for site, host in zip((quick, slow, held), hosts, strict=True):
+                assert await gate.check(site.url("/page")) is None
+                async with gate.slot(host):
+                    pass
+            before = gate.hosts_remembered
+            await gate.release_hosts(hosts, held={hosts[2]})
+            after = gate.hosts_remembered
+            # forgotten, yet still obeyed: the stored robots.txt is read again
+            return before, after, await gate.check(quick.url("/x"))
+
+    before, after, refusal = asyncio.run(go())
+    assert before == 3
+    assert after == 2  # the slow host (Crawl-delay running) and the held one stay
+    assert isinstance(refusal, RobotsDenied)

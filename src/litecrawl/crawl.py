@@ -304,7 +304,7 @@ async def _loop(
                 del held[host]
                 idle.add(host)
         ahead.finished(len(tasks))
-        await gate.release_hosts(idle)
+        await gate.release_hosts(idle, held)
 
     def budget() -> int | None:
         return max_pages - claimed_total if max_pages else None

@@ -58,6 +58,9 @@ CLAIM_HORIZON_SEC = 2.0
 # A claimed page whose host may not start it for longer (a Retry-After told to another fetch,
 # starts reserved by other workers up to a long Crawl-delay) is given back, due then.
 MAX_WAIT_SEC = 30.0
+# Idle hosts' state is looked at this often, or when this many hosts are idle.
+_SWEEP_SEC = 5.0
+_SWEEP_HOSTS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,11 @@ class PoliteGate:
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._host_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._pacers: dict[str, HostPacer] = {}
+        # Hosts with nothing in flight here: their state above is forgotten once nothing of it
+        # is pending (robots.txt comes back from the database, not the network), so memory
+        # follows the hosts being crawled now, not every host the crawl ever met.
+        self._idle: set[str] = set()
+        self._last_sweep = 0.0
         self._fetch_slots = asyncio.Semaphore(settings.concurrency)
         self.waiting = 0  # fetches waiting for their host (its slots or its pacing)
 
@@ -281,13 +289,50 @@ class PoliteGate:
             cap = min(cap, max(1, int(CLAIM_HORIZON_SEC / interval)))
         return cap
 
-    async def release_hosts(self, hosts: Collection[str]) -> None:
-        """Nothing of ``hosts`` in flight here any more: their leases go back to the others."""
+    async def release_hosts(self, hosts: Collection[str], held: Collection[str] = ()) -> None:
+        """Nothing of ``hosts`` in flight here any more: their leases go back to the others.
+        ``held``: the hosts this worker still holds pages of (their state is kept)."""
         leased = [h for h in hosts if h in self.frontier.host_slots]
         for host in hosts:
             self._host_slots.pop(host, None)  # the next lease may give another share
+        self._idle.update(hosts)
         if leased:
             await self.frontier.release_hosts(leased)
+        now = time.time()
+        if now - self._last_sweep >= _SWEEP_SEC or len(self._idle) > _SWEEP_HOSTS:
+            self._last_sweep = now
+            self._forget_idle(held, now)
+
+    def _forget_idle(self, held: Collection[str], now: float) -> None:
+        """Drop what is kept of idle hosts whose pacing has nothing pending: no delay still
+        running, no Retry-After, no fetch of their robots.txt under way."""
+        for host in list(self._idle):
+            if host in held or host in self._host_slots:
+                self._idle.discard(host)  # busy again: back here when it is released
+                continue
+            pacer = self._pacers.get(host)
+            if pacer is not None and not pacer.ready(now):
+                continue  # its delay or back-off still runs: keep its clock
+            origins = (f"http://{host}", f"https://{host}")
+            lock = self._host_locks.get(host)
+            if (lock is not None and lock.locked()) or any(
+                (o := self._origin_locks.get(origin)) is not None and o.locked()
+                for origin in origins
+            ):
+                continue
+            self._idle.discard(host)
+            self._pacers.pop(host, None)
+            self._host_locks.pop(host, None)
+            for origin in origins:
+                # with the pacer: the policy sets the next pacer's Crawl-delay when loaded
+                self._policies.pop(origin, None)
+                self._origin_locks.pop(origin, None)
+
+    @property
+    def hosts_remembered(self) -> int:
+        """Hosts with any per-host state in this gate (memory: see ``_idle``)."""
+        origins = {urlsplit(origin).netloc for origin in self._policies}
+        return len(origins | set(self._pacers) | set(self._host_slots) | set(self._host_locks))
 
     async def observe(self, host: str, result: FetchResult | None) -> float | None:
         """After a response: a 429/503 slows the host down. Returns the time to retry after."""
