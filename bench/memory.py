@@ -36,10 +36,11 @@ from run import CRAWL_FLAGS, LITECRAWL, Nginx, count_rows, site_dir
 SAMPLE_S = 0.2
 MIB = 1024 * 1024
 SITECUSTOMIZE = """
-import atexit, os, sys, threading, time, tracemalloc
+import atexit, os, threading, time, tracemalloc
 tracemalloc.start(int(os.environ.get("LCBENCH_TM_FRAMES", "1")))
 _dir, _every = os.environ["LCBENCH_TM_DIR"], float(os.environ["LCBENCH_TM_EVERY"])
-_role = "worker" if "litecrawl.index.pool" in " ".join(sys.argv) else "crawler"
+_cmd = open("/proc/self/cmdline", "rb").read()  # sys.argv is not set yet under -m
+_role = "worker" if b"litecrawl.index.pool" in _cmd else "crawler"
 _start = time.monotonic()
 def _dump(tag):
     name = f"{_dir}/{_role}-{os.getpid()}-{tag}.snap"

@@ -47,6 +47,16 @@ def test_icann_suffixes_and_hosts_without_one() -> None:
     assert DomainScope(["docs.python.org"])("https://www.python.org/")
 
 
+def test_scope_verdicts_stay_right_and_bounded_over_many_hosts() -> None:
+    """A crawl meets hosts without end (every off-site link): the scope keeps a bounded number
+    of verdicts, and a host judged again after they were dropped gets the same answer."""
+    scope = DomainScope(["https://python.org/"])
+    hosts = [f"https://h{i}.example.com/" for i in range(3 * 8192)]
+    assert not any(scope(url) for url in hosts)
+    assert scope("https://docs.python.org/3/") and not scope(hosts[0])
+    assert len(scope._verdicts) <= 8192
+
+
 def test_the_suffix_list_never_comes_from_the_network() -> None:
     """A name look-up or a connection while the list loads and answers fails the child."""
     code = """

@@ -139,6 +139,7 @@ class UrlRules:
         return list(seen)
 
 
+_VERDICTS = 8192  # hosts whose scope verdict DomainScope keeps
 _MEMO_SIZE = 20_000  # ~400 bytes an entry: memory stays flat however large the crawl
 
 
@@ -357,6 +358,8 @@ class DomainScope:
         host = host_of(url)
         verdict = self._verdicts.get(host)
         if verdict is None:
+            if len(self._verdicts) >= _VERDICTS:  # flat memory on a crawl of many hosts
+                self._verdicts.clear()
             verdict = self._verdicts[host] = self._registered(host) in self.domains
         return verdict
 
