@@ -489,3 +489,26 @@ def test_downloads_and_pdfs_then_pages_in_the_same_context(serve: Serve) -> None
     assert [r.body for r in results[:2]] == [b"\x00\x01bin", PDF]
     assert results[3].body == b"\x00\x01bin"
     assert b"<p>page</p>" in results[2].body and b"<p>page</p>" in results[4].body
+
+
+def test_a_page_hook_closing_the_context_spoils_only_its_own_page(serve: Serve) -> None:
+    server = serve(site_app({"/close": html_page("close"), "/next": html_page("<p>next</p>")}))
+
+    async def hook(page: Page) -> None:
+        if page.url.endswith("/close"):
+            await page.context.close()
+
+    async def go() -> list[FetchResult | Exception]:
+        async with BrowserFetcher(scroll_rounds=0, page_hook=hook) as fetcher:
+            out: list[FetchResult | Exception] = []
+            for path in ("/close", "/next"):
+                try:
+                    out.append(await fetcher.fetch(FetchRequest(server.url(path))))
+                except Exception as exc:
+                    out.append(exc)
+            return out
+
+    closed, following = asyncio.run(go())
+    assert isinstance(closed, Exception)
+    assert isinstance(following, FetchResult), following
+    assert b"<p>next</p>" in following.body

@@ -76,9 +76,20 @@ class ContextPool:
             if shared is not None:
                 self._retired.add(shared)
             shared = self._live[origin] = _Shared(asyncio.ensure_future(self._make()))
+            shared.made.add_done_callback(lambda made: self._watch(origin, shared, made))
         shared.pages += 1
         shared.used += 1
         return shared
+
+    def _watch(self, origin: str, shared: _Shared, made: asyncio.Future[BrowserContext]) -> None:
+        """A context closed by another (a page_hook) is dropped: the next page gets a new one."""
+        if not made.cancelled() and made.exception() is None:
+            made.result().once("close", lambda _: self._drop(origin, shared))
+
+    def _drop(self, origin: str, shared: _Shared) -> None:
+        if self._live.get(origin) is shared:
+            del self._live[origin]
+        self._retired.discard(shared)
 
     async def _give_back(self, origin: str, shared: _Shared) -> None:
         shared.pages -= 1
