@@ -75,7 +75,9 @@ class Embedder:
         # word -> row of _sums, the sum of the word's token vectors (the mean's direction is
         # the sum's: the token count is not needed for a unit vector)
         self._rows: dict[str, int] = {}
-        self._sums: Vector = np.empty((1024, DIMENSIONS), dtype=np.float32)
+        # The whole bound at once: np.empty maps it untouched, so only the rows written take
+        # memory, and growing never holds an old copy beside a new one (16 + 32 MiB at once)
+        self._sums: Vector = np.empty((self._cache_words, DIMENSIONS), dtype=np.float32)
 
     def vector(self, text: str) -> Vector | None:
         """The unit vector of ``text`` (None when it has no words)."""
@@ -99,10 +101,6 @@ class Embedder:
         row = self._rows.get(word)
         if row is None:
             row = len(self._rows)
-            if row == len(self._sums):
-                grown = np.empty((min(2 * row, self._cache_words), DIMENSIONS), np.float32)
-                grown[:row] = self._sums
-                self._sums = grown
             ids = np.asarray(self._tokenizer.encode(word, add_special_tokens=False).ids)
             known = np.clip(ids, 0, len(self._table) - 1)
             self._sums[row] = self._table[known].sum(axis=0, dtype=np.float32)
