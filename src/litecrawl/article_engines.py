@@ -12,5 +12,8 @@ __all__ = ["DEFAULT_ENGINE", "ENGINES", "ArticleEngine"]
 
 ArticleEngine = Literal["trafilatura", "resiliparse"]
 ENGINES: tuple[str, ...] = get_args(ArticleEngine)
-# chosen by quality and speed on trafilatura's labelled evaluation pages (bench/README.md)
-DEFAULT_ENGINE: ArticleEngine = "trafilatura"
+# chosen on real documentation sites (bench/markdown_quality.py, bench/realsite.py): both engines
+# give the same code blocks, tables and links once their choice is cut from our own tree
+# (extract/boundaries.py); resiliparse at half trafilatura's CPU, the one that keeps
+# --main-article above half the plain crawl's speed (bench/README.md)
+DEFAULT_ENGINE: ArticleEngine = "resiliparse"
