@@ -617,3 +617,31 @@ def test_a_page_that_defeats_the_engine_falls_back_to_the_full_page(engine: str)
         deep + b"</body></html>", NEWS_URL, "text/html", main_article=True, engine=engine
     )  # type: ignore[arg-type]
     assert nested.extraction_mode == "fullpage" and nested.text == "Deep words only."
+
+
+# --- metadata from markup only -------------------------------------------------------------------
+
+
+def test_metadata_comes_from_markup_never_from_cited_works_or_stray_dates() -> None:
+    biblio = html(
+        '<div class="biblioentry"><p>[fong] <span class="title">The POSTGRES optimizer</span>.'
+        ' <span class="author"><span class="firstname">Zelaine</span> Fong</span>.'
+        ' <span class="pubdate">1986</span>.</p></div>'
+        "<p>Released 2011-11-04, see <time datetime='2011-11-04'>that day</time>.</p>"
+        "<pre>&gt;&gt;&gt; date.fromisoformat('2019-12-04')</pre>",
+        "<title>Bibliography — Docs 15.2 (2023-02-09)</title>",
+    )
+    page = extract_page(biblio, URL, "text/html")
+    assert page.author is None and page.date is None
+    sphinx_footer = html(
+        "<div class='body'><p>Text.</p></div>"
+        "<div class='footer'>&copy; 2001-2023. Last updated on Feb 08, 2023. Created using"
+        " Sphinx.</div>"
+    )
+    assert extract_page(sphinx_footer, URL, "text/html").date == "2023-02-08"
+    article_time = html(
+        "<article><header><h1>T</h1><time datetime='2024-05-02T10:00'>2 May</time></header>"
+        "<p class='byline'>By Kim Lee | Staff</p></article>"
+    )
+    page = extract_page(article_time, URL, "text/html")
+    assert (page.date, page.author) == ("2024-05-02", "Kim Lee")
