@@ -420,6 +420,16 @@ def test_strategy_table_with_args(tmp_path: Path) -> None:
     }
 
 
+def test_strategy_args_for_the_engines_own_path_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[strategy]\nname = "bfs"\n[strategy.args]\nterms = ["apple"]\n')
+    with pytest.raises(ConfigError, match=r"c\.toml: strategy: strategy 'bfs' takes no arg"):
+        load_config([path], {}, {})
+    assert load_config([path], {}, {"strategy.name": "focused"}).strategy.args == {
+        "terms": ["apple"]
+    }
+
+
 def test_partition_parsed() -> None:
     assert load_config([], {}, {"partition": "1/4"}).partition_k_n() == (1, 4)
 

@@ -283,6 +283,9 @@ def test_failing_hooks_finalize_stale_and_batch_goes_on(tmp_path: Path, site: Lo
         ({"n_claims": 0}, "n_claims"),
         ({"n_concurrent": -1}, "n_concurrent"),
         ({"fetcher": "curl"}, "fetcher"),
+        # the engine's own path reads no arguments: they would be accepted and do nothing
+        ({"strategy_args": {"terms": ["pie"]}}, "strategy_args"),
+        ({"strategy": "bfs", "strategy_args": {"budget": 3}}, "strategy_args"),
     ],
 )
 def test_invalid_parameters_fail_before_any_work(

@@ -16,7 +16,7 @@ from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
 from litecrawl.strategy.base import BaseCrawlingStrategy
-from litecrawl.strategy.loader import strategy_for
+from litecrawl.strategy.loader import args_problem, strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import UrlRules
 from litecrawl.version import VERSION
@@ -147,6 +147,9 @@ def _validate(kw: dict[str, Any]) -> tuple[UrlRules, Schedule]:
     args = kw.get("strategy_args")
     if args is not None and not isinstance(args, dict):
         raise ConfigError(f"strategy_args must be a dict, got {args!r}")
+    problem = args_problem(kw.get("strategy") or "adaptive", args)
+    if problem is not None:
+        raise ConfigError(f"strategy_args: {problem}")
     rules = UrlRules(
         kw.get("normalize_patterns"), kw.get("include_patterns"), kw.get("exclude_patterns")
     )

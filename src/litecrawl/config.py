@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -216,6 +217,15 @@ class StrategyConfig(_Section):
                 "bad_strategy", "expected a strategy name (bfs, dfs ...) or 'module.path:Class'"
             )
         return value
+
+    @model_validator(mode="after")
+    def _args_read(self) -> StrategyConfig:
+        from litecrawl.strategy.loader import args_problem
+
+        problem = args_problem(self.name, self.args)
+        if problem is not None:
+            raise PydanticCustomError("ignored_args", "{problem}", {"problem": problem})
+        return self
 
 
 class SitesConfig(_Section):

@@ -6,7 +6,7 @@ from litecrawl.errors import ConfigError
 from litecrawl.plugins import SPEC, load_object
 from litecrawl.strategy.base import BaseCrawlingStrategy
 
-__all__ = ["BUILTIN", "FAST_PATH", "load_strategy", "strategy_for"]
+__all__ = ["BUILTIN", "FAST_PATH", "args_problem", "load_strategy", "strategy_for"]
 
 BUILTIN = {
     "adaptive": "litecrawl.strategy.builtin:BreadthFirst",
@@ -18,6 +18,17 @@ BUILTIN = {
 # claims in seed 000's order): ``bfs`` is the crawl command's default, ``adaptive`` litecrawl()'s.
 # Their fresh/stale re-crawl schedule applies under every strategy.
 FAST_PATH = frozenset({"adaptive", "bfs"})
+
+
+def args_problem(name: object, args: dict[str, object] | None) -> str | None:
+    """Why ``args`` cannot go with strategy ``name``: the engine's own path reads none, so
+    they would be accepted and do nothing; None when they can."""
+    if not args or name not in FAST_PATH:
+        return None
+    return (
+        f"strategy {name!r} takes no arguments (got {', '.join(sorted(args))}): they are read "
+        "by 'focused' or by a strategy class of yours"
+    )
 
 
 def strategy_for(name: str | type[BaseCrawlingStrategy]) -> type[BaseCrawlingStrategy] | None:
