@@ -291,6 +291,17 @@ def test_cli_prints_url_title_and_highlighted_snippet(db: str, site: LocalServer
     assert site.url("/minutes") not in out
 
 
+def test_cli_prints_each_snippet_on_one_line(new_db: NewDb, serve: Serve) -> None:
+    lines = "".join(f"<li>entry {i} of the index</li>" for i in range(30))
+    site = serve(site_app({"/": html_page(f"<ul>{lines}</ul><p>{FILLER}</p>", "Listing")}))
+    db = crawl(new_db("lines"), site)
+    result = runner.invoke(app, ["search", "entry", "--db", db], env=ENV)
+    assert result.exit_code == 0, result.output
+    title, url, snippet = result.stdout.strip().splitlines()  # one hit, three lines
+    assert title.startswith("1. Listing") and url == f"   {site.url('/')}"
+    assert snippet.startswith("   ") and "entry 1 of the index entry 2 of" in snippet
+
+
 def test_cli_json(db: str, site: LocalServer) -> None:
     result = runner.invoke(app, ["search", "solar", "--db", str(db), "--json", "--limit", "1"])
     assert result.exit_code == 0, result.output

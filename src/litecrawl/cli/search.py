@@ -111,7 +111,9 @@ def _render(rank: int, hit: SearchHit) -> Text:
     text.append(f"  {hit.score:.2f}\n", style="dim")
     text.append(f"   {hit.url}\n", style="cyan underline")
     text.append("   ")
-    text.append_text(_highlighted(hit.snippet))
+    # one line under the URL: a snippet keeps the page's line breaks (a menu, an index's
+    # entries), which would start each at column 0 and run on for dozens of lines
+    text.append_text(_highlighted(" ".join(hit.snippet.split())))
     if hit.other_urls:
         shown = ", ".join(hit.other_urls[:_MAX_OTHER_URLS])
         more = len(hit.other_urls) - _MAX_OTHER_URLS
