@@ -3,6 +3,27 @@
 ``serve(app)`` starts any aiohttp ``web.Application`` on a free port and returns a
 :class:`LocalServer` whose ``requests`` list records every request the server saw (path, headers,
 start and end times), so tests assert on what really crossed the wire.
+
+The suite runs in parallel (pytest-xdist, ``-n`` in pyproject's addopts): several worker
+processes, each running a share of the tests, in any order, beside each other. A test is safe
+there when it keeps to these fixtures:
+
+- HTTP: ``serve(app)`` (a free port per server; ``site_app``, ``demo_site``), ``refused_base``
+  (a port where nothing listens). Never a fixed port.
+- Files: ``tmp_path`` (one directory per test), never a fixed path, the working directory
+  (``monkeypatch.chdir(tmp_path)`` if the code under test writes there) or the home directory.
+- PostgreSQL: ``pg_url`` (a new empty database), ``new_db`` (a test run once per backend), or
+  ``pg_cluster`` (the server itself: ``create_database()``, ``restart()``). Each xdist worker
+  starts its own server (session scope is per worker), so a test may restart it without
+  disturbing another worker's tests.
+- Subprocesses (``python -m litecrawl ...``): give them paths under ``tmp_path`` and the
+  fixtures' URLs; wait for them with a timeout and kill what the test started.
+- Time: assert what the server saw (order, counts, gaps with generous bounds), never how long
+  something took: the workers share the machine's cores with each other.
+
+Tests of one module may share a read-only server or a built database through module- or
+session-scoped fixtures (each worker builds its own); a test that changes such a thing must
+make its own.
 """
 
 from __future__ import annotations
