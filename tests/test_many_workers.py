@@ -57,9 +57,15 @@ def _workers(db: str, url: str | list[str], n: int, *flags: str) -> list[subproc
 
 
 def _finish(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        _, err = proc.communicate(timeout=PATIENCE_SEC)
-        assert proc.returncode == 0, err.decode()
+    try:
+        for proc in procs:
+            _, err = proc.communicate(timeout=PATIENCE_SEC)
+            assert proc.returncode == 0, err.decode()
+    finally:  # a test that failed leaves no crawler running beside the other tests
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
 
 
 def _page_starts(site: LocalServer) -> list[float]:
