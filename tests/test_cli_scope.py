@@ -162,3 +162,15 @@ def test_recrawl_reads_known_sitemaps_again(tmp_path: Path, serve: Serve) -> Non
     result = crawl(db, "--sitemap", site.url("/sitemap.xml"), "--ignore-robots", "--recrawl")
     assert result.exit_code == 0, result.output
     assert set(site.paths()) == {"/p0", "/p1", "/sitemap.xml"}
+
+
+def test_nothing_claimed_in_another_partition_says_so(new_db: NewDb, serve: Serve) -> None:
+    site = serve(site_app({"/": html_page("the only page")}))
+    runs = [crawl(new_db(f"p{k}"), site.url("/"), "--partition", f"{k}/2") for k in (0, 1)]
+    assert all(run.exit_code == 0 for run in runs), [run.output for run in runs]
+    # the site's one domain hashes to one partition: the other run claims nothing, and its
+    # summary says why instead of advising --recrawl for a page already due
+    idle = [summary(run.output) for run in runs if summary(run.output)["claimed"] == "0"]
+    assert len(idle) == 1
+    k = 1 - [summary(run.output)["claimed"] for run in runs].index("1")
+    assert f"(now, in other partitions than {k}/2: stats --partitions 2)" in idle[0]["next_due"]

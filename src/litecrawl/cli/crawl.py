@@ -212,7 +212,7 @@ def crawl(
     if log_json:  # the stream stays JSON lines to its end: the summary is its last record
         print_json_summary(_summary_record(report, causes, code, verdict))
     else:
-        print_crawl_summary(_summary_rows(report), causes, verdict)
+        print_crawl_summary(_summary_rows(report, cfg.partition), causes, verdict)
     raise typer.Exit(code)
 
 
@@ -228,21 +228,26 @@ def _recrawl_or_exit(every: bool, pattern: str | None) -> Callable[[str], bool] 
     return lambda url: regex.search(url) is not None
 
 
-def _nothing_due(next_due: int | None) -> str:
+def _nothing_due(next_due: int | None, partition: str | None) -> str:
     """The summary's word when a run found nothing due: when the next page is."""
     if next_due is None:
         return "no page is scheduled"
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(next_due))
     wait = next_due - time.time()
-    soon = "now" if wait <= 0 else f"in {duration(wait)}"
-    return f"{when} ({soon}; --recrawl crawls every page now)"
+    if wait > 0:
+        return f"{when} (in {duration(wait)}; --recrawl crawls every page now)"
+    # due already, yet this run claimed none: --recrawl would change nothing
+    if partition is not None:
+        n = partition.partition("/")[2]
+        return f"{when} (now, in other partitions than {partition}: stats --partitions {n})"
+    return f"{when} (now, but held back: litecrawl stats shows the hosts' politeness)"
 
 
 def _no_such_file(db: str) -> bool:
     return "://" not in db and not Path(db).exists()
 
 
-def _summary_rows(report: CrawlReport) -> dict[str, object]:
+def _summary_rows(report: CrawlReport, partition: str | None) -> dict[str, object]:
     """The counts worth a line: the main ones always, the others when they happened."""
     from litecrawl.crawl import summary_dict
 
@@ -256,7 +261,7 @@ def _summary_rows(report: CrawlReport) -> dict[str, object]:
     if report.interrupted:
         rows["interrupted"] = True
     if not report.stats.claimed:
-        rows["next_due"] = _nothing_due(report.next_due)
+        rows["next_due"] = _nothing_due(report.next_due, partition)
     return rows
 
 
