@@ -86,7 +86,7 @@ def stats(
 async def _summary(
     location: str, now: int, hosts: int | None, user_agent: str, domains: bool, partitions: int
 ) -> tuple[FrontierSummary, Robots, dict[str, str], dict[int, dict[str, int]]]:
-    async with open_frontier(location) as frontier:
+    async with open_frontier(location, read_only=True) as frontier:
         summary = await frontier.summary(now, hosts)
         metadata = await frontier.domain_metadata() if domains else {}
         parts = await frontier.partitions(partitions, now) if partitions else {}

@@ -5,8 +5,10 @@ from litecrawl.frontier.base import ClaimedPage, Frontier, NewLink, PageUpdate
 __all__ = ["ClaimedPage", "Frontier", "NewLink", "PageUpdate", "open_frontier"]
 
 
-def open_frontier(location: str) -> Frontier:
-    """The frontier for a database location: a file path (SQLite) or ``postgresql://`` URL."""
+def open_frontier(location: str, read_only: bool = False) -> Frontier:
+    """The frontier for a database location: a file path (SQLite) or ``postgresql://`` URL.
+    ``read_only`` (SQLite; ``stats``): opened without a write, even on a read-only disk; on
+    PostgreSQL what may be written is the database role's to say."""
     # Imported here: the backends import this package's base module.
     if location.startswith(("postgresql://", "postgres://")):
         from litecrawl.store.postgres.frontier import PostgresFrontier
@@ -14,4 +16,4 @@ def open_frontier(location: str) -> Frontier:
         return PostgresFrontier(location)
     from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
-    return SQLiteFrontier(location)
+    return SQLiteFrontier(location, read_only)

@@ -31,7 +31,7 @@ def embed_missing(
     ``on_start(total)`` is called once with the number to do, ``on_batch(n)`` after each
     committed batch of ``n``.
     """
-    with open_index(str(db)) as index:
+    with open_index(str(db), writable=True) as index:
         index.upgrade()
         store = index.vectors
         if on_start is not None:

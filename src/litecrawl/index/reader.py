@@ -162,12 +162,13 @@ def reason(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def open_index(location: str) -> IndexReader:
-    """The index of a SQLite file or a ``postgresql://`` URL."""
+def open_index(location: str, writable: bool = False) -> IndexReader:
+    """The index of a SQLite file or a ``postgresql://`` URL; a SQLite file is opened
+    read-only (even on a read-only disk) unless ``writable`` (vectors written by a backfill)."""
     if location.startswith(("postgresql://", "postgres://")):
         from litecrawl.store.postgres.search import PostgresIndex
 
         return PostgresIndex(location)
     from litecrawl.store.sqlite.search import SQLiteIndex
 
-    return SQLiteIndex(location)
+    return SQLiteIndex(location, writable)

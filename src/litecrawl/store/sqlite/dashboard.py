@@ -28,6 +28,7 @@ from litecrawl.serve.queries import (
 )
 from litecrawl.sites.model import Annotation, Site
 from litecrawl.store.sqlite.failures import translate
+from litecrawl.store.sqlite.frontier import connect_readonly
 from litecrawl.store.sqlite.links import read_links
 from litecrawl.store.sqlite.sites import (
     read_annotations,
@@ -55,10 +56,7 @@ class SQLiteDashboardQueries(DashboardQueries):
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
-        try:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise translate(self.path, exc, "cannot open SQLite database ") from exc
+        conn = connect_readonly(self.path, current=False)  # serve never migrates
         try:
             conn.execute("PRAGMA query_only = ON")
             conn.execute("PRAGMA busy_timeout = 30000")

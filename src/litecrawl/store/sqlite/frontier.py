@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,7 +35,7 @@ from litecrawl.schedule import Schedule
 from litecrawl.store.sqlite import claims, leases
 from litecrawl.store.sqlite import writes as writing
 from litecrawl.store.sqlite.failures import translate
-from litecrawl.store.sqlite.migrations import migrate
+from litecrawl.store.sqlite.migrations import MIGRATIONS, migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
 from litecrawl.strategy.domain import partition_hash
 
@@ -87,9 +88,41 @@ def _rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
 
 
+def connect_readonly(path: str | Path, current: bool = True) -> sqlite3.Connection:
+    """A connection that never writes (``mode=ro``). Where the file or its directory cannot be
+    written (a read-only file system or mount), also ``immutable=1``: SQLite then takes no lock
+    and makes no shared-memory file, which it could not, and reads the file as it is (a crawl
+    that ended leaves its writes in it, not in a write-ahead log). ``current``: the schema must
+    be this version's (nothing can be migrated here)."""
+    p = Path(path)
+    query = "mode=ro"
+    if not (os.access(p, os.W_OK) and os.access(p.parent, os.W_OK)):
+        query += "&immutable=1"
+    try:
+        conn = sqlite3.connect(
+            f"{p.resolve().as_uri()}?{query}",
+            uri=True,
+            timeout=30.0,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute("PRAGMA busy_timeout = 30000")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise translate(str(path), exc, "cannot open SQLite database ") from exc
+    if current and version < len(MIGRATIONS):
+        conn.close()
+        raise FrontierError(
+            f"{path} was written by an older litecrawl and is opened read-only here: run "
+            "'litecrawl crawl' on it once (or copy it somewhere writable) to bring it up to date"
+        )
+    return conn
+
+
 class SQLiteFrontier(Frontier):
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
         self.path = str(path)
+        self.read_only = read_only  # stats: no migration, no write, works on a read-only disk
         self._conn: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None  # for a strategy's synchronous reads
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litecrawl-sqlite")
@@ -137,6 +170,9 @@ class SQLiteFrontier(Frontier):
 
     async def open(self) -> None:
         def _open(_: object) -> None:
+            if self.read_only:
+                self._conn = connect_readonly(self.path)
+                return
             conn = connect(self.path)
             try:
                 migrate(conn)

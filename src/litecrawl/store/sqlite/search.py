@@ -27,7 +27,7 @@ from litecrawl.index.reader import (
 )
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
 from litecrawl.store.sqlite.failures import fatal
-from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.frontier import connect, connect_readonly
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.vectors import SQLiteVectors, resource_of_url, resource_previews
 
@@ -84,8 +84,9 @@ def search(
 class SQLiteIndex(IndexReader):
     driver_errors = (sqlite3.Error,)
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, writable: bool = False) -> None:
         self.location = str(path)
+        self.writable = writable
         self._conn: sqlite3.Connection | None = None
 
     @property
@@ -97,7 +98,7 @@ class SQLiteIndex(IndexReader):
     def open(self) -> None:
         if not Path(self.location).is_file():
             raise ConfigError(f"no database at {self.location}")
-        self._conn = connect(self.location)
+        self._conn = connect(self.location) if self.writable else connect_readonly(self.location)
 
     def close(self) -> None:
         if self._conn is not None:
