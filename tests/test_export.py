@@ -479,6 +479,21 @@ def test_cli_csv_and_warc_to_files(crawled: Crawled, tmp_path: Path) -> None:
         assert sum(r.rec_type == "response" for r in ArchiveIterator(handle)) == 3
 
 
+def test_cli_options_the_format_does_not_read_are_refused(crawled: Crawled, tmp_path: Path) -> None:
+    out = tmp_path / "crawl.warc.gz"
+    for fmt, option in [
+        ("warc", ["--no-text"]),
+        ("warc", ["--no-markdown"]),
+        ("jsonl", ["--index-name", "pages"]),
+        ("csv", ["--cache-dir", str(crawled.cache.directory)]),
+    ]:
+        args = ["export", "-f", fmt, "--db", crawled.db, "-o", str(out), *option]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert f"{option[0]} is for " in result.stderr and f"not {fmt}" in result.stderr
+        assert not out.exists()
+
+
 def test_cli_since_and_bad_usage(crawled: Crawled, tmp_path: Path) -> None:
     db = crawled.db
     result = runner.invoke(

@@ -71,6 +71,18 @@ def export(
     each document) or the cached responses (warc), streamed."""
     cfg = load_or_exit(config, {"db": db, "cache.dir": str(cache_dir) if cache_dir else None})
     moment = _parse_since(since)
+    given = {
+        "--cache-dir": cache_dir is not None,
+        "--index-name": index_name != "litecrawl",
+        "--with-vectors": with_vectors,
+        "--no-text": no_text,
+        "--no-markdown": no_markdown,
+    }
+    for option in (name for name, yes in given.items() if yes and fmt not in _READ_BY[name]):
+        # told before --out is made: an option the format does not read would do nothing
+        formats = ", ".join(f.value for f in _READ_BY[option])
+        typer.echo(f"error: {option} is for {formats} only, not {fmt.value}", err=True)
+        raise typer.Exit(2)
     skipped: list[str] = []
     try:
         # bad input is told before --out is created
@@ -104,6 +116,16 @@ def export(
     if skipped:
         message += f"; skipped {len(skipped)} without a cached body"
     typer.echo(message, err=True)
+
+
+_DOCUMENTS = (Format.jsonl, Format.csv, Format.es_bulk, Format.parquet)
+_READ_BY = {
+    "--cache-dir": (Format.warc,),
+    "--index-name": (Format.es_bulk,),
+    "--with-vectors": (Format.jsonl,),
+    "--no-text": _DOCUMENTS,
+    "--no-markdown": _DOCUMENTS,
+}
 
 
 def _parse_since(value: str | None) -> datetime | None:
