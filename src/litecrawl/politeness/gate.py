@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 __all__ = ["PoliteGate", "PolitenessSettings"]
 
 log = logging.getLogger("litecrawl.politeness")
+# A shared start missed by more than this share of the host's interval is taken anew (_paced).
+LATE_SHARE = 0.25
 
 _ROBOTS_POLL_SEC = 0.2  # how often a worker looks for the robots.txt another one fetches
 # Back-off when a 429/503 carries no usable Retry-After.
@@ -256,6 +258,11 @@ class PoliteGate:
                 raise HostHeldBack(host, start)
             while (wait := start - time.time()) > 0:
                 await asyncio.sleep(wait)
+            if interval > 0 and time.time() - start > LATE_SHARE * interval:
+                # woken late (a loaded machine): the next worker's start was reserved after
+                # this one's and comes on time, so sending now would shorten the host's delay;
+                # take a new start after the reservations made meanwhile
+                continue
             if pacer.slow_until <= time.time():
                 return  # else a 429 came meanwhile (to another of our fetches): again
 
