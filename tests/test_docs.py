@@ -1,0 +1,126 @@
+"""The documentation stands on its own: every flag and key is in docs/, every link resolves.
+
+The flags are read from the CLI's own parser and the keys from the config models, so a flag or
+key added without a line in docs/configuration.md fails here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from pydantic import BaseModel
+
+from litecrawl.cli.app import app
+from litecrawl.config import CrawlConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+CONFIGURATION = DOCS / "configuration.md"
+PAGES = sorted([ROOT / "README.md", *DOCS.glob("*.md")])
+
+
+def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    """(``"sites run"``, click command) for every leaf command of the typer app."""
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        yield " ".join(path), command
+        return
+    for name, sub in sorted(subcommands.items()):
+        yield from _commands(sub, (*path, name))
+
+
+COMMANDS = dict(_commands(typer.main.get_command(app)))
+
+
+def _flags(command: Any) -> list[str]:
+    return sorted(
+        opt
+        for param in command.params
+        if getattr(param, "param_type_name", "") == "option"
+        for opt in (*param.opts, *param.secondary_opts)
+        if opt != "--help"
+    )
+
+
+def _config_keys(model: type[BaseModel] = CrawlConfig, prefix: str = "") -> Iterator[str]:
+    for name, info in model.model_fields.items():
+        key = prefix + (info.alias or name)
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+            yield from _config_keys(info.annotation, key + ".")  # a table: its keys
+        else:
+            yield key
+
+
+def _sections(text: str, level: str) -> list[tuple[str, str]]:
+    """(heading, body) of each heading of exactly ``level`` (``"###"``)."""
+    parts = re.split(rf"^{level} (.+)$", text, flags=re.MULTILINE)
+    return list(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _has_flag(text: str, flag: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text) is not None
+
+
+def test_the_walk_finds_the_cli() -> None:
+    # the walk is what the other tests rely on: it must see subcommands and their flags
+    assert {"crawl", "seeds add", "sites run", "db copy"} <= set(COMMANDS)
+    assert "--any-domain" in _flags(COMMANDS["crawl"])
+    assert "-v" in _flags(COMMANDS["crawl"])
+    assert {"concurrency.global", "sites.workers", "strategy.args"} <= set(_config_keys())
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS))
+def test_every_flag_of_every_command_is_documented(path: str) -> None:
+    """Each command has a section in docs/configuration.md naming each of its flags (or the
+    flags every command takes, in the paragraph before the commands' sections)."""
+    text = CONFIGURATION.read_text("utf-8")
+    commands = text.split("\n## Every command and flag\n", 1)[1].split("\n## ", 1)[0]
+    common = commands.split("\n### ", 1)[0]
+    mention = re.compile(rf"`(litecrawl )?{re.escape(path)}[ `]")
+    own = [body for heading, body in _sections(commands, "###") if mention.search(heading)]
+    assert own, f"no '### `litecrawl {path} ...`' section in {CONFIGURATION.name}"
+    missing = [
+        flag
+        for flag in _flags(COMMANDS[path])
+        if not any(_has_flag(body, flag) for body in own) and not _has_flag(common, flag)
+    ]
+    assert not missing, f"litecrawl {path}: {missing} not in {CONFIGURATION.name}"
+
+
+def test_every_config_key_is_documented() -> None:
+    text = CONFIGURATION.read_text("utf-8")
+    missing = [key for key in _config_keys() if f"`{key}`" not in text]
+    assert not missing, f"config keys not in {CONFIGURATION.name}: {missing}"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _links(page: Path) -> Iterator[str]:
+    text = re.sub(r"^```.*?^```", "", page.read_text("utf-8"), flags=re.MULTILINE | re.DOTALL)
+    for match in re.finditer(r"\[[^\]\n]*\]\(([^)\s]+)\)", text):
+        yield match.group(1)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(page: Path) -> None:
+    broken = []
+    for link in _links(page):
+        if re.match(r"[a-z][a-z0-9+.-]*:", link):  # https:, mailto: ...
+            continue
+        target, _, anchor = link.partition("#")
+        file = (page.parent / target).resolve() if target else page
+        if not file.exists():
+            broken.append(link)
+        elif anchor and file.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", file.read_text("utf-8"), flags=re.MULTILINE)
+            if anchor not in {_slug(h) for h in headings}:
+                broken.append(link)
+    assert not broken, f"{page.relative_to(ROOT)}: links to nothing: {broken}"
