@@ -1,4 +1,4 @@
-"""``litecrawl()``: seed 000's one public function, exactly as specified, on the shared engine."""
+"""``litecrawl()``: the one public function of docs/python-api.md, on the shared engine."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def litecrawl(
 ) -> None:
     """Run one batch: bootstrap, recover stale claims, claim ``n_claims`` due pages, process them.
 
-    Arguments are seed 000's; ``fetcher="http"`` swaps Playwright for plain aiohttp and
+    Arguments as in docs/python-api.md; ``fetcher="http"`` swaps Playwright for plain aiohttp and
     ``obey_robots=False`` skips robots.txt. ``strategy`` (a name such as ``"dfs"``, a
     ``"module:Class"`` or a :class:`~litecrawl.strategy.BaseCrawlingStrategy` subclass, with
     ``strategy_args``) replaces the default ``adaptive`` re-crawl: it decides which links are
@@ -92,8 +92,9 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
     async with contextlib.AsyncExitStack() as stack:
         frontier = await stack.enter_async_context(SQLiteFrontier(kwargs["sqlite_path"]))
         # A worker row too: a run killed by cron's timeout is seen dead by the next run at once,
-        # and its claims get seed 000's stale treatment then instead of processing_timeout_sec
-        # later; claims older than processing_timeout_sec are still recovered whoever holds them.
+        # and its claims come back then (docs/python-api.md, step 2) instead of
+        # processing_timeout_sec later; claims older than processing_timeout_sec are still
+        # recovered whoever holds them.
         lease = await stack.enter_async_context(Lease(frontier, LeaseRules(), "litecrawl()"))
         fetcher = await stack.enter_async_context(_make_fetcher(kwargs))
         gate = None

@@ -1,4 +1,5 @@
-"""The raw-response disk cache in 003's layout: ``{dir}/{host}/{sha[:2]}/{sha}.html``
+"""The raw-response disk cache (docs/crawling.md), file layout:
+``{dir}/{host}/{sha[:2]}/{sha}.html``
 (``[cache] layout = "files"``, the default; ``"sqlite"`` keeps it all in one file instead:
 :mod:`litecrawl.store.sqlite.cache`).
 
@@ -102,7 +103,7 @@ class DiskCache:
         return path
 
     def revalidated(self, url: str, headers: Mapping[str, str]) -> None:
-        """A 304 confirmed the cached body (003): its ``.headers.json`` gets the new fetch
+        """A 304 confirmed the cached body: its ``.headers.json`` gets the new fetch
         time and the headers the 304 carried (a new ETag, Date, Cache-Control...)."""
         meta_path = self._meta_path(url)
         try:
@@ -135,7 +136,7 @@ class DiskCache:
 
 
 def cache_meta(url: str, result: FetchResult, content_hash: str) -> dict[str, object]:
-    """What is kept beside a cached body (003's ``.headers.json``), in either layout."""
+    """What is kept beside a cached body (``.headers.json``), in either layout."""
     return {
         "url": url,
         "final_url": result.final_url,

@@ -1,4 +1,4 @@
-"""Crawl configuration: 003's TOML keys, validated with pydantic.
+"""Crawl configuration: the TOML keys of docs/configuration.md, validated with pydantic.
 
 Layers, later wins: each TOML file in order (deep-merged: tables merge key by key, lists and
 scalars are replaced), then the environment (``CRAWLER_CONCURRENCY``, ``CRAWLER_RATE_LIMIT``,
@@ -134,7 +134,8 @@ class RateLimitConfig(_Section):
 class CacheConfig(_Section):
     dir: _NonEmpty = ".cache/litecrawl"
     respect_conditional: bool = True
-    # "files": 003's {host}/{sha[:2]}/{sha}.html + .headers.json; "sqlite": one cache.db
+    # "files": {host}/{sha[:2]}/{sha}.html + .headers.json; "sqlite": one cache.db
+    # (docs/crawling.md, "Conditional GET and the disk cache")
     layout: Literal["files", "sqlite"] = "files"
 
 
@@ -229,7 +230,7 @@ class StrategyConfig(_Section):
 
 
 class SitesConfig(_Section):
-    """Seed 002's site queue (``litecrawl sites``)."""
+    """The site queue (``litecrawl sites``, docs/sites.md)."""
 
     # a known site's start page is checked again only after this many seconds
     site_revisit_delay: float = Field(default=7 * 86400, ge=0, allow_inf_nan=False)
@@ -248,7 +249,7 @@ class SitesConfig(_Section):
 
 
 class CrawlConfig(_Section):
-    """The whole validated configuration; field names are 003's TOML keys."""
+    """The whole validated configuration; field names are the TOML keys (docs/configuration.md)."""
 
     mode: Literal["seed", "sitemap"] = "seed"
     user_agent: _NonEmpty | None = None

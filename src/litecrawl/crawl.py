@@ -44,7 +44,7 @@ from litecrawl.urls import DomainScope, UrlRules, host_of, without_passwords
 
 __all__ = ["PAGE_TYPES", "CrawlReport", "Focus", "crawl", "run_crawl"]
 
-#: The media types of pages whose bodies a crawl reads (seed 001: HTML only; a link may turn out
+#: The media types of pages whose bodies a crawl reads (HTML, docs/crawling.md; a link may turn out
 #: to be a feed). Others (PDF, images, archives) are skipped after their headers unless
 #: ``[fetch] accept_types`` / ``--accept-type`` names them. Sitemaps and feeds, fetched as such,
 #: are read whatever their type.
@@ -125,7 +125,8 @@ def _options(
         use_lastmod=config.sitemap.use_lastmod,
         sitemaps_per_host=config.sitemap.max_per_host,
         fetch_policy=FetchPolicy(
-            # 001's max_retries counts retries after the first try: 3 = waits of 1, 2 and 4 s
+            # max_retries counts retries after the first try: 3 = waits of 1, 2 and 4 s
+            # (docs/crawling.md, "Fetching")
             max_attempts=config.fetch.max_retries + 1,
             cache=(
                 open_cache(config.cache.dir, config.cache.layout)
@@ -477,7 +478,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "fresh": stats.fresh,
         "new_links": stats.new_links,
         "redirects": stats.redirects,
-        "cache_hits": stats.not_modified,  # 003's "cached hits": 304s served from the cache
+        "cache_hits": stats.not_modified,  # 304s served from the cache
         "skipped_robots": stats.errors.get("robots", 0),
         "skipped_lastmod": stats.skipped_lastmod,
         "skipped_scope": stats.skipped_scope,

@@ -1,6 +1,6 @@
 """The engine: run claimed pages through the pipeline and write the outcome back.
 
-Per page (seed 000 sections 4-9, plus the CLI's fetch policy)::
+Per page (docs/python-api.md, steps 4-9, plus the CLI's fetch policy in docs/crawling.md)::
 
     check URL -> politeness -> fetch (retries, conditional GET, cache) -> redirect rules
       -> kind: page  -> links -> [analyze: extract + index] -> transform
@@ -126,7 +126,7 @@ class Engine:
     async def bootstrap(
         self, start_urls: list[str], source: str = "seed", kind: str = "page"
     ) -> int:
-        """Section 1: insert valid normalized start URLs idempotently."""
+        """Step 1 (docs/python-api.md): insert valid normalized start URLs idempotently."""
         urls = self.options.rules.many(start_urls, None)
         runner = self.options.strategy
         if runner is not None and kind == "page":
@@ -137,8 +137,9 @@ class Engine:
         return await self.frontier.add(links)
 
     async def recover(self) -> int:
-        """Section 2: the claims of dead workers (leases), and claims older than the processing
-        timeout, are reset and rescheduled stale (or made due again, ``retry_uncrawled``)."""
+        """Step 2 (docs/python-api.md): the claims of dead workers (leases), and claims older
+        than the processing timeout, are reset and rescheduled stale (or made due again,
+        ``retry_uncrawled``)."""
         now = int(time.time())
         o = self.options
         lost = 0
@@ -154,7 +155,8 @@ class Engine:
         return lost + old
 
     async def run_batch(self, n_claims: int) -> CrawlStats:
-        """Sections 2-9: recover, claim up to ``n_claims`` due pages, process them all, finalize."""
+        """Steps 2-9 (docs/python-api.md): recover, claim up to ``n_claims`` due pages, process
+        them all, finalize."""
         await self.recover()
         claimed = await self.claim(n_claims)
         self.stats.claimed += len(claimed)
@@ -217,7 +219,7 @@ class Engine:
     async def _process(self, page: ClaimedPage) -> None:
         rules = self.options.rules
         url = page.norm_url
-        # Section 4: sanity check of the stored URL against the current rules.
+        # Step 4 (docs/python-api.md): sanity check of the stored URL against the current rules.
         normalized = rules.normalize(url)
         if normalized != url:
             self.outcomes.note(
@@ -255,7 +257,7 @@ class Engine:
             return
         self.stats.fetched += 1
 
-        # Section 5: redirects.
+        # Step 5 (docs/python-api.md): redirects.
         final = rules.normalize(result.final_url)
         if final != url:
             self.stats.redirects += 1
@@ -271,7 +273,7 @@ class Engine:
                 return  # another worker is processing the target right now
             page, url = claimed, final
 
-        # Section 6: links and content.
+        # Step 6 (docs/python-api.md): links and content.
         content = result.body if result.ok else b""
         links: list[str] = []
         extra: list[NewLink] = []
@@ -364,7 +366,7 @@ class Engine:
         return kept
 
     def _unchanged_since_listed(self, page: ClaimedPage) -> bool:
-        """003: a URL whose sitemap lastmod is older than its stored fetch time is not fetched."""
+        """A URL whose sitemap lastmod is older than its stored fetch time is not fetched."""
         return (
             self.options.use_lastmod
             and page.lastmod is not None
@@ -387,7 +389,7 @@ class Engine:
                 page.kind,
             )
         except FetchError as exc:
-            # a type not asked for is a skip (001), not a failed fetch: logged at INFO
+            # a type not asked for is a skip, not a failed fetch: logged at INFO (docs/crawling.md)
             self.outcomes.failed(page, url, exc, "skip" if exc.skipped else "fetch")
             answered = None
             if isinstance(exc, UnwantedType):  # the row tells what it was: status and type
@@ -421,7 +423,7 @@ class Engine:
         document: object | None = None,
         links_out: list[str] | None = None,
     ) -> None:
-        """Sections 8-9: freshness, schedule, downstream hook, then the UPSERT (batched).
+        """Steps 8-9 (docs/python-api.md): freshness, schedule, downstream hook, the batched write.
 
         Fresh = a new valid link or a changed content hash. The downstream hook must be told
         before the write, so with a hook the links are looked up first; without one the write

@@ -1,4 +1,4 @@
-"""User hooks (seed 000 Contracts): sync or async callables, both accepted."""
+"""User hooks (docs/python-api.md, "Parameters"): sync or async callables, both accepted."""
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
 """What happened to the pages of a crawl: the counters, the failures by host and cause, and the
 one structured log record per page.
 
-Per-page records go to the ``litecrawl.page`` logger with seed 003's fields as ``extra``
-(``url``, ``status``, ``source``, ``depth``, ``action``; ``error`` when the page failed), so any
-handler can print them as text or JSON. ``action`` is the furthest step the page reached:
-``filter`` (dropped by the URL rules), ``skip`` (robots.txt, sitemap lastmod, host
-unreachable, a content type not asked for), ``fetch`` (fetched, or the fetch failed),
-``cache`` (304 answered from the disk cache), ``extract`` (indexed), ``output`` (Markdown
-written).
+Per-page records go to the ``litecrawl.page`` logger with the fields of docs/crawling.md ("Logs")
+as ``extra`` (``url``, ``status``, ``source``, ``depth``, ``action``; ``error`` when the page
+failed), so any handler can print them as text or JSON. ``action`` is the furthest step the page
+reached: ``filter`` (dropped by the URL rules), ``skip`` (robots.txt, sitemap lastmod, host
+unreachable, a content type not asked for), ``fetch`` (fetched, or the fetch failed), ``cache`` (304
+answered from the disk cache), ``extract`` (indexed), ``output`` (Markdown written).
 """
 
 from __future__ import annotations
@@ -49,8 +48,8 @@ class Cause:
 
 @dataclass
 class CrawlStats:
-    """The counters of one crawl (seed 001's ``CrawlStats``: ``pages_fetched``,
-    ``pages_failed``, ``pages_indexed`` and ``elapsed_time`` are the same numbers)."""
+    """The counters of one crawl (``pages_fetched``, ``pages_failed``, ``pages_indexed`` and
+    ``elapsed_time``, the names of an earlier design, are the same numbers)."""
 
     claimed: int = 0
     fetched: int = 0  # responses received, whatever their status
@@ -61,7 +60,7 @@ class CrawlStats:
     deleted: int = 0
     recovered: int = 0
     new_links: int = 0
-    not_modified: int = 0  # 304 answered from the disk cache (003's "cached hits")
+    not_modified: int = 0  # 304 answered from the disk cache (the summary's cache hits)
     skipped_lastmod: int = 0
     skipped_scope: int = 0
     throttled: int = 0  # 429/503: re-queued for later
@@ -192,8 +191,8 @@ class PageOutcomes:
 
     def failed(self, page: ClaimedPage, url: str, error: FetchError, action: str) -> None:
         """A page that ended in ``error``: a failed fetch, an HTTP error status included, is a
-        warning (001), shown at every level; a page skipped (robots.txt, a host unreachable
-        before) is not."""
+        warning, shown at every level (docs/crawling.md, "Logs"); a page skipped (robots.txt, a
+        host unreachable before) is not."""
         self.stats.fail(url, host_of(url), error.category, error.detail)
         code = error.category.removeprefix("http_")
         status = int(code) if error.category.startswith("http_") and code.isdigit() else None

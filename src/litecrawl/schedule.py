@@ -1,4 +1,4 @@
-"""Adaptive re-crawl scheduling (seed 000, section 9): multiply the last interval, then clamp."""
+"""Adaptive re-crawl scheduling (docs/python-api.md, step 9): multiply the last interval, clamp."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""URL normalization and validation (seed 000, section 7).
+"""URL normalization and validation (docs/python-api.md, step 7).
 
 Normalize, then validate: a URL is made absolute, reduced to one canonical spelling, rewritten by
 the user's ``normalize_patterns``, and only then checked against include/exclude patterns.
@@ -290,7 +290,7 @@ def normalize_and_validate_url(
     include_patterns: list[str] | None,
     exclude_patterns: list[str] | None,
 ) -> str | None:
-    """Seed 000's contract: the normalized URL if it is valid, else None."""
+    """The public contract (docs/python-api.md, step 7): the normalized URL if valid, else None."""
     rules = _cached_rules(
         tuple((d["pattern"], d["replace"]) for d in normalize_patterns or ()),
         tuple(include_patterns or ()),

@@ -48,8 +48,8 @@ def setup_logging(
 ) -> None:
     """INFO by default (terminal or not), DEBUG and one record per page with ``verbose``,
     warnings only with ``quiet``. Per-page records (logger ``litecrawl.page``) show only with
-    ``verbose``, but for a failed fetch: a warning (seed 001), shown at every level.
-    ``log_file`` gets everything (DEBUG and every page) whatever the terminal shows (001)."""
+    ``verbose``, but for a failed fetch: a warning, shown at every level (docs/crawling.md).
+    ``log_file`` gets everything (DEBUG and every page) whatever the terminal shows."""
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     formatter = JsonLinesFormatter() if json_lines else KeyValueFormatter()
     handler = _StderrHandler()

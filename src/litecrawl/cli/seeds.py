@@ -1,4 +1,4 @@
-"""``litecrawl seeds add FILE``: inject seed URLs into the frontier (004's add-seeds mode)."""
+"""``litecrawl seeds add FILE``: inject seed URLs into the frontier (docs/strategies.md)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def add(
     """Add seed URLs (blank lines and '#' comments skipped); invalid ones are reported.
 
     With a strategy other than bfs the URLs go through its ``read_seeds``, which decides what
-    is scheduled (004's add-seeds mode)."""
+    is scheduled (Frontera's add-seeds step, docs/strategies.md)."""
     cfg = load_or_exit(config, {"db": db, "strategy.name": strategy})
     try:
         factory = strategy_for(cfg.strategy.name)

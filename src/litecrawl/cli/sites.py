@@ -1,4 +1,4 @@
-"""``litecrawl sites ...``: seed 002's site queue, relevance checks and annotations."""
+"""``litecrawl sites ...``: the site queue, relevance checks and annotations (docs/sites.md)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["sites_app"]
 
 sites_app = typer.Typer(
-    help="Follow many websites (seed 002): a site queue, relevance checks, annotations.",
+    help="Follow many websites: a site queue, relevance checks, annotations.",
     no_args_is_help=True,
 )
 

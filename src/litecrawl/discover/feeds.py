@@ -1,4 +1,4 @@
-"""RSS/Atom feeds (002's feed crawls): parse with feedparser, find them in HTML with lxml.
+"""RSS/Atom feeds (docs/sites.md's feed crawls): parse with feedparser, find them in HTML with lxml.
 
 Pure parsing; the engine fetches. Neither function raises on bad input.
 """

@@ -7,7 +7,7 @@ copy of the page's lxml tree (no second parse), resiliparse on its own fast pars
 
 Quality and speed of the engines are in bench/README.md (``bench/article_eval.py`` on a labelled
 set, ``bench/markdown_quality.py`` on real documentation sites). An engine that fails or finds
-nothing yields "": the caller then uses the full page (seed 003).
+nothing yields "": the caller then uses the full page (docs/search.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Markdown output (seed 003): the document, and writing it safely. Where it goes on disk is
+"""Markdown output (docs/datasets.md): the document, and writing it safely. Where it goes on disk is
 :mod:`litecrawl.extract.paths`."""
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ def _extract(
     html_lang = doc.language()
 
     # a menu or a stub is not an article; nor is text the page's own tree does not hold: the
-    # full page instead (seed 003)
+    # full page instead (docs/search.md, "Main article")
     mode: ExtractionMode = "fullpage"
     if chosen and _is_article(chosen, doc.anchor_texts()) and _keep_article(lxml_doc, chosen):
         mode = "article"

@@ -1,4 +1,5 @@
-"""Rendering fetcher: one shared headless Chromium, a fresh page per URL (seed 000 §4).
+"""Rendering fetcher: one shared headless Chromium, a fresh page per URL (docs/python-api.md,
+step 4).
 
 Each fetch: ``goto`` (images, fonts and media blocked), scroll ``scroll_rounds`` times, wait
 until the network is quiet (bounded by ``timeout_ms``: a page that never goes idle still returns

@@ -33,7 +33,7 @@ from litecrawl.version import VERSION
 
 __all__ = ["HttpFetcher", "default_user_agent"]
 
-MAX_BYTES = 10 * 1024 * 1024  # after decompression (seed 001)
+MAX_BYTES = 10 * 1024 * 1024  # after decompression (docs/crawling.md, "Fetching")
 
 
 def default_user_agent(contact: str = "https://github.com/litecrawl/litecrawl") -> str:
@@ -44,7 +44,8 @@ class HttpFetcher:
     """``async with HttpFetcher(...) as f: await f.fetch(FetchRequest(url))``.
 
     Redirects are followed (at most ``max_redirects`` hops) and reported through
-    ``FetchResult.final_url``; the engine applies seed 000's redirect rules to it.
+    ``FetchResult.final_url``; the engine applies the redirect rules to it (docs/python-api.md,
+    step 5).
     """
 
     def __init__(

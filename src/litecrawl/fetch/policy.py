@@ -1,4 +1,5 @@
-"""Seed 001's fetch policy around any fetcher: politeness slots, retries, conditional GET.
+"""The fetch policy (docs/crawling.md, "Fetching") around any fetcher: politeness slots,
+retries, conditional GET.
 
 Network errors and timeouts are retried with exponential backoff (1 s, 2 s, 4 s ...) up to
 ``max_attempts`` tries in all; a 5xx is retried once; a 4xx never. A 429/503 is not retried here:

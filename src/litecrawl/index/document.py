@@ -13,8 +13,8 @@ __all__ = ["IndexDocument", "PageAnalysis"]
 class IndexDocument:
     url: str
     title: str
-    keywords: tuple[str, ...]  # top 10 non-stop-words (001)
-    text_preview: str  # first 500 characters (001)
+    keywords: tuple[str, ...]  # top 10 non-stop-words
+    text_preview: str  # first 500 characters
     text: str  # full extracted text, for the full-text index
     text_hash: str  # sha256 of ``text``: exact duplicates in O(1)
     simhash: int  # 64-bit simhash of word shingles, signed to fit SQLite INTEGER

@@ -44,8 +44,8 @@ def sidecar(
     content_hash: str,
     cache_path: str | None,
 ) -> dict[str, object]:
-    """The ``.meta.json`` record: exactly 003's fields, in 003's order, plus the page markup's
-    ``date`` and ``author`` only when it found them."""
+    """The ``.meta.json`` record: the fields of docs/datasets.md, in that order, plus the page
+    markup's ``date`` and ``author`` only when it found them."""
     record: dict[str, object] = {
         "url": url,
         "title": extracted.title,

@@ -1,4 +1,4 @@
-"""Link extraction with lxml (seed 000 section 6; canonical and feed links for the CLI)."""
+"""Link extraction with lxml (docs/python-api.md, step 6; canonical and feed links for the CLI)."""
 
 from __future__ import annotations
 

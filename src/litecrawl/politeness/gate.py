@@ -69,10 +69,10 @@ _SWEEP_HOSTS = 1024
 class PolitenessSettings:
     user_agent: str
     obey_robots: bool = True
-    per_host: int = 4  # concurrent requests per host (003), all workers together
+    per_host: int = 4  # concurrent requests per host, all workers together (docs/crawling.md)
     concurrency: int = 16  # concurrent fetches of this worker
-    delay_ms: float = 500.0  # minimal gap between request starts per host (003)
-    rate: float | None = None  # requests/s per host, token bucket (001), off unless given
+    delay_ms: float = 500.0  # minimal gap between request starts per host (docs/crawling.md)
+    rate: float | None = None  # requests/s per host, token bucket, off unless given
     robots_timeout: float = 10.0
     max_crawl_delay: float = 60.0  # a robots.txt asking for more is capped, not obeyed blindly
 

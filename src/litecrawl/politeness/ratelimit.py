@@ -91,7 +91,7 @@ class HostPacer:
     * ``delay_ms``: minimal gap between request starts (003: 500 ms);
     * ``crawl_delay``: robots.txt ``Crawl-delay`` seconds; the larger of the two gaps applies,
       optionally capped by ``max_crawl_delay``;
-    * ``rate``/``burst``: an optional :class:`TokenBucket` (``--rate-limit``, 001);
+    * ``rate``/``burst``: an optional :class:`TokenBucket` (``--rate-limit``, docs/crawling.md);
     * :meth:`slow_down`: a back-off deadline from a 429/503 ``Retry-After``.
     """
 

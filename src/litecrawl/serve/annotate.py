@@ -1,4 +1,4 @@
-"""The dashboard's second write: site annotations (seed 002's "another application")."""
+"""The dashboard's second write: site annotations (docs/dashboard.md, docs/differences.md)."""
 
 from __future__ import annotations
 

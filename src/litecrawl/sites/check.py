@@ -1,4 +1,4 @@
-"""Handle the site queue (seed 002): read each due site's start page and decide its relevance.
+"""Handle the site queue (docs/sites.md): read each due site's start page and decide its relevance.
 
 New sites are checked; known ones again only when their last check is older than
 ``site_revisit_delay``. robots.txt is obeyed (cached in the database like the crawl's), the

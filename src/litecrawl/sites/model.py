@@ -1,4 +1,4 @@
-"""Seed 002's sites: what the site queue holds and what a relevance filter is given."""
+"""Sites (docs/sites.md): what the site queue holds and what a relevance filter is given."""
 
 from __future__ import annotations
 

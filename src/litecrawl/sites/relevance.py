@@ -1,4 +1,5 @@
-"""Is a site relevant? Annotations first (seed 002), then the filter plugin on its start page."""
+"""Is a site relevant? Annotations first (docs/sites.md), then the filter plugin on its start
+page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The site crawler (seed 002): handle the queue, then crawl due relevant sites, one per worker.
+"""The site crawler (docs/sites.md): handle the queue, then crawl due relevant sites, one per
+worker.
 
 A worker checks a site out (a lock in the database that expires after ``lease_timeout`` unless
 renewed, so a worker killed with kill -9 loses its site to the others), crawls it with the

@@ -1,4 +1,4 @@
-"""Crawling strategies (seed 004, Frontera's API): what is crawled and in what order."""
+"""Crawling strategies (Frontera's API, docs/strategies.md): what is crawled and in what order."""
 
 from litecrawl.strategy.base import (
     BaseCrawlingStrategy,

@@ -1,4 +1,4 @@
-"""The crawling strategy API of seed 004 (Frontera's): a strategy decides what is crawled.
+"""The crawling strategy API (Frontera's, docs/strategies.md): a strategy decides what is crawled.
 
 A strategy written for Frontera runs here with only its imports changed to
 ``from litecrawl.strategy import BaseCrawlingStrategy, States``. The engine sets ``meta[b'state']``
@@ -116,8 +116,8 @@ class StatesContext(Protocol):
 
 
 class BaseCrawlingStrategy(abc.ABC):
-    """Interface of a crawling strategy (seed 004). Hooks run in the crawl's event loop: keep
-    them quick; what they change is written after they return."""
+    """Interface of a crawling strategy (docs/strategies.md). Hooks run in the crawl's event
+    loop: keep them quick; what they change is written after they return."""
 
     #: True: each extracted link's anchor text is in ``link.meta[b'link_text']`` (str; not
     #: stored) for ``filter_extracted_links``/``links_extracted``, at the cost of a second

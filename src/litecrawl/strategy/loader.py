@@ -15,7 +15,8 @@ BUILTIN = {
     "focused": "litecrawl.strategy.builtin:Focused",
 }
 # Run by the engine itself (every link that passes scope, depth and the URL rules is queued;
-# claims in seed 000's order): ``bfs`` is the crawl command's default, ``adaptive`` litecrawl()'s.
+# claims in litecrawl()'s order, docs/python-api.md step 3): ``bfs`` is the crawl command's
+# default, ``adaptive`` litecrawl()'s.
 # Their fresh/stale re-crawl schedule applies under every strategy.
 FAST_PATH = frozenset({"adaptive", "bfs"})
 
