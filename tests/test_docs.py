@@ -124,3 +124,47 @@ def test_relative_links_resolve(page: Path) -> None:
             if anchor not in {_slug(h) for h in headings}:
                 broken.append(link)
     assert not broken, f"{page.relative_to(ROOT)}: links to nothing: {broken}"
+
+
+# A reference to a design document that is not in this repository: "seed 000", "003's keys",
+# "(001)", "seed section 9", "Section 4:" (the designs' sections; RFC sections are fine).
+_SEED_REFERENCE = re.compile(
+    r"\b[Ss]eeds? 00\d|\b[Ss]eed \d{3}|\b00[0-4]'s\b|(?<=[(\s])00[0-4][:)]|\b[Ss]eed section"
+    r"|(?<!RFC \d{4} )\b[Ss]ections? \d|§|^\W*00[0-4]:"
+)
+
+
+def test_the_seed_pattern_finds_references() -> None:
+    found = [
+        "seed 000 section 4",
+        "Seed 002's site queue",
+        "003's keys",
+        "a token bucket (001), off",
+        "(``--rate-limit``, 001);",
+        "(seed section 9's UPSERT)",
+        "# Section 5: redirects.",
+        "(seed 000 §4)",
+        "(003: 500 ms)",
+        "# 004: a strategy's meta",
+    ]
+    kept = [
+        "seed URLs",
+        "RFC 9309 section 2.3.1",
+        "max(x, 0.001)",
+        "le=1_000)",
+        "at 30,000)",
+        "the seed (it sets scope)",
+    ]
+    assert all(_SEED_REFERENCE.search(text) for text in found)
+    assert not any(_SEED_REFERENCE.search(text) for text in kept)
+
+
+def test_no_module_points_to_a_design_document_outside_the_repository() -> None:
+    """Comments point to docs/ (where the decisions are written), never to the seeds."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "src").rglob("*.py"))
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if _SEED_REFERENCE.search(line)
+    ]
+    assert not found, "\n".join(found)

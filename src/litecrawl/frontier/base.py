@@ -4,7 +4,7 @@ A *claim* stamps due rows with ``processing_time`` (and the claiming worker) so 
 takes them; *finalize* writes a processed page back (schedule, hash, outcome) together with the
 links it found. Claims come back two ways: a worker whose lease lapsed (no heartbeat for
 ``lease_timeout``, or its process gone on this machine) loses all its claims at once; and any claim
-older than the processing timeout is *recovered* (seed 000's rule). SQLite and PostgreSQL
+older than the processing timeout is *recovered* (docs/python-api.md, step 2). SQLite and PostgreSQL
 implement the same methods.
 """
 
@@ -44,7 +44,7 @@ PARKED = 1 << 62
 
 @dataclass(frozen=True, slots=True)
 class NewLink:
-    """A URL to add to the frontier if it is not there yet (seed: "using default values")."""
+    """A URL to add to the frontier if it is not there yet (docs/python-api.md, step 6)."""
 
     url: str
     host: str
@@ -75,7 +75,7 @@ class HostRules:
     in full; and hosts whose ``room`` (how many more of its pages this worker may hold) is 0.
     A host not in ``room`` may give ``new_host_room`` pages. A new lease takes at most
     ``share`` slots (the worker's own concurrency), so a host with many slots can be shared.
-    Within what is allowed the claim order stays seed 000's."""
+    Within what is allowed the claim order is docs/python-api.md's (step 3)."""
 
     per_host: int
     share: int
@@ -226,7 +226,8 @@ class FrontierSummary:
 
 @dataclass(frozen=True, slots=True)
 class PageUpdate:
-    """Everything finalize writes for one processed page (seed section 9's UPSERT and more).
+    """Everything finalize writes for one processed page (docs/python-api.md step 9's upsert,
+    and more).
 
     ``content_hash=None`` keeps the stored hash (a failed fetch does not erase what we had).
     """
@@ -326,8 +327,8 @@ class Frontier(abc.ABC):
 
         With ``retry_uncrawled`` a never-crawled row is made due again instead, once: the CLI's
         resume after kill -9 finishes the crawl, while a page whose processing keeps dying is
-        still parked (seed 000 section 2). One transaction, so two processes recovering at once
-        never double-handle a row. Returns the number of rows recovered.
+        still parked (docs/python-api.md, step 2). One transaction, so two processes recovering
+        at once never double-handle a row. Returns the number of rows recovered.
         """
 
     @abc.abstractmethod

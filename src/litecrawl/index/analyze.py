@@ -48,7 +48,7 @@ _WORK = "litecrawl.index.work:analyze"
 class AnalyzerSettings:
     """What the analysis of every page needs (plain data: it travels to the worker processes).
 
-    ``extra_remove``: CSS selectors dropped before extraction (003 ``filter.extra_remove``).
+    ``extra_remove``: CSS selectors dropped before extraction (``filter.extra_remove``).
     ``main_article``: the main article's text instead of the full page (003
     ``extract.main_article``), by ``article_engine`` (``extract.engine``). ``output_dir``: where
     Markdown + ``.meta.json`` go (None: no files). ``cache_dir``: the disk cache directory, for

@@ -88,7 +88,7 @@ class PacerState:
 class HostPacer:
     """Everything that decides when the next request to one host may start.
 
-    * ``delay_ms``: minimal gap between request starts (003: 500 ms);
+    * ``delay_ms``: minimal gap between request starts (500 ms by default, docs/crawling.md);
     * ``crawl_delay``: robots.txt ``Crawl-delay`` seconds; the larger of the two gaps applies,
       optionally capped by ``max_crawl_delay``;
     * ``rate``/``burst``: an optional :class:`TokenBucket` (``--rate-limit``, docs/crawling.md);

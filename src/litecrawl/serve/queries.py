@@ -157,7 +157,7 @@ class DashboardQueries(ABC):
 
     @abstractmethod
     def sites(self, status: str | None) -> list[Site] | None:
-        """The site queue (seed 002), by base URL; None when the database has none."""
+        """The site queue (docs/sites.md), by base URL; None when the database has none."""
 
     @abstractmethod
     def site(self, base_url: str) -> tuple[Site | None, list[Annotation]] | None:

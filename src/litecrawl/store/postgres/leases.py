@@ -119,7 +119,7 @@ async def recover_lost(
 
 
 async def claims_older_than(conn: psycopg.AsyncConnection[Any], older_than: int) -> list[_Claim]:
-    """Seed 000's rule: claims stamped before ``older_than``, whoever holds them."""
+    """docs/python-api.md, step 2: claims stamped before ``older_than``, whoever holds them."""
     cur = await conn.execute(
         _RECOVERABLE + "processing_time IS NOT NULL AND processing_time < %s "
         "FOR UPDATE SKIP LOCKED",
@@ -135,7 +135,7 @@ async def reset_claims(
     schedule: Schedule,
     retry_uncrawled: bool,
 ) -> int:
-    """Seed 000 section 2 for recovered claims (as the SQLite store's ``reset_claims``)."""
+    """Step 2 of docs/python-api.md for recovered claims (as SQLite's ``reset_claims``)."""
     again = [
         url
         for url, last, _, error in rows

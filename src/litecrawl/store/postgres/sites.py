@@ -1,4 +1,4 @@
-"""The site queue and annotations in PostgreSQL (seed 002), as the SQLite store's
+"""The site queue and annotations in PostgreSQL (docs/sites.md), as the SQLite store's
 (``store/sqlite/sites.py``): the same tables and decisions, PostgreSQL's dialect. A checkout
 takes the site row ``FOR UPDATE SKIP LOCKED``, so workers on several machines never lock one
 site twice."""

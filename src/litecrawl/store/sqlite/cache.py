@@ -1,8 +1,8 @@
 """The raw-response cache in one SQLite file, ``{dir}/cache.db`` (``[cache] layout = "sqlite"``).
 
-Two files per page (003's layout) cost a file system block each: ~8.5 KB of disk for a 200-byte
+Two files per page (the file layout) cost a file system block each: ~8.5 KB of disk for a 200-byte
 page, and two atomic file writes per store. Here a page is one row (its metadata as the JSON
-003's ``.headers.json`` holds, and its body), ~0.8 KB for the same page; see the README.
+``.headers.json`` holds, and its body), ~0.8 KB for the same page; see docs/crawling.md.
 """
 
 from __future__ import annotations

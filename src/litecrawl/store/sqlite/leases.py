@@ -124,7 +124,7 @@ _Claim = tuple[str, int | None, int | None, str | None]  # url, last and next cr
 
 
 def claims_older_than(conn: sqlite3.Connection, older_than: int) -> list[_Claim]:
-    """Seed 000's rule: claims stamped before ``older_than``, whoever holds them."""
+    """docs/python-api.md, step 2: claims stamped before ``older_than``, whoever holds them."""
     return conn.execute(
         _RECOVERABLE + "processing_time IS NOT NULL AND processing_time < ?", (older_than,)
     ).fetchall()
@@ -137,8 +137,8 @@ def reset_claims(
     schedule: Schedule,
     retry_uncrawled: bool,
 ) -> int:
-    """Seed 000 section 2 for recovered claims: rescheduled as stale; with ``retry_uncrawled``
-    a never-crawled page is due again at once instead (the first time only)."""
+    """Step 2 of docs/python-api.md for recovered claims: rescheduled as stale; with
+    ``retry_uncrawled`` a never-crawled page is due again at once instead (the first time only)."""
     again = [
         (url,)
         for url, last, _, error in rows

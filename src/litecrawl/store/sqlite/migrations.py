@@ -10,8 +10,8 @@ import sqlite3
 
 __all__ = ["MIGRATIONS", "migrate"]
 
-# Seed 000's table, with the typo (trailing comma) mended and a default for content_hash so that
-# new pages can be inserted "using default values".
+# litecrawl()'s first table (docs/architecture.md, "Storage"), with the typo (trailing comma)
+# mended and a default for content_hash so that new pages can be inserted "using default values".
 _SEED_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
   norm_url         TEXT PRIMARY KEY,
@@ -24,7 +24,7 @@ CREATE INDEX IF NOT EXISTS idx_pages_next_crawl ON pages(next_crawl_time);
 CREATE INDEX IF NOT EXISTS idx_pages_processing ON pages(processing_time);
 """
 
-# Frontier columns beyond the seed's (added with ALTER so a seed-made database upgrades in place).
+# Frontier columns beyond the first table's (added with ALTER so an old database upgrades in place).
 # state follows Frontera's link states: 0 NOT_CRAWLED, 1 QUEUED, 2 CRAWLED, 3 ERROR.
 _FRONTIER_COLUMNS = """
 ALTER TABLE pages ADD COLUMN host TEXT NOT NULL DEFAULT '';
@@ -71,8 +71,9 @@ CREATE TABLE runs (
 CREATE INDEX idx_pages_error ON pages(error) WHERE error IS NOT NULL;
 """
 
-# The index (001) and near-duplicates (002): every URL has a document row; documents whose text
-# is the same or nearly the same share one resource, and only resources are full-text indexed.
+# The index and near-duplicates (docs/architecture.md, "Storage"): every URL has a document row;
+# documents whose text is the same or nearly the same share one resource, and only resources are
+# full-text indexed.
 # simhash bands: two 64-bit simhashes within Hamming distance 3 agree on at least one 16-bit band.
 _INDEX = """
 CREATE TABLE resources (
@@ -164,7 +165,8 @@ _DOCUMENT_CANONICAL = """
 ALTER TABLE documents ADD COLUMN canonical TEXT NULL;
 """
 
-# 004: a crawling strategy's meta per URL (JSON) and its per-domain metadata.
+# Strategies (docs/strategies.md): a crawling strategy's meta per URL (JSON) and its per-domain
+# metadata.
 _STRATEGY = """
 ALTER TABLE pages ADD COLUMN meta TEXT;
 CREATE TABLE domain_metadata (
@@ -173,8 +175,9 @@ CREATE TABLE domain_metadata (
 );
 """
 
-# 002: one embedding per resource (float32 BLOB, index/embed.py's model), dropped by the triggers
-# when its resource goes or its text changes, so a stale vector never outlives its text.
+# Semantic search (docs/search.md): one embedding per resource (float32 BLOB, index/embed.py's
+# model), dropped by the triggers when its resource goes or its text changes, so a stale vector
+# never outlives its text.
 _VECTORS = """
 CREATE TABLE resource_vectors (
   resource_id INTEGER PRIMARY KEY,
@@ -205,7 +208,7 @@ CREATE INDEX idx_page_links_dst ON page_links(dst_key);
 ALTER TABLE pages ADD COLUMN response_ms INTEGER NULL;
 """
 
-# 002's site queue: a site is queued until its start page is checked, then relevant or
+# The site queue (docs/sites.md): a site is queued until its start page is checked, then relevant or
 # irrelevant (with why); annotations are kept by base URL (a site may not exist yet) and tied to
 # the site when it does. Portable SQL: the PostgreSQL backend carries the same tables.
 _SITES = """
@@ -238,10 +241,10 @@ CREATE TABLE site_annotations (
 CREATE INDEX idx_site_annotations_base_url ON site_annotations(base_url);
 """
 
-# 002's site crawls: a site is checked out under a lock that expires (a killed worker loses it),
-# its next full and feed crawls are scheduled at checkin, each crawl is recorded, and the links
-# its pages make to other sites are counted per pair of sites. A site's feeds (advertised by its
-# start page or found while crawling it) are kept per site; their validators are those of their
+# Site crawls (docs/sites.md): a site is checked out under a lock that expires (a killed worker
+# loses it), its next full and feed crawls are scheduled at checkin, each crawl is recorded, and the
+# links its pages make to other sites are counted per pair of sites. A site's feeds (advertised by
+# its start page or found while crawling it) are kept per site; their validators are those of their
 # frontier rows.
 _SITE_CRAWLS = """
 ALTER TABLE sites ADD COLUMN next_crawl REAL NULL;

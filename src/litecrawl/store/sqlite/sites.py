@@ -1,4 +1,4 @@
-"""The site queue and annotations in SQLite (seed 002)."""
+"""The site queue and annotations in SQLite (docs/sites.md)."""
 
 from __future__ import annotations
 
