@@ -1,4 +1,4 @@
-"""Adaptive re-crawl scheduling (docs/python-api.md, step 9): multiply the last interval, clamp."""
+"""The multiplicative re-crawl rule (docs/python-api.md, step 9): multiply the interval, clamp."""
 
 from __future__ import annotations
 

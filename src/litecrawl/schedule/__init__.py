@@ -1,0 +1,27 @@
+"""Re-crawl scheduling: when is a page fetched again (docs/freshness.md).
+
+Three policies side by side: ``multiplicative`` (seed 000's rule, :class:`Schedule`), ``uniform``
+(every page at the same interval) and ``freshness`` (each page's change rate estimated from its
+fetch history by :mod:`.estimate`, revisits allocated under a fetch budget by :mod:`.allocate`).
+"""
+
+from litecrawl.schedule.allocate import (
+    Allocation,
+    Level,
+    RateGroup,
+    allocate,
+    expected_freshness,
+)
+from litecrawl.schedule.estimate import ChangeHistory, Estimator
+from litecrawl.schedule.multiplicative import Schedule
+
+__all__ = [
+    "Allocation",
+    "ChangeHistory",
+    "Estimator",
+    "Level",
+    "RateGroup",
+    "Schedule",
+    "allocate",
+    "expected_freshness",
+]

@@ -1,0 +1,132 @@
+"""How often does a page change? Estimated from its fetch history (docs/freshness.md).
+
+A re-fetch is a check at some interval after the previous one that tells only *whether* the page
+changed meanwhile, not how often. For changes arriving as a Poisson process of rate λ, an interval
+of length t ends unchanged with probability e^{-λt}, so the likelihood of a history is maximised
+where (Cho & Garcia-Molina, "Estimating frequency of change", irregular intervals)
+
+    Σ_changed t_i / (e^{λ t_i} - 1)  =  Σ_unchanged t_j.
+
+With equal intervals this is their estimator λ = log(n / (n - X)) / t. It is infinite when every
+check found a change and zero when none did, so a Gamma prior is added: ``prior_weight`` changes
+seen over ``prior_weight / prior_rate`` seconds. The estimate is the posterior mode, the root of
+
+    k / λ  +  Σ_changed t_i / (e^{λ t_i} - 1)  =  k / λ0  +  Σ_unchanged t_j.
+
+A new page therefore starts at ``prior_rate`` and is not judged on one observation.
+
+A page's record stays a few numbers: the unchanged side is one sum; the changed side is stood for by
+X equal intervals of an effective length c, X φ(λ, c) with φ(λ, t) = t / (e^{λt} - 1). Each new
+changed interval sets c so that X φ matches the true sum at the current estimate, where the root is
+sought (exact for equal intervals; a plain mean of unequal ones would bias the rate low). Old checks
+fade: each new check multiplies the earlier ones' weight by ``1 - 1/memory``, so a page whose rate
+shifts is followed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from litecrawl.errors import ConfigError
+
+__all__ = ["ChangeHistory", "Estimator"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeHistory:
+    """What a page's checks said; stored with the page (times in seconds)."""
+
+    checks: int = 0  # re-fetches compared with the version before
+    changes: int = 0  # of those, how many found a change
+    changed: float = 0.0  # faded count of intervals that ended changed
+    changed_time: float = 0.0  # their count times their effective length c
+    unchanged_time: float = 0.0  # faded total length of the intervals that ended unchanged
+
+
+@dataclass(frozen=True, slots=True)
+class Estimator:
+    """Change rate (changes per second) of a page from its :class:`ChangeHistory`."""
+
+    prior_rate: float  # assumed for a page with no history, e.g. 1 / new_interval
+    prior_weight: float = 1.0  # how many changes the prior counts as
+    memory: float = 20.0  # checks after which an old check weighs 1/e as much as a new one
+
+    def __post_init__(self) -> None:
+        if not self.prior_rate > 0:
+            raise ConfigError(f"prior_rate must be > 0, got {self.prior_rate}")
+        if not self.prior_weight > 0:
+            raise ConfigError(f"prior_weight must be > 0, got {self.prior_weight}")
+        if not self.memory >= 1:
+            raise ConfigError(f"memory must be >= 1, got {self.memory}")
+
+    def observe(self, history: ChangeHistory, interval: float, changed: bool) -> ChangeHistory:
+        """The history after one more check, ``interval`` seconds after the previous fetch."""
+        interval = max(float(interval), 0.0)
+        lam = self.rate(history)
+        keep = 1.0 - 1.0 / self.memory
+        faded = replace(
+            history,
+            checks=history.checks + 1,
+            changed=history.changed * keep,
+            changed_time=history.changed_time * keep,
+            unchanged_time=history.unchanged_time * keep,
+        )
+        if changed:
+            x = faded.changed
+            total = _phi(lam, faded.changed_time / x) * x if x > 0 else 0.0
+            length = _length(lam, (total + _phi(lam, interval)) / (x + 1))
+            return replace(
+                faded,
+                changes=history.changes + 1,
+                changed=x + 1.0,
+                changed_time=(x + 1.0) * length,
+            )
+        return replace(faded, unchanged_time=faded.unchanged_time + interval)
+
+    def rate(self, history: ChangeHistory) -> float:
+        """The posterior mode of the change rate, in changes per second (> 0)."""
+        k = self.prior_weight
+        exposure = k / self.prior_rate + history.unchanged_time
+        x = history.changed
+        if x <= 0 or history.changed_time <= 0:
+            return k / exposure
+        mean = history.changed_time / x
+
+        def excess(lam: float) -> float:  # decreasing in lam; the estimate is its root
+            return k / lam + x * _phi(lam, mean) - exposure
+
+        # x t / (e^{λt} - 1) lies in (0, x / λ): the root lies between these two
+        lo, hi = k / exposure, (k + x) / exposure
+        for _ in range(100):
+            mid = math.sqrt(lo * hi)
+            if excess(mid) > 0:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-12 * hi:
+                break
+        return math.sqrt(lo * hi)
+
+
+def _phi(lam: float, t: float) -> float:
+    """t / (e^{λt} - 1): what an interval of length t that ended changed adds to the equation."""
+    u = lam * t
+    if u < 1e-12:
+        return 1.0 / lam
+    return t / math.expm1(min(u, 700.0))
+
+
+def _length(lam: float, value: float) -> float:
+    """The interval length t with φ(λ, t) = value (φ falls from 1/λ towards 0 as t grows)."""
+    target = value * lam  # u / (e^u - 1) = target, with u = λt
+    if target >= 1.0:
+        return 0.0
+    lo, hi = 0.0, 700.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if mid / math.expm1(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2 / lam

@@ -1,0 +1,86 @@
+"""The change-rate estimator against known histories."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from litecrawl import ConfigError
+from litecrawl.schedule import ChangeHistory, Estimator
+
+
+def history(est: Estimator, checks: list[tuple[float, bool]]) -> ChangeHistory:
+    h = ChangeHistory()
+    for interval, changed in checks:
+        h = est.observe(h, interval, changed)
+    return h
+
+
+def test_a_new_page_has_the_prior_rate() -> None:
+    assert Estimator(prior_rate=1 / 86400).rate(ChangeHistory()) == pytest.approx(1 / 86400)
+
+
+@pytest.mark.parametrize(("n", "x"), [(10, 4), (20, 1), (5, 4), (100, 50)])
+def test_equal_intervals_give_the_maximum_likelihood_estimate(n: int, x: int) -> None:
+    # Cho & Garcia-Molina: X changes seen in n checks every I seconds: λ = log(n / (n - X)) / I
+    est = Estimator(prior_rate=1e-3, prior_weight=1e-9, memory=1e12)
+    h = history(est, [(100.0, i < x) for i in range(n)])
+    assert (h.checks, h.changes) == (n, x)
+    assert est.rate(h) == pytest.approx(math.log(n / (n - x)) / 100.0, rel=1e-5)
+
+
+def test_unchanged_checks_lower_the_rate_by_the_exposure() -> None:
+    est = Estimator(prior_rate=1 / 1000, prior_weight=2.0, memory=1e12)
+    h = history(est, [(500.0, False), (1500.0, False)])
+    # the prior's 2 changes over 2000 s, then 2000 s more without one
+    assert est.rate(h) == pytest.approx(2 / 4000)
+
+
+def test_one_observation_does_not_decide() -> None:
+    est = Estimator(prior_rate=1 / 3600)
+    changed = est.rate(history(est, [(3600.0, True)]))
+    unchanged = est.rate(history(est, [(3600.0, False)]))
+    assert 1 / 3600 / 2 <= unchanged < 1 / 3600 < changed <= 2 / 3600
+
+
+def test_always_changed_stays_finite_and_grows() -> None:
+    est = Estimator(prior_rate=1 / 3600)
+    rates = [est.rate(history(est, [(3600.0, True)] * n)) for n in (1, 5, 20)]
+    assert all(math.isfinite(r) for r in rates)
+    assert rates[0] < rates[1] < rates[2]
+
+
+@pytest.mark.parametrize("true_rate", [0.2, 1.0, 3.0])
+def test_irregular_intervals_recover_the_rate(true_rate: float) -> None:
+    rng = random.Random(7)
+    est = Estimator(prior_rate=1.0, memory=1e12)
+    checks = []
+    for _ in range(3000):
+        t = math.exp(rng.uniform(math.log(0.25), math.log(4.0)))
+        checks.append((t, rng.random() < -math.expm1(-true_rate * t)))
+    assert est.rate(history(est, checks)) == pytest.approx(true_rate, rel=0.12)
+
+
+def test_a_shifted_rate_is_followed() -> None:
+    # 200 quiet checks, then the page starts changing at every check
+    before = [(3600.0, False)] * 200
+    after = [(3600.0, True)] * 20
+    forgetful = Estimator(prior_rate=1 / 3600, memory=20)
+    stubborn = Estimator(prior_rate=1 / 3600, memory=1e12)
+    assert forgetful.rate(history(forgetful, before + after)) > 1 / 3600
+    assert stubborn.rate(history(stubborn, before + after)) < 1 / 3600 / 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"prior_rate": 0.0}, "prior_rate"),
+        ({"prior_rate": 1.0, "prior_weight": -1.0}, "prior_weight"),
+        ({"prior_rate": 1.0, "memory": 0.5}, "memory"),
+    ],
+)
+def test_bad_settings_are_named(kwargs: dict[str, float], name: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        Estimator(**kwargs)
