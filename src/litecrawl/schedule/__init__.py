@@ -1,8 +1,9 @@
 """Re-crawl scheduling: when is a page fetched again (docs/freshness.md).
 
-Three policies side by side: ``multiplicative`` (seed 000's rule, :class:`Schedule`), ``uniform``
-(every page at the same interval) and ``freshness`` (each page's change rate estimated from its
-fetch history by :mod:`.estimate`, revisits allocated under a fetch budget by :mod:`.allocate`).
+Three policies side by side: ``multiplicative`` (litecrawl()'s default, :class:`Schedule`),
+``uniform`` (every page at the same interval) and ``freshness`` (each page's change rate
+estimated from its fetch history by :mod:`.estimate`, revisits allocated under a fetch budget by
+:mod:`.allocate`).
 """
 
 from litecrawl.schedule.allocate import (
