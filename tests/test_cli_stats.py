@@ -17,6 +17,7 @@ from conftest import LocalServer, site_app
 from test_lease import query, spawn_crawl, wide_site
 from typer.testing import CliRunner
 
+from litecrawl import litecrawl
 from litecrawl.cli import app
 from litecrawl.frontier.base import NewLink
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
@@ -85,6 +86,25 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
     assert "workers: none" in text
     assert all(line == line.rstrip() for line in lines)
     assert runner.invoke(app, ["stats", "--db", str(tmp_path / "none.db")]).exit_code == 2
+
+
+def test_a_litecrawl_batch_is_a_run_with_its_worker(tmp_path: Path, serve: Serve) -> None:
+    """litecrawl() (a cron job's batch) and the CLI share one driver: its run is recorded."""
+    site = serve(site_app({"/": '<a href="/a">a</a> <a href="/gone">g</a>', "/a": "fine"}))
+    db = tmp_path / "c.db"
+    litecrawl(str(db), [site.url("/")], n_claims=5, fetcher="http", obey_robots=False)
+    litecrawl(str(db), [site.url("/")], n_claims=5, fetcher="http", obey_robots=False)
+    data = json.loads(stats(db, "--json").output)
+    newest, first = data["runs"]  # newest first
+    assert first["command"] == newest["command"] == "litecrawl()"
+    assert (first["fetched"], first["failed"], first["outcome"]) == (1, 0, "done")
+    assert (newest["fetched"], newest["failed"], newest["outcome"]) == (2, 1, "done")
+    assert newest["errors"] == {"http_404": 1}
+    assert newest["worker"] == f"{socket.gethostname()}:{os.getpid()}"
+    assert data["workers"] == []  # the batch's lease ended with it
+    text = stats(db).output
+    me = f"{socket.gethostname()}:{os.getpid()}"
+    assert sum(line.split()[-2:] == ["done", me] for line in text.splitlines()) == 2
 
 
 def test_stats_shows_live_workers_and_their_claims(tmp_path: Path, serve: Serve) -> None:

@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Literal
 
+from litecrawl.driver import Batch, drive
 from litecrawl.engine import CrawlStats, Engine, EngineOptions
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import Fetcher
@@ -118,8 +120,9 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
             stack.push_async_callback(close_strategy, runner, frontier)
             options = dataclasses.replace(options, strategy=runner)
         engine = Engine(frontier, fetcher, options, gate=gate, lease=lease)
-        await engine.bootstrap(kwargs["start_urls"])
-        return await engine.run_batch(kwargs.get("n_claims", 100))
+        start = partial(engine.bootstrap, kwargs["start_urls"])
+        report = await drive(engine, lease, Batch(kwargs.get("n_claims", 100)), start)
+        return report.stats
 
 
 def _validate(kw: dict[str, Any]) -> tuple[UrlRules, Schedule]:

@@ -1,12 +1,5 @@
-"""The continuous crawl behind ``litecrawl crawl``: the engine in a pipelined claim loop.
-
-Claims are refilled while earlier pages are still in flight, so fetchers never wait for a batch
-to drain, but only a little ahead of the fetchers: a claim not yet fetched is work a crash
-strands until the lease says its worker is dead. The loop ends when nothing is due and no dead
-worker's claims are still to come back (or, with ``watch``, sleeps until the next page is), when
-``max_pages`` pages (sitemaps and feeds not counted) were claimed, or when ``stop`` is set
-(SIGINT/SIGTERM): then no more claims are made, in-flight pages get ``grace`` seconds to finish,
-and the rest are released.
+"""``litecrawl crawl`` from a validated config: the fetcher, analyzer, politeness and strategy it
+asks for, the seeds or sitemaps to start from, then one run of :func:`litecrawl.driver.drive`.
 """
 
 from __future__ import annotations
@@ -14,10 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,21 +17,21 @@ from urllib.parse import urlsplit
 from litecrawl.cache import open_cache
 from litecrawl.config import CrawlConfig
 from litecrawl.discover.feeds import FEED_CONTENT_TYPES
+from litecrawl.driver import Continuous, CrawlReport, drive
 from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
-from litecrawl.errors import DatabaseUnusable
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
 from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import ClaimFocus, Frontier
+from litecrawl.frontier.base import ClaimFocus
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
-from litecrawl.politeness.gate import CLAIM_HORIZON_SEC, PoliteGate, PolitenessSettings
-from litecrawl.resume import known_sites, make_due_again, next_due
+from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
+from litecrawl.resume import known_sites, make_due_again
 from litecrawl.schedule import Schedule
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
-from litecrawl.urls import DomainScope, UrlRules, host_of, without_passwords
+from litecrawl.urls import DomainScope, UrlRules, without_passwords
 
 __all__ = ["PAGE_TYPES", "CrawlReport", "Focus", "crawl", "run_crawl"]
 
@@ -51,13 +42,6 @@ __all__ = ["PAGE_TYPES", "CrawlReport", "Focus", "crawl", "run_crawl"]
 PAGE_TYPES: tuple[str, ...] = ("text/html", "application/xhtml+xml", *sorted(FEED_CONTENT_TYPES))
 
 log = logging.getLogger("litecrawl")
-
-
-@dataclass(frozen=True, slots=True)
-class CrawlReport:
-    stats: CrawlStats
-    interrupted: bool
-    next_due: int | None = None  # when nothing was claimed: when the next page is due
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,26 +183,16 @@ async def run_crawl(
         if focus is not None:
             options = _focused(options, focus)
         engine = Engine(frontier, fetcher, options, gate, lease)
-        lease.progress = lambda: engine.stats.fetched  # read by the heartbeat thread
-        run_id = await frontier.start_run(command, int(time.time()))
-        await engine.recover()
-        if recrawl is not None:
-            await make_due_again(frontier, recrawl)
-        await _bootstrap(config, engine, gate, seeds)
-        if focus is not None:
-            await _bootstrap_focus(engine, focus)
-        interrupted = await _loop(config, engine, gate, lease, stop, on_progress, grace)
-        stats = engine.stats
-        stats.parked = (await frontier.summary(int(time.time()), hosts=0)).parked
-        me = lease.identity
-        record = {
-            **summary_dict(stats),
-            "interrupted": interrupted,
-            "worker": f"{me.hostname}:{me.pid}",  # the run's machine and process, for stats
-        }
-        await frontier.finish_run(run_id, json.dumps(record), int(time.time()))
-        later = None if stats.claimed else await next_due(frontier)
-        return CrawlReport(stats, interrupted, later)
+
+        async def start() -> None:
+            if recrawl is not None:
+                await make_due_again(frontier, recrawl)
+            await _bootstrap(config, engine, gate, seeds)
+            if focus is not None:
+                await _bootstrap_focus(engine, focus)
+
+        plan = Continuous(gate, stop, config.limits.max_pages, config.watch, grace, on_progress)
+        return await drive(engine, lease, plan, start)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -254,238 +228,3 @@ async def _bootstrap_focus(engine: Engine, focus: Focus) -> None:
     feeds = engine.options.rules.many(focus.feeds, None)
     if feeds:  # known feeds too: each feed crawl reads them again
         await engine.frontier.make_due(feeds, int(time.time()))
-
-
-async def _loop(
-    config: CrawlConfig,
-    engine: Engine,
-    gate: PoliteGate,
-    lease: Lease,
-    stop: asyncio.Event,
-    on_progress: Callable[[CrawlStats, int], None] | None,
-    grace: float,
-) -> bool:
-    frontier = engine.frontier
-    concurrency = config.concurrency.global_
-    max_pages = config.limits.max_pages
-    # a strategy's scores decide each next claim: no claims ahead of what can be fetched
-    ahead = _ClaimAhead(concurrency, ordered=engine.options.strategy is not None)
-    in_flight: dict[asyncio.Task[None], str] = {}
-    held: Counter[str] = Counter()  # pages in flight per host: the next claim's room
-    claimed_total = 0
-    last_recovery = time.monotonic()
-
-    def busy() -> int:  # pages waiting for their host hold no fetch slot: claim past them
-        return len(in_flight) - gate.waiting
-
-    async def refill() -> int:
-        nonlocal claimed_total
-        want = ahead.high_water - busy()
-        if max_pages:
-            want = min(want, max_pages - claimed_total)
-        if want <= 0:
-            return 0
-        # the fetch slots are the gate's, taken after the host's wait (PoliteGate.slot)
-        pages = await engine.claim(want, gate.host_rules(held))
-        for page in pages:
-            in_flight[asyncio.create_task(engine.process(page))] = page.norm_url
-            held[host_of(page.norm_url)] += 1
-        claimed_total += sum(1 for page in pages if page.kind == "page")  # not sitemaps, feeds
-        engine.stats.claimed += len(pages)
-        return len(pages)
-
-    async def finished(tasks: set[asyncio.Task[None]]) -> None:
-        idle = set()
-        for task in tasks:
-            if not task.cancelled() and (exc := task.exception()) is not None:
-                raise exc  # only DatabaseUnusable leaves Engine.process
-            host = host_of(in_flight.pop(task))
-            held[host] -= 1
-            if held[host] <= 0:
-                del held[host]
-                idle.add(host)
-        ahead.finished(len(tasks))
-        await gate.release_hosts(idle, held)
-
-    def budget() -> int | None:
-        return max_pages - claimed_total if max_pages else None
-
-    async def claiming() -> bool:
-        nonlocal claimed_total, last_recovery
-        claimed_total += await engine.suspects(budget(), stop)  # at once: one may kill us
-        last_report = 0.0
-        while not stop.is_set():
-            if time.monotonic() - last_recovery >= lease.rules.beat_every:
-                last_recovery = time.monotonic()
-                await engine.recover()  # claims of workers that died meanwhile
-            may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
-            if may_claim and busy() <= ahead.refill_at:
-                claimed = await refill()
-                if not claimed and not in_flight:
-                    await engine.flush()  # links still in the write buffer may be due pages
-                    claimed = await refill()
-                if not claimed and not in_flight:  # pages lost with other workers meanwhile
-                    claimed = await engine.suspects(budget(), stop)
-                    claimed_total += claimed
-                if not claimed and not in_flight:
-                    # Not done while a dead worker's claims are still to come back.
-                    shared = engine.options.focus is None  # a site crawl waits for no one else
-                    if await engine.recover() or await _await_others(lease, stop, shared):
-                        continue
-                    if await _await_held_back(engine, stop):
-                        continue
-                    if not config.watch:
-                        break
-                    await _sleep_until_due(frontier, stop, lease.rules.lease_timeout)
-                    await engine.recover()
-                    continue
-            if not in_flight:
-                break
-            done, _ = await asyncio.wait(
-                in_flight, timeout=0.25, return_when=asyncio.FIRST_COMPLETED
-            )
-            await finished(done)
-            if not done and engine.stats.claimed:  # idle moment: push buffered writes out
-                await engine.flush()
-            if on_progress is not None and time.monotonic() - last_report > 0.5:
-                last_report = time.monotonic()
-                on_progress(engine.stats, len(in_flight))
-        interrupted = stop.is_set()
-        if in_flight:
-            done, pending = await asyncio.wait(in_flight, timeout=grace if interrupted else None)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            await engine.flush()
-            if pending:
-                await frontier.release([in_flight[t] for t in pending])
-        await engine.flush()
-        if on_progress is not None:
-            on_progress(engine.stats, 0)
-        return interrupted
-
-    try:
-        return await claiming()
-    except DatabaseUnusable:
-        for task in in_flight:  # nothing of theirs can be written: the next run takes them
-            task.cancel()
-        await asyncio.gather(*in_flight, return_exceptions=True)
-        raise
-
-
-class _ClaimAhead:
-    """How many claims to hold: every fetcher busy plus about a quarter second of work waiting
-    to start (at least half the concurrency), so the next claim, queued behind a batch write on
-    the database thread, does not leave fetchers idle; yet a crash strands little beyond the
-    pages being fetched (and the lease gives those back at once). ``ordered`` (a strategy's
-    scores pick each next page): nothing waits beyond the fetchers, a claim per free slot."""
-
-    def __init__(self, concurrency: int, ordered: bool = False) -> None:
-        self.concurrency = concurrency
-        self.ordered = ordered
-        self.rate = 0.0  # pages finished per second, over the last second or so
-        self._since = time.monotonic()
-        self._done = 0
-
-    def finished(self, n: int) -> None:
-        self._done += n
-        elapsed = time.monotonic() - self._since
-        if elapsed >= 1.0:
-            self.rate, self._done, self._since = self._done / elapsed, 0, time.monotonic()
-
-    @property
-    def spare(self) -> int:
-        if self.ordered:
-            return 0
-        return max(self.concurrency // 2, 2, int(self.rate / 4))
-
-    @property
-    def high_water(self) -> int:
-        return self.concurrency + self.spare
-
-    @property
-    def refill_at(self) -> int:
-        if self.ordered:
-            return self.concurrency - 1
-        return self.concurrency + self.spare // 2
-
-
-async def _await_others(lease: Lease, stop: asyncio.Event, shared: bool) -> bool:
-    """Nothing due here, but other workers hold claims: wait (True) and look again. A live
-    worker's pages may bring new links (``shared``: a crawl of the whole frontier, where they
-    are this worker's work too; half a second); one that missed its heartbeats may be dead
-    (a beat, until it beats again or its lease runs out). False when no claim is out there."""
-    now = time.time()
-    me = lease.frontier.worker_id
-    others = [w for w in await lease.frontier.workers() if w.id != me and w.claims]
-    doubtful = [w for w in others if lease.rules.overdue(w, now)]
-    if doubtful:
-        log.info(
-            "waiting for %d claims of %d workers without a heartbeat for %.0fs "
-            "(lease_timeout %.0fs)",
-            sum(w.claims for w in doubtful),
-            len(doubtful),
-            now - max(w.heartbeat_at for w in doubtful),
-            lease.rules.lease_timeout,
-        )
-        wait = lease.rules.beat_every
-    elif others and shared:
-        wait = min(0.5, lease.rules.beat_every)
-    else:
-        return False
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=wait)
-    return True
-
-
-# A page a host's politeness holds back (a Retry-After, a Crawl-delay: its host passed over by
-# the claims) is waited for when it is due within this long; a page due later (the re-crawl
-# schedule's least interval is an hour) is left for the next run.
-_HELD_BACK_SEC = 130.0  # two of the default 60 s back-offs after a 429 without Retry-After
-
-
-async def _await_held_back(engine: Engine, stop: asyncio.Event) -> bool:
-    """Nothing claimable, but a page is due (or soon will be) whose host is held back: wait a
-    moment (True) and look again. False when nothing is due within ``_HELD_BACK_SEC``."""
-    now = time.time()
-    o = engine.options
-    due = await engine.frontier.next_claimable(now, CLAIM_HORIZON_SEC, o.partition, o.focus)
-    wait = None if due is None else due - now
-    if wait is None or wait > _HELD_BACK_SEC:
-        return False
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=min(max(wait, 0.25), 1.0))
-    return True
-
-
-async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event, lease_timeout: float) -> None:
-    """Until the next page is due, but never longer than a lease: a worker that dies meanwhile
-    (another process, another machine) leaves claims that only a recovery makes due again."""
-    summary = await frontier.summary(int(time.time()), hosts=0)
-    wait = 60.0 if summary.next_due is None else max(1.0, summary.next_due - time.time())
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=min(wait, 300.0, lease_timeout))
-
-
-def summary_dict(stats: CrawlStats) -> dict[str, object]:
-    elapsed = stats.elapsed
-    return {
-        "claimed": stats.claimed,
-        "fetched": stats.fetched,
-        "ok": stats.ok,
-        "failed": stats.failed,
-        "indexed": stats.indexed,
-        "fresh": stats.fresh,
-        "new_links": stats.new_links,
-        "redirects": stats.redirects,
-        "cache_hits": stats.not_modified,  # 304s served from the cache
-        "skipped_robots": stats.errors.get("robots", 0),
-        "skipped_lastmod": stats.skipped_lastmod,
-        "skipped_scope": stats.skipped_scope,
-        "throttled": stats.throttled,
-        "parked": stats.parked,
-        "errors": dict(stats.errors),
-        "sitemap_cuts": dict(stats.sitemap_cuts),
-        "elapsed_sec": round(elapsed, 3),
-        "pages_per_sec": round(stats.fetched / elapsed, 2) if elapsed > 0 else 0.0,
-    }

@@ -7,7 +7,7 @@ Per page (docs/python-api.md, steps 4-9, plus the CLI's fetch policy in docs/cra
          kind: sitemap / feed -> entries into the frontier
       -> freshness -> schedule -> downstream hook -> finalize (batched write)
 
-``run_batch`` is one cron-style pass (``litecrawl()``); :mod:`litecrawl.crawl` keeps claiming.
+Which pages it is given, and when, is the driver's (:mod:`litecrawl.driver`).
 """
 
 from __future__ import annotations
@@ -153,23 +153,6 @@ class Engine:
             log.warning("recovered %d stale claims older than %ds", old, timeout)
         self.stats.recovered += lost + old
         return lost + old
-
-    async def run_batch(self, n_claims: int) -> CrawlStats:
-        """Steps 2-9 (docs/python-api.md): recover, claim up to ``n_claims`` due pages, process
-        them all, finalize."""
-        await self.recover()
-        claimed = await self.claim(n_claims)
-        self.stats.claimed += len(claimed)
-        semaphore = asyncio.Semaphore(self.options.n_concurrent)
-
-        async def guarded(page: ClaimedPage) -> None:
-            async with semaphore:
-                await self.process(page)
-
-        await asyncio.gather(*(guarded(page) for page in claimed))
-        await self.flush()
-        await self.suspects(n_claims - len(claimed))
-        return self.stats
 
     async def claim(
         self, limit: int, hosts: HostRules | None = None, kind: ClaimKind = ClaimKind.CLEAN

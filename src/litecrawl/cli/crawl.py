@@ -249,7 +249,7 @@ def _no_such_file(db: str) -> bool:
 
 def _summary_rows(report: CrawlReport, partition: str | None) -> dict[str, object]:
     """The counts worth a line: the main ones always, the others when they happened."""
-    from litecrawl.crawl import summary_dict
+    from litecrawl.driver import summary_dict
 
     summary = summary_dict(report.stats)
     always = ("claimed", "fetched", "ok", "failed", "indexed", "new_links")
@@ -269,7 +269,7 @@ def _summary_record(
     report: CrawlReport, causes: list[str], code: int, verdict: str | None
 ) -> dict[str, object]:
     """The summary for machines: every count, the causes, the exit code and why."""
-    from litecrawl.crawl import summary_dict
+    from litecrawl.driver import summary_dict
 
     record = {**summary_dict(report.stats), "interrupted": report.interrupted}
     if not report.stats.claimed:

@@ -1,0 +1,249 @@
+"""The continuous claim loop behind ``litecrawl crawl``: the engine kept busy, pipelined.
+
+Claims are refilled while earlier pages are still in flight, so fetchers never wait for a batch
+to drain, but only a little ahead of the fetchers: a claim not yet fetched is work a crash
+strands until the lease says its worker is dead. The loop ends when nothing is due and no dead
+worker's claims are still to come back (or, with ``watch``, sleeps until the next page is), when
+``max_pages`` pages (sitemaps and feeds not counted) were claimed, or when ``stop`` is set
+(SIGINT/SIGTERM): then no more claims are made, in-flight pages get ``grace`` seconds to finish,
+and the rest are released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from litecrawl.engine import CrawlStats, Engine
+from litecrawl.errors import DatabaseUnusable
+from litecrawl.frontier.base import Frontier
+from litecrawl.lease import Lease
+from litecrawl.politeness.gate import CLAIM_HORIZON_SEC, PoliteGate
+from litecrawl.urls import host_of
+
+__all__ = ["Continuous", "claim_continuously"]
+
+log = logging.getLogger("litecrawl")
+
+
+@dataclass(frozen=True, slots=True)
+class Continuous:
+    """Claim until nothing is due (``watch``: for ever), ``max_pages`` pages (0: no limit) or
+    ``stop``; ``gate``'s host rules shape each claim, ``on_progress`` hears of the counts."""
+
+    gate: PoliteGate
+    stop: asyncio.Event
+    max_pages: int = 0
+    watch: bool = False
+    grace: float = 10.0
+    on_progress: Callable[[CrawlStats, int], None] | None = None
+
+
+async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> bool:
+    """Run ``plan``; True when ``stop`` interrupted it."""
+    gate, stop, on_progress, grace = plan.gate, plan.stop, plan.on_progress, plan.grace
+    frontier = engine.frontier
+    concurrency = engine.options.n_concurrent
+    max_pages = plan.max_pages
+    # a strategy's scores decide each next claim: no claims ahead of what can be fetched
+    ahead = _ClaimAhead(concurrency, ordered=engine.options.strategy is not None)
+    in_flight: dict[asyncio.Task[None], str] = {}
+    held: Counter[str] = Counter()  # pages in flight per host: the next claim's room
+    claimed_total = 0
+    last_recovery = time.monotonic()
+
+    def busy() -> int:  # pages waiting for their host hold no fetch slot: claim past them
+        return len(in_flight) - gate.waiting
+
+    async def refill() -> int:
+        nonlocal claimed_total
+        want = ahead.high_water - busy()
+        if max_pages:
+            want = min(want, max_pages - claimed_total)
+        if want <= 0:
+            return 0
+        # the fetch slots are the gate's, taken after the host's wait (PoliteGate.slot)
+        pages = await engine.claim(want, gate.host_rules(held))
+        for page in pages:
+            in_flight[asyncio.create_task(engine.process(page))] = page.norm_url
+            held[host_of(page.norm_url)] += 1
+        claimed_total += sum(1 for page in pages if page.kind == "page")  # not sitemaps, feeds
+        engine.stats.claimed += len(pages)
+        return len(pages)
+
+    async def finished(tasks: set[asyncio.Task[None]]) -> None:
+        idle = set()
+        for task in tasks:
+            if not task.cancelled() and (exc := task.exception()) is not None:
+                raise exc  # only DatabaseUnusable leaves Engine.process
+            host = host_of(in_flight.pop(task))
+            held[host] -= 1
+            if held[host] <= 0:
+                del held[host]
+                idle.add(host)
+        ahead.finished(len(tasks))
+        await gate.release_hosts(idle, held)
+
+    def budget() -> int | None:
+        return max_pages - claimed_total if max_pages else None
+
+    async def claiming() -> bool:
+        nonlocal claimed_total, last_recovery
+        claimed_total += await engine.suspects(budget(), stop)  # at once: one may kill us
+        last_report = 0.0
+        while not stop.is_set():
+            if time.monotonic() - last_recovery >= lease.rules.beat_every:
+                last_recovery = time.monotonic()
+                await engine.recover()  # claims of workers that died meanwhile
+            may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
+            if may_claim and busy() <= ahead.refill_at:
+                claimed = await refill()
+                if not claimed and not in_flight:
+                    await engine.flush()  # links still in the write buffer may be due pages
+                    claimed = await refill()
+                if not claimed and not in_flight:  # pages lost with other workers meanwhile
+                    claimed = await engine.suspects(budget(), stop)
+                    claimed_total += claimed
+                if not claimed and not in_flight:
+                    # Not done while a dead worker's claims are still to come back.
+                    shared = engine.options.focus is None  # a site crawl waits for no one else
+                    if await engine.recover() or await _await_others(lease, stop, shared):
+                        continue
+                    if await _await_held_back(engine, stop):
+                        continue
+                    if not plan.watch:
+                        break
+                    await _sleep_until_due(frontier, stop, lease.rules.lease_timeout)
+                    await engine.recover()
+                    continue
+            if not in_flight:
+                break
+            done, _ = await asyncio.wait(
+                in_flight, timeout=0.25, return_when=asyncio.FIRST_COMPLETED
+            )
+            await finished(done)
+            if not done and engine.stats.claimed:  # idle moment: push buffered writes out
+                await engine.flush()
+            if on_progress is not None and time.monotonic() - last_report > 0.5:
+                last_report = time.monotonic()
+                on_progress(engine.stats, len(in_flight))
+        interrupted = stop.is_set()
+        if in_flight:
+            done, pending = await asyncio.wait(in_flight, timeout=grace if interrupted else None)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            await engine.flush()
+            if pending:
+                await frontier.release([in_flight[t] for t in pending])
+        await engine.flush()
+        if on_progress is not None:
+            on_progress(engine.stats, 0)
+        return interrupted
+
+    try:
+        return await claiming()
+    except DatabaseUnusable:
+        for task in in_flight:  # nothing of theirs can be written: the next run takes them
+            task.cancel()
+        await asyncio.gather(*in_flight, return_exceptions=True)
+        raise
+
+
+class _ClaimAhead:
+    """How many claims to hold: every fetcher busy plus about a quarter second of work waiting
+    to start (at least half the concurrency), so the next claim, queued behind a batch write on
+    the database thread, does not leave fetchers idle; yet a crash strands little beyond the
+    pages being fetched (and the lease gives those back at once). ``ordered`` (a strategy's
+    scores pick each next page): nothing waits beyond the fetchers, a claim per free slot."""
+
+    def __init__(self, concurrency: int, ordered: bool = False) -> None:
+        self.concurrency = concurrency
+        self.ordered = ordered
+        self.rate = 0.0  # pages finished per second, over the last second or so
+        self._since = time.monotonic()
+        self._done = 0
+
+    def finished(self, n: int) -> None:
+        self._done += n
+        elapsed = time.monotonic() - self._since
+        if elapsed >= 1.0:
+            self.rate, self._done, self._since = self._done / elapsed, 0, time.monotonic()
+
+    @property
+    def spare(self) -> int:
+        if self.ordered:
+            return 0
+        return max(self.concurrency // 2, 2, int(self.rate / 4))
+
+    @property
+    def high_water(self) -> int:
+        return self.concurrency + self.spare
+
+    @property
+    def refill_at(self) -> int:
+        if self.ordered:
+            return self.concurrency - 1
+        return self.concurrency + self.spare // 2
+
+
+async def _await_others(lease: Lease, stop: asyncio.Event, shared: bool) -> bool:
+    """Nothing due here, but other workers hold claims: wait (True) and look again. A live
+    worker's pages may bring new links (``shared``: a crawl of the whole frontier, where they
+    are this worker's work too; half a second); one that missed its heartbeats may be dead
+    (a beat, until it beats again or its lease runs out). False when no claim is out there."""
+    now = time.time()
+    me = lease.frontier.worker_id
+    others = [w for w in await lease.frontier.workers() if w.id != me and w.claims]
+    doubtful = [w for w in others if lease.rules.overdue(w, now)]
+    if doubtful:
+        log.info(
+            "waiting for %d claims of %d workers without a heartbeat for %.0fs "
+            "(lease_timeout %.0fs)",
+            sum(w.claims for w in doubtful),
+            len(doubtful),
+            now - max(w.heartbeat_at for w in doubtful),
+            lease.rules.lease_timeout,
+        )
+        wait = lease.rules.beat_every
+    elif others and shared:
+        wait = min(0.5, lease.rules.beat_every)
+    else:
+        return False
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=wait)
+    return True
+
+
+# A page a host's politeness holds back (a Retry-After, a Crawl-delay: its host passed over by
+# the claims) is waited for when it is due within this long; a page due later (the re-crawl
+# schedule's least interval is an hour) is left for the next run.
+_HELD_BACK_SEC = 130.0  # two of the default 60 s back-offs after a 429 without Retry-After
+
+
+async def _await_held_back(engine: Engine, stop: asyncio.Event) -> bool:
+    """Nothing claimable, but a page is due (or soon will be) whose host is held back: wait a
+    moment (True) and look again. False when nothing is due within ``_HELD_BACK_SEC``."""
+    now = time.time()
+    o = engine.options
+    due = await engine.frontier.next_claimable(now, CLAIM_HORIZON_SEC, o.partition, o.focus)
+    wait = None if due is None else due - now
+    if wait is None or wait > _HELD_BACK_SEC:
+        return False
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=min(max(wait, 0.25), 1.0))
+    return True
+
+
+async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event, lease_timeout: float) -> None:
+    """Until the next page is due, but never longer than a lease: a worker that dies meanwhile
+    (another process, another machine) leaves claims that only a recovery makes due again."""
+    summary = await frontier.summary(int(time.time()), hosts=0)
+    wait = 60.0 if summary.next_due is None else max(1.0, summary.next_due - time.time())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=min(wait, 300.0, lease_timeout))
