@@ -59,7 +59,6 @@ def test_defaults_are_003s_values() -> None:
     assert cfg.cache.dir == ".cache/litecrawl"
     assert cfg.cache.respect_conditional is True
     assert cfg.output.dir is None
-    assert cfg.output.metadata_backend == "json"
     assert cfg.sitemap.url is None
     assert cfg.sitemap.use_lastmod is True
     assert cfg.discovery.follow_links is True
@@ -201,7 +200,6 @@ def test_full_003_style_file(cwd: Path) -> None:
         respect_conditional = false
         [output]
         dir = "output"
-        metadata_backend = "json"
         [sitemap]
         url = "https://example.com/sitemap.xml"
         use_lastmod = false
@@ -225,13 +223,7 @@ def test_full_003_style_file(cwd: Path) -> None:
     assert cfg.extract.main_article is True
     assert cfg.fetch.timeout == 2.5
     assert cfg.strategy.name == "mypkg.strategies:BreadthFirst"
-    assert cfg.discovery.include_regexes() == []
-
-
-def test_regexes_compile() -> None:
-    cfg = load(discovery__include_patterns=[r"/blog/\d+"], discovery__exclude_patterns=["logout"])
-    assert cfg.discovery.include_regexes()[0].search("https://a.example/blog/12")
-    assert cfg.discovery.exclude_regexes()[0].pattern == "logout"
+    assert cfg.discovery.include_patterns == []
 
 
 # --- environment ----------------------------------------------------------------------------
@@ -345,12 +337,20 @@ def test_command_line_errors_are_attributed() -> None:
     assert error_of(mode="crawl").startswith("command line: mode: input should be 'seed' or")
 
 
-def test_duckdb_rejected(cwd: Path) -> None:
-    site = write("site.toml", "[output]\nmetadata_backend = 'duckdb'\n")
+@pytest.mark.parametrize("backend", ["json", "duckdb"])
+def test_metadata_backend_is_refused_as_not_read(cwd: Path, backend: str) -> None:
+    """Accepted once and never read: a file that sets it is told so, with the key named."""
+    site = write("site.toml", f"[output]\ndir = 'out'\nmetadata_backend = '{backend}'\n")
     msg = error_of(site)
-    assert msg.startswith("site.toml: output.metadata_backend: DuckDB is not supported")
-    assert "CSV/JSONL" in msg and "(got 'duckdb')" in msg
-    assert "(got 'xml')" in error_of(output__metadata_backend="xml")
+    assert msg.startswith("site.toml: output.metadata_backend: not read: metadata goes to")
+    assert "litecrawl export" in msg and "Remove the key" in msg
+
+
+def test_plugin_specs_are_checked_alike() -> None:
+    """One pattern for every 'module.path:name' setting: strategies and the sites' filters."""
+    assert load(sites__path_filter="pkg.mod:keep").sites.path_filter == "pkg.mod:keep"
+    for key in ("sites__filter", "sites__path_filter", "strategy"):
+        assert "expected" in error_of(**{key: "pkg..mod:keep"}), key
 
 
 def test_bad_regex_named(cwd: Path) -> None:

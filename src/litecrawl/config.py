@@ -29,6 +29,7 @@ from pydantic_core import PydanticCustomError
 
 from litecrawl.article_engines import DEFAULT_ENGINE, ArticleEngine
 from litecrawl.errors import ConfigError
+from litecrawl.plugins import SPEC
 from litecrawl.urls import seed_problem
 from litecrawl.version import VERSION
 
@@ -64,7 +65,14 @@ _ENV_TYPES: dict[str, type[int] | type[float]] = {
     "CRAWLER_RATE_LIMIT": float,
 }
 
-_STRATEGY_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*|[a-z_]+")
+# Keys litecrawl once accepted and never read: a file that sets one is told so (exit 2), so
+# nobody believes it does something.
+_NOT_READ = {
+    "output.metadata_backend": (
+        "not read: metadata goes to the .meta.json files beside the Markdown (output.dir) and "
+        "to the database; litecrawl export writes CSV, JSONL or Parquet. Remove the key"
+    ),
+}
 
 
 def _check_regex(pattern: str) -> str:
@@ -93,6 +101,12 @@ def _check_seed(seed: str) -> str:
     return seed
 
 
+def _check_spec(value: str) -> str:
+    if not SPEC.fullmatch(value):
+        raise PydanticCustomError("bad_spec", "expected 'module.path:name'")
+    return value
+
+
 _MEDIA_RANGE = re.compile(r"\*(/\*)?|[a-z0-9][\w.+-]*/(\*|[a-z0-9][\w.+-]*)")
 
 
@@ -110,6 +124,7 @@ _Seed = Annotated[str, Field(min_length=1), AfterValidator(_check_seed)]
 _MediaRange = Annotated[str, AfterValidator(_check_media_range)]
 _Domain = Annotated[str, AfterValidator(_check_domain)]
 _NonEmpty = Annotated[str, Field(min_length=1)]
+_Spec = Annotated[str, AfterValidator(_check_spec)]
 
 
 class _Section(BaseModel):
@@ -141,18 +156,6 @@ class CacheConfig(_Section):
 
 class OutputConfig(_Section):
     dir: _NonEmpty | None = None
-    metadata_backend: Literal["json"] = "json"
-
-    @field_validator("metadata_backend", mode="before")
-    @classmethod
-    def _no_duckdb(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() == "duckdb":
-            raise PydanticCustomError(
-                "duckdb_unsupported",
-                "DuckDB is not supported: metadata goes to sidecar JSON files and the database; "
-                "use 'json' and export to CSV/JSONL instead (litecrawl export)",
-            )
-        return value
 
 
 class SitemapConfig(_Section):
@@ -167,12 +170,6 @@ class DiscoveryConfig(_Section):
     include_patterns: list[_Regex] = Field(default_factory=list)
     exclude_patterns: list[_Regex] = Field(default_factory=list)
     domains: list[_Domain] = Field(default_factory=list)
-
-    def include_regexes(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in self.include_patterns]
-
-    def exclude_regexes(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in self.exclude_patterns]
 
 
 class FilterConfig(_Section):
@@ -213,7 +210,7 @@ class StrategyConfig(_Section):
                 "unknown strategy {name!r}: use one of {known} or 'module.path:Class'",
                 {"name": value, "known": ", ".join(sorted(BUILTIN))},
             )
-        if not _STRATEGY_RE.fullmatch(value):
+        if value not in BUILTIN and not SPEC.fullmatch(value):
             raise PydanticCustomError(
                 "bad_strategy", "expected a strategy name (bfs, dfs ...) or 'module.path:Class'"
             )
@@ -242,9 +239,9 @@ class SitesConfig(_Section):
     # feed crawls (only the entries of the site's feeds) in between full crawls
     feed_crawl_interval: float = Field(default=86400, ge=0, allow_inf_nan=False)
     max_pages_per_site: int = Field(default=1000, ge=0, description="per crawl; 0 = unlimited")
-    filter: Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")] | None = None
+    filter: _Spec | None = None
     # (site, path) -> bool: which paths of a site are crawled (None: all in scope)
-    path_filter: Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")] | None = None
+    path_filter: _Spec | None = None
     languages: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]] = Field(default_factory=list)
 
 
@@ -410,6 +407,9 @@ def _describe(exc: ValidationError, sources: Mapping[str, str]) -> list[str]:
             leaves = [p for p in sources if p.startswith(path + ".")]
             leaves = [p for p in leaves if not any(q.startswith(p + ".") for q in leaves)]
             for leaf in leaves or [path]:
+                if leaf in _NOT_READ:
+                    lines.append(f"{_source_of(sources, leaf)}: {leaf}: {_NOT_READ[leaf]}")
+                    continue
                 close = difflib.get_close_matches(leaf, _known_keys(), n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 lines.append(f"{_source_of(sources, leaf)}: unknown key '{leaf}'{hint}")
