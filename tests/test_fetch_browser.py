@@ -8,17 +8,21 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, html_page, site_app
+from conftest import LocalServer, db_query, html_page, site_app
 from playwright.async_api import Page
+from typer.testing import CliRunner
 
+from litecrawl.cli import app
 from litecrawl.errors import (
     BrowserUnavailable,
     ConnectError,
     FetchTimeout,
+    TooLarge,
     TooManyRedirects,
 )
 from litecrawl.fetch import contexts
@@ -512,3 +516,36 @@ def test_a_page_hook_closing_the_context_spoils_only_its_own_page(serve: Serve) 
     assert isinstance(closed, Exception)
     assert isinstance(following, FetchResult), following
     assert b"<p>next</p>" in following.body
+
+
+# Served small (well under the limit), rendered large: the script writes 30,000 characters.
+GROWS = html_page("<p id=t>x</p><script>t.textContent = 'x'.repeat(30000)</script>")
+
+
+def test_max_bytes_applies_to_the_rendered_page(serve: Serve) -> None:
+    server = serve(app_of(index=("text/html", GROWS), small=("text/html", html_page("ok"))))
+    with pytest.raises(TooLarge, match="over 20000 bytes") as caught:
+        fetch(server.url("/"), max_bytes=20_000, scroll_rounds=0)
+    assert caught.value.category == "too_large" and caught.value.url == server.url("/")
+    assert fetch(server.url("/small"), max_bytes=20_000, scroll_rounds=0).status == 200
+    assert len(fetch(server.url("/"), scroll_rounds=0).body) > 30_000  # the default: 10 MB
+
+
+def test_crawl_with_render_records_too_large_as_the_http_fetcher_does(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """``[fetch] max_bytes`` under ``--render``: the same ``too_large`` outcome as without."""
+    server = serve(app_of(index=("text/html", GROWS), small=("text/html", html_page("ok"))))
+    conf = tmp_path / "c.toml"
+    conf.write_text("[fetch]\nmax_bytes = 20000\n")
+    errors = {}
+    for render in ("--render", "--no-render"):
+        db = tmp_path / f"{render}.db"
+        urls = [server.url("/"), server.url("/small")]
+        args = ["crawl", *urls, "--db", str(db), "--config", str(conf), render, "--no-cache"]
+        result = CliRunner().invoke(app, [*args, "--delay-ms", "0", "-q", "--ignore-robots"])
+        assert result.exit_code in (0, 1), result.output
+        errors[render] = dict(db_query(db, "SELECT norm_url, error FROM pages"))
+    # served as 120 bytes, the HTTP fetcher takes "/" whole; rendered it is over the limit
+    assert errors["--render"] == {server.url("/"): "too_large", server.url("/small"): None}
+    assert errors["--no-render"] == {server.url("/"): None, server.url("/small"): None}

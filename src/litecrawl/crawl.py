@@ -63,7 +63,9 @@ def _fetcher(config: CrawlConfig) -> Fetcher:
         from litecrawl.fetch.browser import BrowserFetcher
 
         return BrowserFetcher(
-            headers={"User-Agent": ua}, timeout_ms=int(config.fetch.timeout * 1000)
+            headers={"User-Agent": ua},
+            timeout_ms=int(config.fetch.timeout * 1000),
+            max_bytes=config.fetch.max_bytes,
         )
     return HttpFetcher(
         user_agent=ua,

@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Protocol, Self
 
-__all__ = ["FetchRequest", "FetchResult", "Fetcher", "accepts", "media_type"]
+__all__ = ["MAX_BYTES", "FetchRequest", "FetchResult", "Fetcher", "accepts", "media_type"]
+
+#: The largest body a fetcher takes (after decompression; rendered: the DOM it serialises);
+#: ``[fetch] max_bytes`` (docs/crawling.md, "Fetching"). A larger one is refused as ``too_large``.
+MAX_BYTES = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,10 +37,11 @@ from litecrawl.errors import (
     FetchTimeout,
     NetworkError,
     TlsError,
+    TooLarge,
     TooManyRedirects,
     UnwantedType,
 )
-from litecrawl.fetch.base import FetchRequest, FetchResult, accepts
+from litecrawl.fetch.base import MAX_BYTES, FetchRequest, FetchResult, accepts
 from litecrawl.fetch.contexts import ContextPool
 from litecrawl.version import VERSION
 
@@ -170,6 +171,7 @@ class BrowserFetcher:
         scroll_wait_ms: int = 800,
         page_hook: PageHook | None = None,
         executable_path: str | None = None,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         extra = dict(headers or {})  # no User-Agent given: litecrawl's, never HeadlessChrome's
         ua = [extra.pop(k) for k in list(extra) if k.lower() == "user-agent"]
@@ -179,6 +181,7 @@ class BrowserFetcher:
         self.timeout_ms, self.block_media = timeout_ms, block_media
         self.scroll_rounds, self.scroll_wait_ms = scroll_rounds, scroll_wait_ms
         self.page_hook, self.executable_path = page_hook, executable_path
+        self.max_bytes = max_bytes
         self._pw: pw.Playwright | None = None
         self._browser: Browser | None = None
         self._contexts = ContextPool(self._new_context)
@@ -248,6 +251,8 @@ class BrowserFetcher:
         except pw.Error as exc:
             raise _translate(url, exc) from exc
         status, final_url, headers, body = got
+        if len(body) > self.max_bytes:  # as the HTTP fetcher: what was rendered, or downloaded
+            raise TooLarge(url, f"body over {self.max_bytes} bytes")
         return FetchResult(url, final_url, status, headers, body, time.monotonic() - start)
 
     async def _new_context(self) -> BrowserContext:

@@ -28,12 +28,10 @@ from litecrawl.errors import (
     TooManyRedirects,
     UnwantedType,
 )
-from litecrawl.fetch.base import FetchRequest, FetchResult, accepts
+from litecrawl.fetch.base import MAX_BYTES, FetchRequest, FetchResult, accepts
 from litecrawl.version import VERSION
 
 __all__ = ["HttpFetcher", "default_user_agent"]
-
-MAX_BYTES = 10 * 1024 * 1024  # after decompression (docs/crawling.md, "Fetching")
 
 
 def default_user_agent(contact: str = "https://github.com/litecrawl/litecrawl") -> str:
