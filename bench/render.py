@@ -8,7 +8,7 @@ Serves Python's documentation (Debian's python3.11-doc, a real Sphinx site: ~75 
 one invocation, each variant as its own process on the same ``--pages`` URLs, ``--concurrency``
 at a time:
 
-* ``plain``: Playwright with seed 000's steps and nothing else: one browser, one context with the
+* ``plain``: Playwright with litecrawl()'s steps and nothing else: one browser, one context with the
   same viewport and User-Agent, images/fonts/media blocked by a route pattern (matched by
   Playwright, no Python handler), ``goto``, one scroll, 800 ms wait, network idle, ``content()``;
 * ``litecrawl``: a ``litecrawl()`` batch with its defaults (its render path, robots.txt obeyed);

@@ -1,4 +1,4 @@
-"""litecrawl.index.analyze: the engine's analyzer (worker processes), Markdown + sidecar (003)."""
+"""litecrawl.index.analyze: the engine's analyzer (worker processes), Markdown + sidecar."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_markdown_tree_and_sidecar_fields(tmp_path: Path) -> None:
     assert "Paragraph 7: night trains" in md and "Home" not in md and "Copyright" not in md
 
     meta = json.loads((out / "rail.example/news/night-trains.meta.json").read_text("utf-8"))
-    # 003's fields, then the date and author the page's markup names (meta tags here)
+    # the sidecar's fields (docs/datasets.md), then the markup's date and author (meta tags here)
     assert list(meta) == [*SIDECAR_FIELDS, "date", "author"]
     assert meta["date"] == "2024-03-01" and meta["author"] == "Jane Doe"
     assert meta["url"] == "https://rail.example/news/night-trains"

@@ -1,4 +1,4 @@
-"""The disk cache in 003's layout: body + ``.headers.json``, refreshed by a 304."""
+"""The disk cache in its file layout: body + ``.headers.json``, refreshed by a 304."""
 
 from __future__ import annotations
 

@@ -195,7 +195,7 @@ def test_seed_option_spellings_and_log_file(tmp_path: Path, serve: Serve) -> Non
         ],
     )
     assert result.exit_code == 0
-    assert set(db_rows(db)) == {site.url("/a")}  # 003's --url, 001's --db-path
+    assert set(db_rows(db)) == {site.url("/a")}  # the two designs' --url and --db-path
     assert "logger=litecrawl.page" not in result.stderr  # quiet on the terminal...
     text = log.read_text()
     assert "logger=litecrawl.page" in text and f"url={site.url('/a')}" in text  # ...not in the file

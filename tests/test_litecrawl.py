@@ -1,6 +1,6 @@
 """litecrawl() against a real local site, asserting on the SQLite file and the hooks' calls.
 
-Sections refer to seed 000's workflow. The HTTP fetcher is used here for speed; the Playwright
+Steps refer to docs/python-api.md. The HTTP fetcher is used here for speed; the Playwright
 path is covered in test_litecrawl_browser.py.
 """
 

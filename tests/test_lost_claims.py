@@ -114,5 +114,5 @@ def test_pages_parked_by_the_old_rule_are_due_again(tmp_path: Path) -> None:
         async with SQLiteFrontier(db) as f:
             return [p.norm_url for p in await f.claim(5, NOW + 60)]
 
-    # the page that was crawled before keeps its schedule (seed 000's stale rule)
+    # the page that was crawled before keeps its schedule (docs/python-api.md, step 2)
     assert asyncio.run(claim()) == [KILLER]
