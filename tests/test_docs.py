@@ -98,6 +98,26 @@ def test_every_config_key_is_documented() -> None:
     assert not missing, f"config keys not in {CONFIGURATION.name}: {missing}"
 
 
+def test_no_key_or_flag_is_documented_that_does_not_exist() -> None:
+    """The other way round: a key in the keys' table, or a flag in a command's table, that the
+    configuration or the command no longer has is a stale line."""
+    text = CONFIGURATION.read_text("utf-8")
+    keys = text.split("\n## Every key\n", 1)[1].split("\n## ", 1)[0]
+    known = set(_config_keys()) | {k.rsplit(".", 1)[0] for k in _config_keys()}
+    rows = re.findall(r"^\| `([^`]+)`", keys, flags=re.MULTILINE)
+    assert rows, "no keys' table"
+    assert not [k for k in rows if k not in known], "keys that do not exist"
+    commands = text.split("\n## Every command and flag\n", 1)[1].split("\n## ", 1)[0]
+    stale = []
+    for heading, body in _sections(commands, "###"):
+        paths = [p for p in COMMANDS if re.search(rf"`(litecrawl )?{re.escape(p)}[ `]", heading)]
+        assert paths, f"a section for no command: {heading}"
+        flags = {f for p in paths for f in _flags(COMMANDS[p])}
+        for cell in re.findall(r"^\| ([^|]+)\|", body, flags=re.MULTILINE):
+            stale += [f for f in re.findall(r"(?<![\w-])--?[a-z][\w-]*", cell) if f not in flags]
+    assert not stale, f"flags no command of their section has: {stale}"
+
+
 def _slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
