@@ -1,7 +1,9 @@
 """kill -9 at random moments of a real crawl, again and again, then one run to the end: every
 page is crawled, none is parked, what is fetched twice is no more than what was in flight at the
-kills (counted at the server), and the database is sound. bench/kill_soak.py runs the long
-version on a real documentation site."""
+kills (counted at the server), and the database is sound; kills in the first seconds of each run,
+while the first page is all the crawl holds, never park it; a page that kills its crawler each
+time is parked and the crawl says so. bench/kill_soak.py runs the long version on a real
+documentation site."""
 
 from __future__ import annotations
 
@@ -20,23 +22,32 @@ from pathlib import Path
 from aiohttp import web
 from conftest import PATIENCE_SEC, LocalServer, db_query, html_page
 
+from litecrawl.frontier.lost import PARK_AFTER
+
 Serve = Callable[[web.Application], LocalServer]
 SECTIONS = 12
 LEAVES = 15  # pages reachable only through their section's page
 KILLS = 8
+EARLY_KILLS = 5
 
 
-def tree_site() -> web.Application:
-    """/ links to /s0../s11, each /sI to its 15 leaves; every answer takes 50 ms."""
+def tree_site(
+    first_page_sec: float = 0.05, killer: Callable[[], None] | None = None
+) -> web.Application:
+    """/ links to /s0../s11, each /sI to its 15 leaves; every answer takes 50 ms, the first
+    page ``first_page_sec``. With ``killer``, / also links to /killer, whose request calls it."""
     app = web.Application()
 
     async def handler(request: web.Request) -> web.Response:
         if request.path == "/robots.txt":
             return web.Response(status=404)
-        await asyncio.sleep(0.05)
+        if request.path == "/killer" and killer is not None:
+            killer()
+            await asyncio.sleep(5)
+        await asyncio.sleep(first_page_sec if request.path == "/" else 0.05)
         parts = request.path.strip("/").split("/")
         if request.path == "/":
-            links = [f"/s{i}" for i in range(SECTIONS)]
+            links = [f"/s{i}" for i in range(SECTIONS)] + (["/killer"] if killer else [])
         elif len(parts) == 1:
             links = [f"/{parts[0]}/p{j}" for j in range(LEAVES)]
         else:
@@ -99,33 +110,55 @@ def test_many_kills_at_random_moments_then_one_run_to_the_end(tmp_path: Path, se
     assert db_query(db, "PRAGMA integrity_check") == [("ok",)]
 
 
+def test_kills_in_the_first_seconds_never_park_the_first_page(tmp_path: Path, serve: Serve) -> None:
+    """Each run is killed 0.8 to 3 s after it asked for the first page, which takes 3.5 s to
+    answer: the first page is all the crawl holds at every kill, and the dead runs had written
+    nothing, so nothing says that page is to blame. Then one run to the end crawls it all."""
+    site = serve(tree_site(first_page_sec=3.5))
+    db = tmp_path / "early.db"
+    pick = random.Random(int.from_bytes(os.urandom(4)))
+    for i in range(EARLY_KILLS):
+        proc = crawl(db, site)
+        deadline = time.monotonic() + PATIENCE_SEC
+        while site.count("/") <= i and proc.poll() is None:
+            assert time.monotonic() < deadline, "the crawl does not go on"
+            time.sleep(0.005)
+        time.sleep(pick.uniform(0.8, 3.0))
+        assert proc.poll() is None, (tmp_path / "crawl.log").read_text()[-3000:]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        assert db_query(db, "SELECT norm_url FROM pages WHERE worker_id IS NOT NULL") == [
+            (site.url("/"),)
+        ]
+    # (the last run's loss is recovered by the next run)
+    assert db_query(db, "SELECT lost, lost_alone FROM pages") == [(EARLY_KILLS - 1, 0)]
+    last = crawl(db, site)
+    assert last.wait(PATIENCE_SEC) == 0, (tmp_path / "crawl.log").read_text()[-3000:]
+    rows = db_query(db, "SELECT norm_url, last_crawl_time, error FROM pages")
+    assert {u.removeprefix(site.base) for u, *_ in rows} == all_paths()
+    assert all(crawled and error is None for _, crawled, error in rows)
+    assert db_query(db, "SELECT count(*) FROM pages WHERE lost_alone > 0 OR lost > 0") == [(0,)]
+
+
 def test_a_page_that_kills_its_worker_is_parked_and_the_crawl_says_so(
     tmp_path: Path, serve: Serve
 ) -> None:
     """/killer kills the crawl that fetches it (kill -9 of its process group, from the server):
-    lost with the other pages in flight the first time (no blame), then each time alone; after
-    three such losses it is parked, and the run that finishes the rest exits 1 saying so."""
+    lost with the other pages in flight the first time (no blame), then tried alone once each
+    run has written other pages; after three such losses it is parked, and the run that
+    finishes the rest exits 1 saying so."""
     crawler: dict[str, int] = {}
-    app = web.Application()
-
-    async def handler(request: web.Request) -> web.Response:
-        if request.path == "/killer":
-            os.killpg(crawler["pgid"], signal.SIGKILL)
-            await asyncio.sleep(5)
-        links = "".join(f'<a href="/{p}">{p}</a>' for p in ("a", "b", "killer", "c"))
-        return web.Response(text=html_page(links, request.path), content_type="text/html")
-
-    app.router.add_get("/{tail:.*}", handler)
-    site = serve(app)
+    site = serve(tree_site(killer=lambda: os.killpg(crawler["pgid"], signal.SIGKILL)))
     db = tmp_path / "k.db"
     codes = []
-    for _ in range(5):
+    while len(codes) < 10 and (not codes or codes[-1] == -signal.SIGKILL):
         proc = crawl(db, site)
         crawler["pgid"] = proc.pid
         codes.append(proc.wait(PATIENCE_SEC))
     log = (tmp_path / "crawl.log").read_text()
-    assert codes == [-signal.SIGKILL] * 4 + [1], log[-3000:]
-    assert site.count("/killer") == 4
+    assert codes[-1] == 1 and codes[:-1] == [-signal.SIGKILL] * (len(codes) - 1), log[-3000:]
+    # once with the others in flight, then alone at least PARK_AFTER times
+    assert site.count("/killer") == len(codes) - 1 >= 1 + PARK_AFTER
     assert re.search(r"^parked: +1$", log, re.M) and "exit 1: 1 pages parked" in log
     out = subprocess.run(
         [sys.executable, "-m", "litecrawl", "stats", "--db", str(db)],
@@ -136,3 +169,4 @@ def test_a_page_that_kills_its_worker_is_parked_and_the_crawl_says_so(
     assert "parked: 1 pages, each was lost with its worker, alone" in out
     rows = db_query(db, "SELECT norm_url FROM pages WHERE last_crawl_time IS NULL")
     assert rows == [(site.url("/killer"),)]
+    assert db_query(db, "SELECT count(*) FROM pages") == [(len(all_paths()) + 1,)]

@@ -1,6 +1,7 @@
 """Claims lost with their worker, on each backend: pages in flight at a kill are due again at
-once however often it happens; a page lost alone at three consecutive claims is parked, for
-longer each time; processing it clears that; pages parked by the old rule come back."""
+once however often it happens; a page lost alone at three consecutive claims by workers that
+had written other pages is parked, for longer each time; lost alone by workers that had
+written nothing, never; processing it clears that; pages parked by the old rule come back."""
 
 from __future__ import annotations
 
@@ -19,11 +20,15 @@ KILLER = "http://a.test/killer"
 MATE = "http://a.test/mate"
 
 
-async def lose(new_frontier: Open, pid: int, now: int, n: int, kind: ClaimKind) -> list[str]:
-    """A worker on another machine claims ``n`` pages of ``kind`` and dies; a survivor
-    recovers them. Returns the URLs it held."""
+async def lose(
+    new_frontier: Open, pid: int, now: int, n: int, kind: ClaimKind, wrote: int = 1
+) -> list[str]:
+    """A worker on another machine, whose heartbeat says it has written ``wrote`` pages,
+    claims ``n`` pages of ``kind`` and dies; a survivor recovers them. Returns the URLs it
+    held."""
     async with new_frontier() as doomed:
         await doomed.register_worker(WorkerIdentity("elsewhere", pid, "b/ns", "1"), now)
+        assert doomed.beat(now, wrote)
         held = [p.norm_url for p in await doomed.claim(n, now, kind=kind)]
     async with new_frontier() as survivor:
         assert await survivor.recover_lost(lambda w: w.identity.pid == pid, now) == len(held)
@@ -83,6 +88,30 @@ def test_a_page_lost_alone_at_three_claims_in_a_row_is_parked_for_longer_each_ti
         assert await parked(new_frontier, later) == (0, None)
         async with new_frontier() as f:
             assert len(await f.claim(5, later + 3600, kind=ClaimKind.CLEAN)) == 2
+
+    asyncio.run(go())
+
+
+def test_a_page_lost_alone_by_workers_that_had_written_nothing_is_never_parked(
+    new_frontier: Open,
+) -> None:
+    """A crawl killed in its first seconds, again and again, with its first page in flight:
+    nothing says that page is to blame."""
+
+    async def go() -> None:
+        async with new_frontier() as f:
+            await f.add([NewLink(KILLER, "a.test")])
+        assert await lose(new_frontier, 1, NOW, 5, ClaimKind.CLEAN, wrote=0) == [KILLER]
+        for pid in range(2, 9):
+            assert await lose(new_frontier, pid, NOW, 5, ClaimKind.SUSPECTS, wrote=0) == [KILLER]
+        assert await parked(new_frontier, NOW) == (0, None)
+        # the count that parks is of claims lost by workers that had written pages
+        for pid in (10, 11):
+            assert await lose(new_frontier, pid, NOW, 5, ClaimKind.SUSPECTS) == [KILLER]
+        assert await lose(new_frontier, 12, NOW, 5, ClaimKind.SUSPECTS, wrote=0) == [KILLER]
+        assert await parked(new_frontier, NOW) == (0, None)
+        assert await lose(new_frontier, 13, NOW, 5, ClaimKind.SUSPECTS) == [KILLER]
+        assert await parked(new_frontier, NOW) == (1, NOW + 600)
 
     asyncio.run(go())
 

@@ -94,13 +94,21 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
 
     async def claiming() -> bool:
         nonlocal claimed_total, last_recovery
-        claimed_total += await engine.suspects(budget(), stop)  # at once: one may kill us
+        # Pages lost with a worker are tried alone once this run has finished a page (then a
+        # loss proves something: litecrawl.frontier.lost), and when nothing else is due.
+        tried = False
         last_report = 0.0
         while not stop.is_set():
             if time.monotonic() - last_recovery >= lease.rules.beat_every:
                 last_recovery = time.monotonic()
                 await engine.recover()  # claims of workers that died meanwhile
             may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
+            if not tried and engine.stats.ok + engine.stats.failed:
+                may_claim = False  # let what is in flight finish, then try the suspects
+                if not in_flight:
+                    tried = True
+                    claimed_total += await engine.suspects(budget(), stop)
+                    continue
             if may_claim and busy() <= ahead.refill_at:
                 claimed = await refill()
                 if not claimed and not in_flight:
@@ -109,6 +117,8 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
                 if not claimed and not in_flight:  # pages lost with other workers meanwhile
                     claimed = await engine.suspects(budget(), stop)
                     claimed_total += claimed
+                    if claimed:
+                        continue  # processed and written: their links may be due pages
                 if not claimed and not in_flight:
                     # Not done while a dead worker's claims are still to come back.
                     shared = engine.options.focus is None  # a site crawl waits for no one else

@@ -50,7 +50,6 @@ async def drive(
 ) -> CrawlReport:
     """One run of ``engine`` by the worker holding ``lease``: recorded from start to end."""
     frontier = engine.frontier
-    lease.progress = lambda: engine.stats.fetched  # read by the heartbeat thread
     run_id = await frontier.start_run(lease.identity.command, int(time.time()))
     await engine.recover()
     if start is not None:

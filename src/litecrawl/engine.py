@@ -108,6 +108,9 @@ class Engine:
     ) -> None:
         self.frontier = frontier
         self.lease = lease  # this worker's lease: recovery also takes dead workers' claims
+        self.written = 0  # pages written in this run: its heartbeats record it
+        if lease is not None:
+            lease.progress = lambda: self.written  # read by the heartbeat thread
         self.fetcher = fetcher
         self.options = options
         self.gate: Gate = gate or OpenGate()
@@ -168,12 +171,13 @@ class Engine:
     async def suspects(self, budget: int | None = None, stop: asyncio.Event | None = None) -> int:
         """Pages whose last claim was lost with its worker (a kill, a crash), each claimed,
         processed and written while this worker holds nothing else: a page that kills its
-        worker is then lost alone, and parked after a few such losses
-        (:mod:`litecrawl.frontier.lost`), while pages that were merely in flight at a kill are
-        crawled. At most ``budget`` pages (None: all); returns how many."""
+        worker is then lost alone, and parked after a few such losses if this worker had
+        written other pages (:mod:`litecrawl.frontier.lost`), while pages that were merely in
+        flight at a kill are crawled. At most ``budget`` pages (None: all); returns how many."""
         done = 0
         await self.flush()  # a finished page holds its claim until written
         while (budget is None or done < budget) and not (stop is not None and stop.is_set()):
+            await self._record_progress()
             pages = await self.claim(1, kind=ClaimKind.SUSPECTS)
             if not pages:
                 break
@@ -182,6 +186,18 @@ class Engine:
             await self.process(pages[0])
             await self.flush()
         return done
+
+    async def _record_progress(self) -> None:
+        """A heartbeat now: what this run has written decides what losing the page it claims
+        next proves (litecrawl.frontier.lost)."""
+        if self.lease is None:
+            return
+        try:
+            await asyncio.to_thread(self.lease.beat_now)
+        except FrontierError as exc:
+            if isinstance(exc, DatabaseUnusable):
+                raise
+            log.warning("heartbeat failed: %s", exc)
 
     # -- one page ---------------------------------------------------------------------------
 
@@ -575,6 +591,7 @@ class Engine:
             pending, self._pending = self._pending, []
             if pending:
                 result = await self._finalize(pending)
+                self.written += len(pending)
                 self.stats.new_links += result.new_links
                 self.stats.fresh += result.fresh_by_links
                 runner = self.options.strategy

@@ -110,7 +110,8 @@ class Lease:
         self.identity = current_identity(command)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.progress: Callable[[], int] | None = None  # pages fetched so far, for the beats
+        self._beating = threading.Lock()  # one beat at a time on the frontier's beat connection
+        self.progress: Callable[[], int] | None = None  # pages written so far, for the beats
 
     async def __aenter__(self) -> Self:
         await self.frontier.register_worker(self.identity, time.time())
@@ -141,11 +142,16 @@ class Lease:
         me = self.frontier.worker_id
         return lambda w: w.id != me and self.rules.is_dead(w, now, self.identity)
 
+    def beat_now(self) -> bool:
+        """Renew the lease and record the progress now (blocking: call it in a thread)."""
+        with self._beating:
+            pages = self.progress() if self.progress is not None else None
+            return self.frontier.beat(time.time(), pages)
+
     def _beat(self) -> None:
         while not self._stop.wait(self.rules.beat_every):
             try:
-                pages = self.progress() if self.progress is not None else None
-                if not self.frontier.beat(time.time(), pages):
+                if not self.beat_now():
                     log.warning(
                         "lease lost (no heartbeat for %.0fs): another worker recovered this "
                         "worker's claims; pages in flight may be fetched twice",

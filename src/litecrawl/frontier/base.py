@@ -162,7 +162,7 @@ class WorkerRecord:
     started_at: float
     heartbeat_at: float
     claims: int = 0
-    pages: int = 0  # fetched, as of its last heartbeat
+    pages: int = 0  # written in its run, as of its last heartbeat
 
     @classmethod
     def from_row(cls, r: Sequence[Any]) -> WorkerRecord:
@@ -421,7 +421,8 @@ class Frontier(abc.ABC):
 
     @abc.abstractmethod
     def beat(self, now: float, pages: int | None = None) -> bool:
-        """Renew this worker's lease (and record the ``pages`` it has fetched, for ``stats``).
+        """Renew this worker's lease (and record the ``pages`` it has written in
+        its run: :mod:`litecrawl.frontier.lost` reads it).
         Blocking and safe from any thread (its own connection), so a busy event loop cannot
         let the lease lapse. False when the row was gone (another worker took this one for
         dead and recovered its claims) and has been put back."""

@@ -2,12 +2,17 @@
 are parked because they may be what kills their workers.
 
 A kill from outside (``timeout`` around a cron job, an OOM killer, a reboot) loses every page
-its worker held; none of them is to blame. So a lost claim counts against a page only when the
-page was all its worker held (``lost_alone``), and a page lost once is claimed alone from then
-on (:attr:`ClaimKind.SUSPECTS`), so that a page which really kills its workers is soon caught
-alone. After ``PARK_AFTER`` consecutive lost claims alone it is parked, for 10 minutes the first
-time and four times longer each time after, at most a day (:func:`park_delay`). Any processing
-of the page (finalize) clears both counts.
+its worker held; none of them is to blame. So a lost claim counts against a page
+(``lost_alone``) only when the page was all its worker held *and* that worker had written
+other pages in its run (its heartbeat records how many; it beats just before it tries a
+suspect): a process that dies before finishing anything (a crawl killed in its first seconds,
+its first page in flight) proves nothing about that page, while a page that kills a worker
+which was crawling fine is to blame. A page lost once is claimed alone from then on
+(:attr:`ClaimKind.SUSPECTS`), after the run has written a page, so that a page which really
+kills its workers is soon caught alone. After ``PARK_AFTER`` consecutive lost claims that count
+it is parked, for 10 minutes the first time and four times longer each time after, at most a
+day (:func:`park_delay`). Any processing of the page (finalize) clears both counts. See
+docs/crawling.md, "Kills and parked pages".
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ class LostClaim:
     lost: int
     lost_alone: int
     crawled: bool  # the page has been crawled before (state after recovery: crawled, else new)
+    # pages its worker had written in its run, as its last heartbeat said (0: unknown)
+    worker_done: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +106,8 @@ def reset_lost(claims: Sequence[LostClaim], now: int) -> list[LostReset]:
     held = Counter(c.worker_id for c in claims)
     resets: list[LostReset] = []
     for c in claims:
-        alone = c.lost_alone + 1 if held[c.worker_id] == 1 else c.lost_alone
+        to_blame = held[c.worker_id] == 1 and c.worker_done > 0
+        alone = c.lost_alone + 1 if to_blame else c.lost_alone
         if alone >= PARK_AFTER:
             nxt = now + park_delay(alone)
             resets.append(LostReset(c.url, c.lost + 1, alone, 3, nxt, LOST_CATEGORY))

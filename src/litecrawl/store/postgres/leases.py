@@ -85,9 +85,9 @@ async def recover_lost(
 ) -> int:
     """Remove dead workers; recover the claims naming a worker that has no row any more, as
     :mod:`litecrawl.frontier.lost` says."""
-    dead = [w.id for w in await read_workers(conn) if is_dead(w)]
+    dead = {w.id: w.pages for w in await read_workers(conn) if is_dead(w)}
     if dead:
-        await conn.execute("DELETE FROM workers WHERE id = ANY(%s)", (dead,))
+        await conn.execute("DELETE FROM workers WHERE id = ANY(%s)", (list(dead),))
     # their host leases go with them: the hosts' slots are free for the others
     await conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
     cur = await conn.execute(
@@ -97,7 +97,8 @@ async def recover_lost(
         "FOR UPDATE SKIP LOCKED"
     )
     rows = await cur.fetchall()
-    resets = reset_lost([LostClaim(u, w, n, a, bool(c)) for u, w, n, a, c in rows], now)
+    claims = [LostClaim(u, w, n, a, bool(c), dead.get(w, 0)) for u, w, n, a, c in rows]
+    resets = reset_lost(claims, now)
     if resets:
         await conn.execute(
             "UPDATE pages SET processing_time = NULL, worker_id = NULL, lost = s.lost, "

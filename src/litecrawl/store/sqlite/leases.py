@@ -101,8 +101,8 @@ def recover_lost(
 ) -> int:
     """Remove dead workers; recover the claims naming a worker that has no row any more, as
     :mod:`litecrawl.frontier.lost` says."""
-    dead = [(w.id,) for w in read_workers(conn) if is_dead(w)]
-    conn.executemany("DELETE FROM workers WHERE id = ?", dead)
+    dead = {w.id: w.pages for w in read_workers(conn) if is_dead(w)}
+    conn.executemany("DELETE FROM workers WHERE id = ?", [(w,) for w in dead])
     # their host leases go with them: the hosts' slots are free for the others
     conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
     rows = conn.execute(
@@ -110,7 +110,8 @@ def recover_lost(
         "WHERE worker_id IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id)"
     ).fetchall()
-    resets = reset_lost([LostClaim(u, w, n, a, bool(c)) for u, w, n, a, c in rows], now)
+    claims = [LostClaim(u, w, n, a, bool(c), dead.get(w, 0)) for u, w, n, a, c in rows]
+    resets = reset_lost(claims, now)
     conn.executemany(
         "UPDATE pages SET processing_time = NULL, worker_id = NULL, lost = ?, lost_alone = ?, "
         "state = ?, next_crawl_time = coalesce(?, next_crawl_time), error = coalesce(?, error) "
