@@ -1,7 +1,8 @@
 """A damaged database file, or one that is not a database, stops a crawl at once with one line
 naming the file and how to recover it (exit 1), and ``stats`` says the same; a full disk (a
 real one: a tiny tmpfs in a mount namespace of its own) ends a crawl with one line, exit 1, and
-what was written before is kept and crawled on from."""
+what was written before is kept and crawled on from; PostgreSQL's disk full (SQLSTATE 53100)
+ends a crawl the same way instead of being waited out."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_query, site_app
+from conftest import LocalServer, db_execute, db_query, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -33,7 +34,7 @@ def pages(n: int, words: int = 0) -> web.Application:
     return site_app(site)
 
 
-def crawl(db: Path, *urls: str) -> tuple[int, str]:
+def crawl(db: Path | str, *urls: str) -> tuple[int, str]:
     flags = ["--no-cache", "--delay-ms", "0", "--max-depth", "0", "-q"]
     result = runner.invoke(app, ["crawl", *urls, "--db", str(db), *flags])
     return result.exit_code, result.stderr
@@ -104,3 +105,33 @@ def test_a_full_disk_ends_the_crawl_with_one_line_and_loses_nothing(
     assert again.returncode == 0, again.stderr.decode()
     rows = db_query(db, "SELECT count(*) FROM pages WHERE last_crawl_time IS NULL")
     assert rows == [(0,)] and len(db_query(db, "SELECT 1 FROM pages")) == 81
+
+
+def test_a_full_disk_on_postgresql_ends_the_crawl_with_one_line(pg_url: str, serve: Serve) -> None:
+    """The server raises disk_full (53100) on every write of pages, as it does when a table
+    cannot grow (a real full disk would need a tablespace on a tiny file system, which takes
+    root in the server's mount namespace): one line, exit 1; once there is room the same
+    command crawls on."""
+    site = serve(pages(5))
+    assert crawl(pg_url, site.url("/p0"))[0] == 0  # a leaf: nothing else
+    db_execute(
+        pg_url,
+        "CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "RAISE EXCEPTION 'could not extend file \"base/16384/16385\": No space left on device'"
+        " USING ERRCODE = 'disk_full'; END $$",
+    )
+    db_execute(
+        pg_url,
+        "CREATE TRIGGER full_disk BEFORE INSERT OR UPDATE ON pages "
+        "FOR EACH STATEMENT EXECUTE FUNCTION full_disk()",
+    )
+    code, err = crawl(pg_url, site.url("/"))
+    assert code == 1, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "the disk is full" in err and "No space left on device" in err
+    db_execute(pg_url, "DROP TRIGGER full_disk ON pages")
+    assert crawl(pg_url, site.url("/"))[0] == 0
+    assert db_query(pg_url, "SELECT count(*) FROM pages WHERE last_crawl_time IS NOT NULL") == [
+        (6,)
+    ]

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from litecrawl.errors import FrontierError, without_passwords
+from litecrawl.errors import DiskFull, FrontierError, without_passwords
 from litecrawl.store.postgres.migrations import migrate
 from litecrawl.urls import shown_location
 
@@ -36,11 +36,14 @@ _CONNECT_TIMEOUT = 10
 
 
 # SQLSTATE classes worth waiting out: the connection is gone (08), not enough resources for now
-# (53: disk full, out of memory, too many connections), the server stopping or starting (57),
+# (53: out of memory, too many connections), the server stopping or starting (57),
 # a deadlock or serialization failure (40), an I/O error (58). Others under OperationalError
 # are the statement's own and would fail again: a program limit (54, e.g. a tsvector over
 # 1 MB) must name itself, not pass for a database that is away.
 _TRANSIENT = ("08", "53", "57", "40", "58")
+# ... except a full disk (53100), which no wait of ours empties: the crawl stops with one line
+# and exit 1, as on SQLite (DiskFull; docs/crawling.md, "Damaged database, full disk").
+_DISK_FULL = "53100"
 
 
 def _transient(exc: psycopg.OperationalError) -> bool:
@@ -111,6 +114,9 @@ class Database:
                         async with conn.transaction():
                             result = await work(conn)
             except psycopg.OperationalError as exc:
+                if exc.sqlstate == _DISK_FULL:
+                    reason = (str(exc).strip().splitlines() or ["disk full"])[0]
+                    raise DiskFull(f"PostgreSQL database {self.shown}", reason) from exc
                 if not _transient(exc):
                     raise FrontierError(f"{self.shown}: {exc}") from exc
                 self._away(exc)
