@@ -37,6 +37,7 @@ from litecrawl.store.sqlite import writes as writing
 from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.migrations import MIGRATIONS, migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
+from litecrawl.store.sqlite.waits import LockWatch
 from litecrawl.strategy.domain import partition_hash
 
 __all__ = ["SQLiteFrontier", "connect"]
@@ -128,6 +129,7 @@ class SQLiteFrontier(Frontier):
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litecrawl-sqlite")
         self._worker: tuple[WorkerIdentity, float] | None = None  # identity, started_at
         self._beat_conn: sqlite3.Connection | None = None  # the heartbeat thread's own
+        self._locks = LockWatch(self.path)
         self.host_slots = {}
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -139,19 +141,26 @@ class SQLiteFrontier(Frontier):
     def _with_retry(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is None:
             raise FrontierError("frontier is not open")
+        self._locks.begin(self._conn)  # a long wait for another process's lock is told
+        try:
+            return self._attempts(self._conn, fn)
+        finally:
+            self._locks.end()
+
+    def _attempts(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
         delay = 0.05
         for attempt in range(_BUSY_RETRIES):
             try:
-                return fn(self._conn)
+                return fn(conn)
             except sqlite3.OperationalError as exc:
-                _rollback(self._conn)
+                _rollback(conn)
                 locked = "locked" in str(exc) or "busy" in str(exc)
                 if not locked or attempt == _BUSY_RETRIES - 1:
                     raise translate(self.path, exc) from exc
                 time.sleep(delay)  # on the database thread, not the event loop
                 delay = min(delay * 2, 2.0)
             except sqlite3.Error as exc:
-                _rollback(self._conn)
+                _rollback(conn)
                 raise translate(self.path, exc) from exc
         raise AssertionError("unreachable")
 
@@ -199,6 +208,7 @@ class SQLiteFrontier(Frontier):
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._thread, _close, None)
         self._thread.shutdown(wait=True)
+        await asyncio.to_thread(self._locks.close)
 
     # -- frontier operations ----------------------------------------------------------------
 
@@ -360,8 +370,7 @@ class SQLiteFrontier(Frontier):
     async def known_urls(self, after: str, limit: int) -> list[str]:
         def _urls(conn: sqlite3.Connection) -> list[str]:
             rows = conn.execute(
-                "SELECT norm_url FROM pages WHERE norm_url > ? "
-                "ORDER BY norm_url LIMIT ?",
+                "SELECT norm_url FROM pages WHERE norm_url > ? ORDER BY norm_url LIMIT ?",
                 (after, limit),
             )
             return [url for (url,) in rows]

@@ -1,0 +1,66 @@
+"""A SQLite database held locked by another process for long: the crawl says so (which process
+holds it, that it waits) instead of hanging silently, and goes on once the lock is free."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from litecrawl.frontier.base import NewLink
+from litecrawl.store.sqlite import waits
+from litecrawl.store.sqlite.frontier import SQLiteFrontier
+
+HOLD = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+def test_a_long_wait_for_another_process_lock_is_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "locked.db"
+    monkeypatch.setattr(waits, "LOCK_NOTICE_SEC", 0.3)  # the default's 5 s, shorter
+
+    async def go() -> tuple[int, int]:
+        async with SQLiteFrontier(db) as f:
+            holder = subprocess.Popen(
+                [sys.executable, "-c", HOLD, str(db), "2"], stdout=subprocess.PIPE, text=True
+            )
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            added = await f.add([NewLink("http://a.test/", "a.test")])
+            holder.wait(30)
+            return added, holder.pid
+
+    with caplog.at_level(logging.WARNING, logger="litecrawl"):
+        added, pid = asyncio.run(go())
+    assert added == 1
+    said = [r.getMessage() for r in caplog.records]
+    told = [m for m in said if m.startswith(f"database {db} is locked by another process")]
+    assert len(told) == 1 and f"pid {pid} (" in told[0] and "waiting for it" in told[0], said
+    assert any(m.startswith(f"database {db}: no longer locked") for m in said), said
+
+
+def test_a_quick_call_says_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(waits, "LOCK_NOTICE_SEC", 0.3)
+
+    async def go() -> None:
+        async with SQLiteFrontier(tmp_path / "free.db") as f:
+            for i in range(20):
+                await f.add([NewLink(f"http://a.test/{i}", "a.test")])
+                await asyncio.sleep(0.05)
+
+    with caplog.at_level(logging.WARNING, logger="litecrawl"):
+        asyncio.run(go())
+    assert not [r for r in caplog.records if "locked" in r.getMessage()]
