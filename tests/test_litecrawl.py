@@ -6,7 +6,10 @@ path is covered in test_litecrawl_browser.py.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import inspect
+import logging
 import sqlite3
 import time
 from collections.abc import Callable
@@ -16,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import LocalServer, db_rows, demo_site
 
-from litecrawl import litecrawl
+from litecrawl import alitecrawl, litecrawl
 
 EMPTY = hashlib.sha256(b"").hexdigest()
 Serve = Callable[..., LocalServer]
@@ -367,3 +370,42 @@ def test_freshness_without_hooks_is_decided_in_the_write(tmp_path: Path, serve: 
     state["home_extra"] = '<a href="/another-new-one">n</a>'
     assert interval_after_run() == int(0.2 * 2 * 86400)  # a new link: fresh
     assert site.url("/another-new-one") in db_rows(db)
+
+
+def test_a_misspelled_argument_is_a_type_error_before_any_work(tmp_path: Path) -> None:
+    db = tmp_path / "never.db"
+    with pytest.raises(TypeError, match="n_clams"):
+        litecrawl(str(db), ["http://127.0.0.1:1/"], n_clams=5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"alitecrawl\(\) got an unexpected keyword .*'n_clams'"):
+        asyncio.run(alitecrawl(str(db), ["http://127.0.0.1:1/"], n_clams=5))  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="start_urls"):
+        asyncio.run(alitecrawl(sqlite_path=str(db)))  # type: ignore[call-arg]
+    assert not db.exists()
+    assert list(inspect.signature(alitecrawl).parameters) == list(
+        inspect.signature(litecrawl).parameters
+    )
+
+
+def test_browser_options_under_the_http_fetcher_are_said_to_have_no_effect(
+    tmp_path: Path, site: LocalServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "c.db"
+
+    def warnings() -> list[str]:
+        said = [r.getMessage() for r in caplog.records if "no effect" in r.getMessage()]
+        caplog.clear()
+        return said
+
+    with caplog.at_level(logging.WARNING, logger="litecrawl"):
+        run(db, [site.url("/")], n_claims=1, page_hook=lambda page: None, pw_scroll_rounds=3)
+        assert warnings() == [
+            "fetcher='http' renders nothing: pw_scroll_rounds, page_hook have no effect "
+            "(browser options of fetcher='playwright')"
+        ]
+        run(db, [site.url("/")], n_claims=1, pw_block_media=False)
+        assert warnings() == [
+            "fetcher='http' renders nothing: pw_block_media has no effect "
+            "(browser options of fetcher='playwright')"
+        ]
+        run(db, [site.url("/")], n_claims=1, pw_timeout_ms=5000, pw_headers={"X-A": "1"})
+        assert warnings() == []  # the HTTP fetcher sends these headers and keeps this timeout

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, cast
 
 from litecrawl.driver import Batch, drive
 from litecrawl.engine import CrawlStats, Engine, EngineOptions
@@ -26,6 +28,19 @@ from litecrawl.version import VERSION
 __all__ = ["alitecrawl", "litecrawl"]
 
 FetcherName = Literal["playwright", "http"]
+P = ParamSpec("P")
+_Run = Coroutine[Any, Any, CrawlStats]
+
+log = logging.getLogger("litecrawl")
+
+# What only a browser does: with fetcher="http" these are said to have no effect.
+_BROWSER_ONLY = (
+    "pw_scroll_rounds",
+    "pw_scroll_wait_ms",
+    "pw_viewport",
+    "pw_block_media",
+    "page_hook",
+)
 
 
 def litecrawl(
@@ -79,9 +94,30 @@ def litecrawl(
     asyncio.run(alitecrawl(**kwargs))
 
 
-async def alitecrawl(**kwargs: Any) -> CrawlStats:
+def _arguments_of(sync: Callable[P, None]) -> Callable[[Callable[..., _Run]], Callable[P, _Run]]:
+    """``alitecrawl`` takes ``litecrawl``'s parameters: for type checkers, ``help()`` and the
+    TypeError a misspelled one raises."""
+
+    def take(run: Callable[..., _Run]) -> Callable[P, _Run]:
+        run.__signature__ = inspect.signature(sync).replace(  # type: ignore[attr-defined]
+            return_annotation="CrawlStats"
+        )
+        return cast("Callable[P, _Run]", run)
+
+    return take
+
+
+@_arguments_of(litecrawl)
+async def alitecrawl(*args: Any, **given: Any) -> CrawlStats:
     """``litecrawl()`` for callers already inside an event loop; returns the batch's counts."""
+    try:
+        bound = inspect.signature(litecrawl).bind(*args, **given)
+    except TypeError as exc:  # as Python says it of a call: n_clams=5 is no argument
+        raise TypeError(f"alitecrawl() {exc}") from None
+    bound.apply_defaults()
+    kwargs = bound.arguments
     rules, schedule = _validate(kwargs)
+    _say_what_has_no_effect(kwargs)
     factory = strategy_for(kwargs.get("strategy") or "adaptive")
     options = EngineOptions(
         rules=rules,
@@ -123,6 +159,21 @@ async def alitecrawl(**kwargs: Any) -> CrawlStats:
         start = partial(engine.bootstrap, kwargs["start_urls"])
         report = await drive(engine, lease, Batch(kwargs.get("n_claims", 100)), start)
         return report.stats
+
+
+def _say_what_has_no_effect(kw: dict[str, Any]) -> None:
+    """One warning naming the browser's options given with ``fetcher="http"``."""
+    if kw.get("fetcher") != "http":
+        return
+    defaults = inspect.signature(litecrawl).parameters
+    given = [n for n in _BROWSER_ONLY if kw.get(n) != defaults[n].default]
+    if given:
+        log.warning(
+            "fetcher='http' renders nothing: %s %s no effect (browser options of "
+            "fetcher='playwright')",
+            ", ".join(given),
+            "has" if len(given) == 1 else "have",
+        )
 
 
 def _validate(kw: dict[str, Any]) -> tuple[UrlRules, Schedule]:
