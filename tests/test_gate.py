@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 from conftest import LocalServer, redirect_to, site_app
 
@@ -118,3 +120,21 @@ def test_idle_hosts_are_forgotten_unless_their_delay_still_runs(
     assert before == 3
     assert after == 2  # the slow host (Crawl-delay running) and the held one stay
     assert isinstance(refusal, RobotsDenied)
+
+
+def test_a_robots_txt_without_a_rule_allows_all_and_says_so(
+    tmp_path: Path, serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """RFC 9309 2.2 parses leniently: no rule to read, nothing disallowed; the log names it."""
+    soft = "<!doctype html><title>Not found</title><p>Disallow: /x</p>"
+    html = serve(site_app({"/robots.txt": (200, "text/html", soft)}))
+    commented = serve(site_app({"/robots.txt": (200, "text/plain", "# nothing to say\n\n")}))
+    with caplog.at_level(logging.WARNING, logger="litecrawl"):
+        assert check(tmp_path / "a.db", html.url("/x")) is None
+        assert check(tmp_path / "b.db", commented.url("/x")) is None
+    said = [r.getMessage() for r in caplog.records if "robots.txt" in r.getMessage()]
+    assert said == [
+        f"{html.url('/robots.txt')} holds no rule (no User-agent group; it starts "
+        "'<!doctype html><title>Not found</title><p>Disallow: /x</p>'): all is allowed "
+        "(RFC 9309 2.2)"
+    ]

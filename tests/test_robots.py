@@ -88,9 +88,29 @@ def test_lifetimes_are_parameters() -> None:
 
 def test_empty_and_html_bodies_allow_everything() -> None:
     assert policy(b"").allowed(f"{SITE}/x")
+    assert policy(b"").problem is None and policy("# only a comment\n").problem is None
     soft404 = policy((DATA / "soft404.html").read_bytes())
     assert soft404.mode == "parsed"
     assert soft404.allowed(f"{SITE}/x")
+    assert soft404.problem is not None and soft404.problem.startswith("holds no rule")
+    assert google_like().problem is None
+    # rules outside a group are none (RFC 9309 2.2): the file is said to hold none
+    assert policy("Disallow: /x\n").problem is not None
+
+
+def test_a_body_the_parser_fails_on_disallows_all_for_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nothing can be known of its rules: as unreachable (error_ttl), never as allowing all."""
+
+    def fails(content: str) -> None:
+        raise ValueError("parser bug")
+
+    monkeypatch.setattr("litecrawl.politeness.robots.Protego.parse", fails)
+    broken = policy("User-agent: *\nDisallow: /private\n")
+    assert not broken.allowed(f"{SITE}/public")
+    assert broken.expires_at == T0 + DEFAULT_ERROR_TTL
+    assert broken.problem == "cannot be parsed (ValueError: parser bug): nothing is fetched"
 
 
 # --- user-agent product token matching (RFC 9309 2.2.1) --------------------------------------

@@ -203,6 +203,8 @@ class PoliteGate:
         policy = RobotsPolicy.from_response(
             status, body, now, self.settings.user_agent, cause=cause, cause_detail=detail
         )
+        if policy.problem is not None:
+            log.warning("%s %s", location, policy.problem)
         origin = location.removesuffix("/robots.txt")
         await self.frontier.put_robots(origin, json.dumps(policy.to_record()), policy.expires_at)
         return policy

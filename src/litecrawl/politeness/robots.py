@@ -16,11 +16,18 @@ response               mode            lifetime
 
 429 is read as "unreachable" rather than "unavailable" (as Google does): a server asking us to
 slow down has not told us that everything is allowed.
+
+A 2xx body is parsed leniently, as RFC 9309 2.2 asks: lines that are no rule are skipped and the
+rules that can be read apply, so a body without a single rule (an HTML page served as
+robots.txt, binary junk) allows everything; :attr:`RobotsPolicy.problem` says so, and the gate
+logs it with the host. Should the parser itself fail, nothing can be known of the rules: the
+origin is treated as unreachable (disallow all, ``error_ttl``), never as allowing all.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NotRequired, TypedDict
@@ -140,6 +147,21 @@ def _query_name(parser: Protego, token: str) -> str:
     return versioned[0] if versioned else "*"
 
 
+# A line that is neither blank nor a comment (RFC 9309 2.2: "#" starts one)
+_CONTENT = re.compile(r"^[ \t]*[^#\s]", re.MULTILINE)
+
+
+def _no_rules(parser: Protego, body: str) -> str | None:
+    """Why ``body`` allows everything though it is not empty: not one line of it is a rule."""
+    names = _group_names(parser)
+    if names is None or names or any(parser.sitemaps) or not (found := _CONTENT.search(body)):
+        return None  # rules (or sitemaps) were read; or only comments; or protego cannot say
+    first = body[found.start() :].strip().splitlines()[0][:60]
+    return (
+        f"holds no rule (no User-agent group; it starts {first!r}): all is allowed (RFC 9309 2.2)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RobotsPolicy:
     """One origin's robots.txt, as a decision procedure. Immutable; rebuild to refresh.
@@ -156,18 +178,25 @@ class RobotsPolicy:
     # "timeout"...) and its words, so the host's pages are recorded as unreachable, not "robots"
     cause: str | None = None
     cause_detail: str = ""
+    # why a 2xx body gives no rules (None: it gives some, or was not 2xx): for the log
+    problem: str | None = field(init=False, repr=False, compare=False)
     _parser: Protego | None = field(init=False, repr=False, compare=False)
     _name: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         parser: Protego | None = None
         name = "*"
+        problem = None
         if self.mode == "parsed":
             try:
                 parser = Protego.parse(self.body)
                 name = _query_name(parser, product_token(self.user_agent))
-            except Exception:  # protego is robust, but a policy must never raise
+            except Exception as exc:  # protego is robust, but a policy must never raise
                 parser = None
+                problem = f"cannot be parsed ({type(exc).__name__}: {exc}): nothing is fetched"
+            else:
+                problem = _no_rules(parser, self.body)
+        object.__setattr__(self, "problem", problem)
         object.__setattr__(self, "_parser", parser)
         object.__setattr__(self, "_name", name)
 
@@ -191,7 +220,12 @@ class RobotsPolicy:
         lifetime = error_ttl if mode == "disallow_all" else ttl
         if status is not None:
             cause, cause_detail = None, ""
-        return cls(status, text, fetched_at, fetched_at + lifetime, user_agent, cause, cause_detail)
+        policy = cls(
+            status, text, fetched_at, fetched_at + lifetime, user_agent, cause, cause_detail
+        )
+        if mode == "parsed" and policy._parser is None:  # as unreachable: asked again soon
+            policy = cls(status, text, fetched_at, fetched_at + error_ttl, user_agent)
+        return policy
 
     @classmethod
     def from_record(cls, record: Mapping[str, object], user_agent: str) -> RobotsPolicy:
@@ -248,8 +282,8 @@ class RobotsPolicy:
             return True
         if self.mode == "allow_all":
             return True
-        if self._parser is None:  # disallow_all, or an unparsable 2xx body (cannot happen)
-            return self.mode != "disallow_all"
+        if self._parser is None:  # disallow_all, or a 2xx body the parser failed on
+            return False
         try:
             return bool(self._parser.can_fetch(url, self._name))
         except Exception:
