@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -221,3 +222,15 @@ def test_parse_feed_never_raises(body: bytes) -> None:
 def test_find_feed_links_never_raises(html: str, base: str) -> None:
     for link in find_feed_links(html, base):
         assert link.startswith(("http://", "https://"))
+
+
+def test_a_body_that_is_no_feed_is_none_and_logged_with_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    html = b"<!doctype html><html><body><p>Moved</p></body></html>"
+    with caplog.at_level(logging.WARNING, logger="litecrawl"):
+        assert parse_feed(html, f"{SITE}/feed/") is None
+        assert load("rss2.xml") is not None  # a feed: nothing said
+    [said] = [r.getMessage() for r in caplog.records]
+    start = "'<!doctype html><html><body><p>Moved</p"
+    assert said.startswith(f"{SITE}/feed/: not a feed (no RSS or Atom; it starts {start}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import calendar
 import io
+import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +27,8 @@ __all__ = [
     "is_sitemap_url",
     "parse_feed",
 ]
+
+log = logging.getLogger("litecrawl")
 
 # What <link rel="alternate" type=...> must say for find_feed_links to report it.
 FEED_LINK_TYPES = frozenset({"application/rss+xml", "application/atom+xml"})
@@ -117,7 +120,8 @@ def _entry(raw: object, base: str) -> FeedEntry | None:
 
 
 def parse_feed(body: bytes, url: str) -> Feed | None:
-    """Parse RSS 0.9x/1.0/2.0 or Atom; None when the body is not a feed. Never raises.
+    """Parse RSS 0.9x/1.0/2.0 or Atom; None when the body is not a feed (logged, with why).
+    Never raises.
 
     Relative links resolve against ``url`` (and any ``xml:base``); entries without a usable
     http(s) link are skipped; duplicates dropped; at most ``MAX_FEED_ENTRIES`` kept.
@@ -132,6 +136,10 @@ def parse_feed(body: bytes, url: str) -> Feed | None:
         version = _get(parsed, "version") or ""
         raw_entries = _get(parsed, "entries") or []
         if not version and not raw_entries:
+            start = body[:40].decode("utf-8", "replace").strip()
+            why = _get(parsed, "bozo_exception")  # the XML parser's words, if it gave up
+            said = f"; the parser: {why}" if why else ""
+            log.warning("%s: not a feed (no RSS or Atom; it starts %r%s)", url, start, said)
             return None
         info = _get(parsed, "feed") or {}
         entries: list[FeedEntry] = []
@@ -151,7 +159,8 @@ def parse_feed(body: bytes, url: str) -> Feed | None:
             version=str(version),
             entries=tuple(entries),
         )
-    except Exception:  # feedparser is forgiving, but a parser must not take the crawl down
+    except Exception as exc:  # feedparser is forgiving, but a parser must not take the crawl down
+        log.warning("%s: the feed cannot be parsed (%s: %s)", url, type(exc).__name__, exc)
         return None
 
 
