@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litecrawl import ConfigError
-from litecrawl.schedule import Allocation, RateGroup, allocate, expected_freshness
+from litecrawl.schedule.allocate import Allocation, RateGroup, allocate, expected_freshness
 
 DAY = 86400.0
 

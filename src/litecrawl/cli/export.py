@@ -15,9 +15,6 @@ import typer
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.cli.output import exit_code
 from litecrawl.errors import LitecrawlError
-from litecrawl.export import document_filter
-from litecrawl.export import export as run_export
-from litecrawl.export_parquet import check_parquet
 
 __all__ = ["Format", "export"]
 
@@ -84,6 +81,11 @@ def export(
         typer.echo(f"error: {option} is for {formats} only, not {fmt.value}", err=True)
         raise typer.Exit(2)
     skipped: list[str] = []
+    # the exporters (warcio, pyarrow's check) load here, not for every command
+    from litecrawl.export import document_filter
+    from litecrawl.export import export as run_export
+    from litecrawl.export_parquet import check_parquet
+
     try:
         # bad input is told before --out is created
         document_filter(None, host or (), content_type or (), state or ())

@@ -7,19 +7,19 @@ import ipaddress
 import secrets
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from aiohttp import web
 
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.cli.output import exit_code
 from litecrawl.errors import LitecrawlError
-from litecrawl.serve import ServeSettings, make_app, open_queries
-from litecrawl.serve.annotate import SiteAnnotator
-from litecrawl.serve.seeds import SeedAdder
-from litecrawl.serve.views import Dashboard
 from litecrawl.urls import UrlRules, shown_location
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from litecrawl.serve import ServeSettings
 
 __all__ = ["serve"]
 
@@ -37,6 +37,12 @@ def serve(
     read_only: Annotated[bool, typer.Option("--read-only", help="No writes at all.")] = False,
 ) -> None:
     """Serve a web dashboard: overview, hosts, pages, search, adding seeds; JSON under /api/."""
+    # the dashboard's modules (aiohttp.web, Jinja2) load here, not for every command
+    from litecrawl.serve import ServeSettings, make_app, open_queries
+    from litecrawl.serve.annotate import SiteAnnotator
+    from litecrawl.serve.seeds import SeedAdder
+    from litecrawl.serve.views import Dashboard
+
     cfg = load_or_exit(config, {"db": db})
     if token is not None and len(token) < 8:
         typer.echo("error: --token must be at least 8 characters", err=True)
@@ -69,6 +75,8 @@ def serve(
 
 
 async def _run(app: web.Application, host: str, port: int, settings: ServeSettings) -> None:
+    from aiohttp import web
+
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-import feedparser
 from lxml import etree
 
 __all__ = [
@@ -126,6 +125,8 @@ def parse_feed(body: bytes, url: str) -> Feed | None:
     Relative links resolve against ``url`` (and any ``xml:base``); entries without a usable
     http(s) link are skipped; duplicates dropped; at most ``MAX_FEED_ENTRIES`` kept.
     """
+    import feedparser  # loaded by the first feed, not by every crawl (docs/architecture.md)
+
     try:
         # A stream, never a str: feedparser would treat a string as a URL or a file name.
         parsed = feedparser.parse(

@@ -3,26 +3,15 @@
 Three policies side by side: ``multiplicative`` (litecrawl()'s default, :class:`Schedule`),
 ``uniform`` (every page at the same interval) and ``freshness`` (each page's change rate
 estimated from its fetch history by :mod:`.estimate`, revisits allocated under a fetch budget by
-:mod:`.allocate`).
+:mod:`.allocate`, imported from there: it needs numpy, whose import every litecrawl() batch and
+CLI command would pay for a policy most crawls do not use).
 """
 
-from litecrawl.schedule.allocate import (
-    Allocation,
-    Level,
-    RateGroup,
-    allocate,
-    expected_freshness,
-)
 from litecrawl.schedule.estimate import ChangeHistory, Estimator
 from litecrawl.schedule.multiplicative import Schedule
 
 __all__ = [
-    "Allocation",
     "ChangeHistory",
     "Estimator",
-    "Level",
-    "RateGroup",
     "Schedule",
-    "allocate",
-    "expected_freshness",
 ]
