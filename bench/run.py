@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -74,6 +75,16 @@ class Nginx:
     """nginx serving ``root`` on 127.0.0.1:``port``, or each of ``sites`` (port -> root)."""
 
     def __init__(self, root: Path, port: int = 8181, sites: dict[int, Path] | None = None) -> None:
+        # The generated sites name their port in their links, so two benchmarks on one machine
+        # cannot each take another port: the second waits for the first instead of crawling
+        # the first one's site (nginx would fail to bind and the crawl would go on regardless).
+        ports = sorted(sites or {port: root})
+        self.lock = open(f"/tmp/lcbench-nginx-{ports[0]}.lock", "w")  # noqa: SIM115
+        try:
+            fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"bench: waiting for another benchmark's nginx on port {ports[0]}", flush=True)
+            fcntl.flock(self.lock, fcntl.LOCK_EX)
         self.prefix = Path(tempfile.mkdtemp(prefix="lcbench-nginx-"))
         (self.prefix / "logs").mkdir()
         (self.prefix / "tmp").mkdir()
@@ -102,6 +113,7 @@ class Nginx:
         self.proc.send_signal(signal.SIGQUIT)
         self.proc.wait(10)
         shutil.rmtree(self.prefix, ignore_errors=True)
+        self.lock.close()  # releases the port for the next benchmark
 
 
 def timed(cmd: list[str]) -> dict[str, float]:
