@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -29,11 +28,9 @@ from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
 from litecrawl.frontier.base import (
     ClaimedPage,
     ClaimFocus,
-    FinalizeResult,
     Frontier,
     HostRules,
     NewLink,
-    PageUpdate,
 )
 from litecrawl.frontier.lost import ClaimKind
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
@@ -45,9 +42,9 @@ from litecrawl.parse.sniff import not_text
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
 from litecrawl.urls import UrlRules, host_of
+from litecrawl.writeback import PageWriter, content_hash
 
 if TYPE_CHECKING:
-    from litecrawl.frontier.base import StrategyWrites
     from litecrawl.strategy.runner import StrategyRunner
 
 __all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "content_hash"]
@@ -89,10 +86,6 @@ class EngineOptions:
     focus: ClaimFocus | None = None  # claim only part of the frontier (a site crawl)
 
 
-def content_hash(content: bytes) -> str:
-    return hashlib.sha256(content).hexdigest()
-
-
 class _Requeued(Exception):
     """The host asked us to come back later; the claim was released, not finalized."""
 
@@ -108,9 +101,6 @@ class Engine:
     ) -> None:
         self.frontier = frontier
         self.lease = lease  # this worker's lease: recovery also takes dead workers' claims
-        self.written = 0  # pages written in this run: its heartbeats record it
-        if lease is not None:
-            lease.progress = lambda: self.written  # read by the heartbeat thread
         self.fetcher = fetcher
         self.options = options
         self.gate: Gate = gate or OpenGate()
@@ -119,10 +109,18 @@ class Engine:
         self.sitemap_bounds = SitemapBounds(
             options.max_depth, options.sitemaps_per_host, self.stats.sitemap_cuts
         )
-        self._pending: list[PageUpdate] = []
-        self._pending_since = 0.0
-        self._write_lock = asyncio.Lock()
-        self.finished = False  # the strategy's finished() said so
+        self.writer = PageWriter(frontier, options, self.stats, self.outcomes)
+        if lease is not None:  # pages written in this run: its heartbeats record it
+            lease.progress = lambda: self.writer.written  # read by the heartbeat thread
+
+    @property
+    def finished(self) -> bool:
+        """The strategy's finished() said so."""
+        return self.writer.finished
+
+    async def flush(self) -> None:
+        """Write all pending page updates in one transaction."""
+        await self.writer.flush()
 
     # -- batches ----------------------------------------------------------------------------
 
@@ -134,7 +132,7 @@ class Engine:
         runner = self.options.strategy
         if runner is not None and kind == "page":
             writes = runner.read_seeds(urls)
-            self._count_strategy_errors()
+            self.writer.count_strategy_errors()
             return await self.frontier.write_strategy(writes)
         links = [NewLink(u, host_of(u), 0, source, 1.0, kind) for u in urls]
         return await self.frontier.add(links)
@@ -213,7 +211,7 @@ class Engine:
             # A bug or a foreign error must not leave the row claimed nor stop the batch.
             log.exception("unexpected error processing %s", page.norm_url)
             self.outcomes.failed(page, page.norm_url, error_for("internal", page.norm_url), "fetch")
-            await self._finish_stale(page, page.norm_url, "internal")
+            await self.writer.finish_stale(page, page.norm_url, "internal")
 
     async def _process(self, page: ClaimedPage) -> None:
         rules = self.options.rules
@@ -243,12 +241,12 @@ class Engine:
             self.outcomes.note(
                 logging.INFO, "skip", page, url, None, "unchanged since its sitemap lastmod"
             )
-            await self._finish_stale(page, url, None, recheck_lastmod=True)
+            await self.writer.finish_stale(page, url, None, recheck_lastmod=True)
             return
         refusal = await self.gate.check(url)
         if refusal is not None:
             self.outcomes.failed(page, url, refusal, "skip")
-            await self._finish_stale(page, url, refusal.category)
+            await self.writer.finish_stale(page, url, refusal.category)
             return
 
         result = await self._fetch(page, url)
@@ -262,7 +260,7 @@ class Engine:
             self.stats.redirects += 1
             valid = final is not None and rules.validate(final)
             target = [final] if valid and final is not None else []
-            await self._finish(page, url, result, b"", target, links_out=target)
+            await self.writer.finish(page, url, result, b"", target, links_out=target)
             if not valid or final is None:
                 if final is not None:
                     await self._delete(final)
@@ -290,7 +288,7 @@ class Engine:
             if what is not None:  # garbage words if decoded: neither indexed nor parsed
                 error = error_for("not_text", url, f"{what}, labelled {result.content_type}")
                 self.outcomes.failed(page, url, error, "extract")
-                await self._finish_stale(page, url, "not_text", result)
+                await self.writer.finish_stale(page, url, "not_text", result)
                 return
             found = None
             if self.options.analyzer is not None:
@@ -316,10 +314,10 @@ class Engine:
                 self.outcomes.failed(
                     page, url, error_for("hook", url, "transform_hook raised"), "fetch"
                 )
-                await self._finish_stale(page, url, "hook", result, links)
+                await self.writer.finish_stale(page, url, "hook", result, links)
                 return
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
-        await self._finish(page, url, result, content, links, extra, document, links_out)
+        await self.writer.finish(page, url, result, content, links, extra, document, links_out)
 
     def _page_links(
         self, found: PageLinks, depth: int
@@ -395,7 +393,7 @@ class Engine:
                 answered = FetchResult(
                     url, url, exc.status, {"content-type": exc.content_type}, b""
                 )
-            await self._finish_stale(page, url, exc.category, answered)
+            await self.writer.finish_stale(page, url, exc.category, answered)
             return None
         if isinstance(outcome, Throttled):
             # 429/503: the host is slowed down; the page comes back after Retry-After.
@@ -409,161 +407,6 @@ class Engine:
         self.stats.not_modified += outcome.revalidated
         return outcome
 
-    # -- finalizing -------------------------------------------------------------------------
-
-    async def _finish(
-        self,
-        page: ClaimedPage,
-        url: str,
-        result: FetchResult,
-        content: bytes,
-        links: list[str],
-        extra: list[NewLink] | None = None,
-        document: object | None = None,
-        links_out: list[str] | None = None,
-    ) -> None:
-        """Steps 8-9 (docs/python-api.md): freshness, schedule, downstream hook, the batched write.
-
-        Fresh = a new valid link or a changed content hash. The downstream hook must be told
-        before the write, so with a hook the links are looked up first; without one the write
-        itself finds out which links are new (one database round trip less per page).
-        """
-        extra = extra or []
-        error = None if result.ok or result.status == 304 else f"http_{result.status}"
-        writes = None
-        if self.options.strategy is not None:
-            # a listing's page entries are links like any other to the strategy: it decides
-            entries = [link.url for link in extra if link.kind == "page"]
-            writes = self._strategy_event(page, url, result, [*links, *entries], error)
-            queued = [w.url for w in writes.links if w.queue and w.url != url]
-            listed = set(entries)
-            links = [u for u in queued if u not in listed]
-            extra = [link for link in extra if link.kind != "page" or link.url in set(queued)]
-        candidates = links + [link.url for link in extra]
-        digest = content_hash(content)
-        fresh = fresh_content = digest != page.content_hash
-        decide_in_write = (
-            not fresh
-            and bool(candidates)
-            and self.options.downstream_hook is None
-            and writes is None
-        )
-        if not fresh and candidates and not decide_in_write:
-            known = await self.frontier.known(candidates)
-            fresh = any(u not in known and u != url for u in candidates)
-        if self.options.downstream_hook is not None:
-            try:
-                await await_me_maybe(
-                    self.options.downstream_hook(content, result.content_type, url, fresh)
-                )
-            except Exception:
-                log.exception("downstream_hook failed for %s", url)
-                self.outcomes.failed(
-                    page, url, error_for("hook", url, "downstream_hook raised"), "fetch"
-                )
-                await self._finish_stale(page, url, "hook", result, links)
-                return
-        self.stats.fresh += fresh
-        redirected = (
-            result.final_url != url and self.options.rules.normalize(result.final_url) != url
-        )
-        self.outcomes.response(page, url, result, error, document, redirected)
-        now = int(time.time())
-        schedule, last, nxt = self.options.schedule, page.last_crawl_time, page.next_crawl_time
-        await self._write(
-            PageUpdate(
-                norm_url=url,
-                host=host_of(url),
-                last_crawl_time=now,
-                next_crawl_time=now + schedule.next_interval(last, nxt, fresh),
-                next_crawl_time_if_new_links=(
-                    now + schedule.next_interval(last, nxt, True) if decide_in_write else None
-                ),
-                content_hash=digest,
-                depth=page.depth,
-                status=result.status,
-                error=error,
-                content_type=result.content_type or None,
-                etag=result.headers.get("etag"),
-                last_modified=result.headers.get("last-modified"),
-                links=(self._new_links(links, page.depth) if writes is None else ()) + tuple(extra),
-                document=document,
-                strategy=writes,
-                # an unchanged page links where it did: its stored links stay as they are
-                links_out=links_out if fresh_content else None,
-                response_ms=round(result.elapsed * 1000),
-                kind=page.kind,
-            )
-        )
-
-    async def _finish_stale(
-        self,
-        page: ClaimedPage,
-        url: str,
-        error: str | None,
-        result: FetchResult | None = None,
-        links: list[str] | None = None,
-        recheck_lastmod: bool = False,
-    ) -> None:
-        """Finalize without new content: stale schedule, stored hash kept, claim cleared."""
-        writes = None
-        if self.options.strategy is not None:
-            writes = self._strategy_event(page, url, result, [], error) if error else None
-            links = None
-        now = int(time.time())
-        interval = self.options.schedule.next_interval(
-            page.last_crawl_time, page.next_crawl_time, False
-        )
-        await self._write(
-            PageUpdate(
-                norm_url=url,
-                host=host_of(url),
-                last_crawl_time=now,
-                next_crawl_time=now + interval,
-                content_hash=None,
-                depth=page.depth,
-                status=result.status if result else None,
-                error=error,
-                content_type=(result.content_type or None) if result else None,
-                links=self._new_links(links or [], page.depth),
-                recheck_lastmod=recheck_lastmod,
-                strategy=writes,
-                response_ms=round(result.elapsed * 1000) if result and result.elapsed else None,
-            )
-        )
-
-    def _strategy_event(
-        self,
-        page: ClaimedPage,
-        url: str,
-        result: FetchResult | None,
-        links: list[str],
-        error: str | None,
-    ) -> StrategyWrites:
-        """The strategy's hooks for one processed page; what they changed rides in its write."""
-        from litecrawl.strategy.runner import LoadedPage
-
-        runner = self.options.strategy
-        assert runner is not None
-        loaded = LoadedPage(url, page.depth, 1, page.meta)  # claimed = QUEUED
-        if result is None:
-            writes = runner.page_done(loaded, 0, {}, b"", [], error)
-        else:
-            writes = runner.page_done(
-                loaded, result.status, dict(result.headers), result.body, links, error
-            )
-        self._count_strategy_errors()
-        return writes
-
-    def _count_strategy_errors(self) -> None:
-        runner = self.options.strategy
-        if runner is not None and runner.errors:
-            self.stats.errors["strategy"] += runner.errors
-            runner.errors = 0
-
-    def _new_links(self, links: list[str], depth: int) -> tuple[NewLink, ...]:
-        return tuple(NewLink(u, host_of(u), depth + 1, "link") for u in links)
-
     async def _claim_other(self, url: str, page: ClaimedPage) -> ClaimedPage | None:
         await self.flush()  # the claim must see our own finalized rows
         return await self.frontier.claim_url(url, host_of(url), page.depth, int(time.time()))
@@ -572,60 +415,3 @@ class Engine:
         await self.flush()
         await self.frontier.delete([url])
         self.stats.deleted += 1
-
-    async def _write(self, update: PageUpdate) -> None:
-        if not self._pending:
-            self._pending_since = time.monotonic()
-        self._pending.append(update)
-        if len(self._pending) >= self.options.write_batch:
-            await self.flush()  # waiting here is the back-pressure on a slow database
-        elif (
-            time.monotonic() - self._pending_since >= self.options.flush_after_sec
-            and not self._write_lock.locked()
-        ):
-            await self.flush()
-
-    async def flush(self) -> None:
-        """Write all pending page updates in one transaction."""
-        async with self._write_lock:
-            pending, self._pending = self._pending, []
-            if pending:
-                result = await self._finalize(pending)
-                self.written += len(pending)
-                self.stats.new_links += result.new_links
-                self.stats.fresh += result.fresh_by_links
-                runner = self.options.strategy
-                if runner is not None and not self.finished:
-                    self.finished = runner.finished()
-                    self._count_strategy_errors()
-
-    async def _finalize(self, pending: list[PageUpdate]) -> FinalizeResult:
-        """One transaction for the batch; when the database refuses it (not a lost connection:
-        the stores wait those out), page by page, and a page whose index document cannot be
-        written is kept without it, with the error ``not_indexed`` (the log says why): one bad
-        page never stops a crawl."""
-        try:
-            return await self.frontier.finalize(pending)
-        except FrontierError as exc:
-            if isinstance(exc, DatabaseUnusable) or (
-                len(pending) == 1 and pending[0].document is None
-            ):
-                raise
-            log.warning("writing %d pages at once failed (%s): one by one", len(pending), exc)
-        new_links = fresh = 0
-        for update in pending:
-            try:
-                result = await self.frontier.finalize([update])
-            except FrontierError as exc:
-                if update.document is None or isinstance(exc, DatabaseUnusable):
-                    raise  # nothing of the page's own to leave out: the database is at fault
-                # the database's own words, without the location the store puts first
-                reason = (str(exc.__cause__ or exc).strip().splitlines() or ["?"])[0]
-                log.warning("%s: not indexed, the database refused it: %s", update.norm_url, reason)
-                self.stats.indexed -= 1
-                result = await self.frontier.finalize(
-                    [dataclasses.replace(update, document=None, error="not_indexed")]
-                )
-            new_links += result.new_links
-            fresh += result.fresh_by_links
-        return FinalizeResult(new_links, fresh)
