@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from litecrawl.cli import app
 from litecrawl.errors import (
+    BadRedirect,
     BrowserUnavailable,
     ConnectError,
     FetchTimeout,
@@ -207,6 +208,47 @@ def test_redirect_gives_final_url(serve: Serve) -> None:
         fetch(server.url("/loop"), scroll_rounds=0)
     assert info.value.url == server.url("/loop")
     assert info.value.__cause__ is not None
+
+
+def test_bad_redirects_are_bad_redirect_as_over_http(serve: Serve) -> None:
+    """Chromium stops these navigations with "aborted" or "unsafe redirect"; the category is
+    the HTTP fetcher's (bad_redirect: not retried), with the same words."""
+    targets = {
+        "js": "javascript:alert(1)",
+        "data": "data:text/html,<p>hi</p>",
+        "ftp": "ftp://example.com/x",
+        "mailto": "mailto:a@example.com",
+        "hop": "/js",  # an http redirect first
+        "broken": "http://[::1",
+    }
+    routes: dict[str, Any] = {}
+    for name, location in targets.items():
+
+        async def moved(_: web.Request, location: str = location) -> web.Response:
+            return web.Response(status=302, headers={"Location": location})
+
+        routes[name] = moved
+    server = serve(app_of(**routes))
+
+    async def go() -> dict[str, str]:
+        said = {}
+        async with BrowserFetcher(scroll_rounds=0) as fetcher:
+            for name in targets:
+                with pytest.raises(BadRedirect) as info:
+                    await fetcher.fetch(FetchRequest(server.url(f"/{name}")))
+                said[name] = str(info.value).removeprefix(server.url(f"/{name}") + ": ")
+        return said
+
+    said = asyncio.run(go())
+    not_http = "redirect to {}:, not to an http(s) URL"
+    assert said == {
+        "js": not_http.format("javascript"),
+        "data": not_http.format("data"),
+        "ftp": not_http.format("ftp"),
+        "mailto": not_http.format("mailto"),
+        "hop": not_http.format("javascript"),
+        "broken": "redirect to something that is not a URL",
+    }
 
 
 def test_404_is_a_result_not_an_error(serve: Serve) -> None:

@@ -25,11 +25,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Self
+from urllib.parse import urljoin, urlsplit
 
 import playwright.async_api as pw
 from playwright.async_api import Browser, BrowserContext, Page, Route
 
 from litecrawl.errors import (
+    BadRedirect,
     BrowserUnavailable,
     ConnectError,
     DnsError,
@@ -108,6 +110,12 @@ def _translate(url: str, exc: pw.Error) -> FetchError:
     if code.startswith(("net::ERR_CERT_", "net::ERR_SSL_")):
         return TlsError(url, message)
     return NetworkError(url, message) if code else FetchError(url, message)
+
+
+# Chromium's words for a navigation it stopped at a redirect: to no URL, to a scheme it will not
+# follow (data:, file:), or "aborted" (javascript:, ftp:, mailto:... and other causes).
+_INVALID_REDIRECT = "net::ERR_INVALID_REDIRECT"
+_REFUSED = ("net::ERR_UNSAFE_REDIRECT", "net::ERR_ABORTED")
 
 
 _CONNECT_CODES = frozenset(
@@ -255,6 +263,27 @@ class BrowserFetcher:
             raise TooLarge(url, f"body over {self.max_bytes} bytes")
         return FetchResult(url, final_url, status, headers, body, time.monotonic() - start)
 
+    async def _redirected_to(self, context: BrowserContext, url: str) -> str | None:
+        """The scheme a redirect of ``url`` leads to when it is not http(s) (Chromium says only
+        "aborted"): the redirects asked for again without following them, as the HTTP fetcher
+        sees them. None when none leads elsewhere (or this second look fails)."""
+        for _ in range(MAX_REDIRECTS):
+            try:
+                response = await context.request.get(
+                    url, max_redirects=0, timeout=self.timeout_ms, fail_on_status_code=False
+                )
+                location = response.headers.get("location")
+                await response.dispose()
+            except pw.Error:
+                return None
+            if not location or not 300 <= response.status < 400:
+                return None
+            url = urljoin(url, location)
+            scheme = urlsplit(url).scheme.lower()
+            if scheme not in ("http", "https"):
+                return scheme
+        return None
+
     async def _new_context(self) -> BrowserContext:
         assert self._browser is not None
         context = await self._browser.new_context(
@@ -278,7 +307,16 @@ class BrowserFetcher:
         try:
             response = await page.goto(request.url, wait_until="domcontentloaded")
         except pw.Error as exc:
-            if not downloads and "Download is starting" not in str(exc):
+            code = m.group() if (m := _NET_ERR.search(str(exc))) else ""
+            if code == _INVALID_REDIRECT:
+                raise BadRedirect(request.url, "redirect to something that is not a URL") from exc
+            download = bool(downloads) or "Download is starting" in str(exc)
+            if not download and code in _REFUSED:
+                scheme = await self._redirected_to(context, request.url)
+                if scheme is not None:
+                    why = f"redirect to {scheme}:, not to an http(s) URL"
+                    raise BadRedirect(request.url, why) from exc
+            if not download:
                 raise
             return await self._direct(context, request.url, request.headers)
         if response is None:
