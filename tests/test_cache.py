@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,8 +15,12 @@ from aiohttp import web
 from conftest import LocalServer, db_execute, html_page
 from typer.testing import CliRunner
 
-from litecrawl.cache import DiskCache
+from litecrawl.cache import CachedResponse, DiskCache
 from litecrawl.cli import app
+from litecrawl.fetch.base import FetchResult
+from litecrawl.fetch.http import HttpFetcher
+from litecrawl.fetch.policy import FetchPolicy, fetch_with_policy
+from litecrawl.politeness.base import OpenGate
 
 Serve = Callable[[web.Application], LocalServer]
 
@@ -93,3 +99,39 @@ def test_the_sqlite_layout_keeps_every_page_in_one_file(tmp_path: Path, serve: S
     )
     assert exported.exit_code == 0, exported.output
     assert b"cached body" in gzip.decompress(warc.read_bytes())
+
+
+class ThreadNoting(DiskCache):
+    """The disk cache, noting which thread each call runs on."""
+
+    threads: list[tuple[str, int]]
+
+    def store(self, url: str, result: FetchResult, content_hash: str) -> Path:
+        self.threads.append(("store", threading.get_ident()))
+        return super().store(url, result, content_hash)
+
+    def load(self, url: str) -> CachedResponse | None:
+        self.threads.append(("load", threading.get_ident()))
+        return super().load(url)
+
+
+def test_the_cache_is_read_and_written_off_the_event_loop(tmp_path: Path, serve: Serve) -> None:
+    """A store is file system work (two files and a rename each): on the event loop it would
+    stop every other fetch for as long as the disk takes."""
+    site = serve(etag_site({"/": html_page("home")}))
+    cache = ThreadNoting(tmp_path / "cache")
+    cache.threads = []
+    policy = FetchPolicy(cache=cache)
+
+    async def go() -> tuple[int, list[int]]:
+        loop_thread = threading.get_ident()
+        async with HttpFetcher() as fetcher:
+            first = await fetch_with_policy(fetcher, OpenGate(), policy, site.url("/"))
+            etag = first.headers["etag"] if isinstance(first, FetchResult) else None
+            again = await fetch_with_policy(fetcher, OpenGate(), policy, site.url("/"), etag)
+        assert isinstance(again, FetchResult) and again.revalidated
+        return loop_thread, [thread for _, thread in cache.threads]
+
+    loop_thread, threads = asyncio.run(go())
+    assert {call for call, _ in cache.threads} == {"store", "load"}  # (store reads first)
+    assert loop_thread not in threads
