@@ -4,10 +4,10 @@
 
 For each layout: store N pages of a small HTML body (the time per store), read back every
 tenth, and the disk the directory takes (``du``: what the file system really uses, blocks
-included). Then the event loop: N stores from 8 concurrent tasks (the crawl's default concurrency), called in the loop (as the
-crawl did before) and through ``asyncio.to_thread`` (as ``fetch_with_policy`` does now), while a
-ticker measures how long the loop could not run anything else (lag beyond 1 ms, summed, per
-page, and the worst single stall).
+included). Then the event loop: N stores from 8 concurrent tasks (the crawl's default
+concurrency), called in the loop (as the crawl did before) and through ``asyncio.to_thread`` (as
+``fetch_with_policy`` does now), while a ticker measures how long the loop could not run
+anything else (lag beyond 1 ms, summed, per page, and the worst single stall).
 """
 
 from __future__ import annotations
