@@ -29,10 +29,10 @@ from pathlib import Path
 import psycopg
 from pg import empty, server
 
-from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import HostRules, NewLink, PageUpdate
 from litecrawl.lease import current_identity
-from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.backends import open_frontier
+from litecrawl.store.queue import HostRules, NewLink, PageUpdate
+from litecrawl.store.sqlite.connection import connect
 
 BATCH = 64
 LINKS_PER_PAGE = 20

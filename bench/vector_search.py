@@ -26,7 +26,7 @@ from litecrawl.index.document import IndexDocument
 from litecrawl.index.embed import Embedder, embed_text, embedder
 from litecrawl.index.semantic import MODES, find
 from litecrawl.index.simhash import simhash
-from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.sqlite.connection import connect
 from litecrawl.store.sqlite.index import write_documents
 from litecrawl.store.sqlite.migrations import migrate
 

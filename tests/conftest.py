@@ -46,7 +46,7 @@ from hypothesis import HealthCheck, settings
 from pg_cluster import Cluster, find_bindir
 from psycopg.rows import dict_row
 
-from litecrawl.frontier.base import Frontier
+from litecrawl.store.frontier import Frontier
 from litecrawl.store.postgres.frontier import PostgresFrontier
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
 

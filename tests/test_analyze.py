@@ -27,8 +27,9 @@ from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer, analyze_page
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.index.simhash import simhash
 from litecrawl.parse.links import extract_links
-from litecrawl.store.sqlite.frontier import connect
-from litecrawl.store.sqlite.search import search
+from litecrawl.store.backends import open_index
+from litecrawl.store.index import SearchHit
+from litecrawl.store.sqlite.connection import connect
 
 SIDECAR_FIELDS = [
     "url",
@@ -60,6 +61,11 @@ HEADERS = {
     "etag": '"v1"',
     "last-modified": "Wed, 01 May 2024 10:00:00 GMT",
 }
+
+
+def _search(db: str | Path, query: str) -> list[SearchHit]:
+    with open_index(str(db)) as index:
+        return index.keyword(query)
 
 
 def result(url: str, body: bytes = ARTICLE, **headers: str) -> FetchResult:
@@ -317,9 +323,9 @@ def test_crawl_with_the_analyzer_indexes_and_writes_markdown(
     conn.close()
     assert set(rows) == {site.url(p) for p in ("/", "/a", "/b", "/c")}
     assert rows[site.url("/a")] == rows[site.url("/b")] is not None
-    hits = search(db, "sleeper")
+    hits = _search(db, "sleeper")
     assert len(hits) == 1 and {hits[0].url, *hits[0].other_urls} == {site.url("/a"), site.url("/b")}
-    assert search(db, "roses")[0].url == site.url("/c")
+    assert _search(db, "roses")[0].url == site.url("/c")
     host = site.base.removeprefix("http://").replace(":", "_")
     assert (out / host / "a.md").is_file() and (out / host / "index.meta.json").is_file()
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from litecrawl import litecrawl
 from litecrawl.cli import app
-from litecrawl.frontier.base import NewLink
+from litecrawl.store.queue import NewLink
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
 Serve = Callable[[web.Application], LocalServer]

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from litecrawl.frontier.base import ClaimFocus, Frontier, NewLink, PageUpdate, WorkerIdentity
+from litecrawl.store.frontier import Frontier
+from litecrawl.store.queue import ClaimFocus, NewLink, PageUpdate
+from litecrawl.store.workers import WorkerIdentity
 
 NOW = 1_800_000_000
 Open = Callable[[], Frontier]
@@ -120,11 +122,14 @@ def test_listed_entries_and_due_times(new_frontier: Open) -> None:
         f = new_frontier()
         await f.open()
         try:
-            await f.add([_link("/old")])
-            (page,) = await f.claim(1, NOW)
-            await f.finalize([_done(page.norm_url)])
-            listed = [_link("/old", lastmod=NOW + 10), _link("/new", lastmod=NOW - 999)]
-            assert await f.add_listed(listed, NOW + 20) == 1
+            await f.add([_link("/old"), _link("/map.xml", kind="sitemap")])
+            claimed = {p.norm_url: p for p in await f.claim(2, NOW)}
+            await f.finalize([_done("http://a.test/old")])
+            # a sitemap read 20 s later lists /old as changed after its crawl, and /new
+            listed = (_link("/old", lastmod=NOW + 10), _link("/new", lastmod=NOW - 999))
+            sitemap = _done("http://a.test/map.xml", links=listed, last_crawl_time=NOW + 20)
+            assert "http://a.test/map.xml" in claimed
+            assert (await f.finalize([sitemap])).new_links == 1
             # /old was listed as changed after its crawl: due now; /new is new: due
             due = await f.claim(10, NOW + 20)
             assert sorted(p.norm_url for p in due) == ["http://a.test/new", "http://a.test/old"]

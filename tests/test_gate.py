@@ -12,8 +12,8 @@ from aiohttp import web
 from conftest import LocalServer, redirect_to, site_app
 
 from litecrawl.errors import ConnectError, FetchError, RobotsDenied, RobotsUnavailable
-from litecrawl.frontier import open_frontier
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
+from litecrawl.store.backends import open_frontier
 
 Serve = Callable[[web.Application], LocalServer]
 SETTINGS = PolitenessSettings(user_agent="litecrawl/1.0 (+https://example.com)")

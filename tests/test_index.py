@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litecrawl.frontier.base import PageUpdate
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.simhash import NEAR_DUPLICATE_DISTANCE, bands, hamming, simhash
-from litecrawl.store.sqlite.frontier import SQLiteFrontier, connect
+from litecrawl.store.queue import PageUpdate
+from litecrawl.store.sqlite.connection import connect
+from litecrawl.store.sqlite.frontier import SQLiteFrontier
 from litecrawl.store.sqlite.index import remove_documents, write_documents
 
 # --- text helpers -------------------------------------------------------------------------------

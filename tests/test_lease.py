@@ -16,9 +16,10 @@ from pathlib import Path
 from aiohttp import web
 from conftest import PATIENCE_SEC, LocalServer, db_rows, html_page
 
-from litecrawl.frontier.base import NewLink, WorkerIdentity
 from litecrawl.lease import Lease, LeaseRules, current_identity
+from litecrawl.store.queue import NewLink
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
+from litecrawl.store.workers import WorkerIdentity
 
 Serve = Callable[[web.Application], LocalServer]
 N_PAGES = 150

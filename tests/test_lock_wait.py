@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from litecrawl.frontier.base import NewLink
+from litecrawl.store.queue import NewLink
 from litecrawl.store.sqlite import waits
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
 

@@ -10,9 +10,11 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from litecrawl.frontier.base import Frontier, NewLink, PageUpdate, WorkerIdentity
 from litecrawl.frontier.lost import ClaimKind
+from litecrawl.store.frontier import Frontier
+from litecrawl.store.queue import NewLink, PageUpdate
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
+from litecrawl.store.workers import WorkerIdentity
 
 NOW = 1_800_000_000
 Open = Callable[[], Frontier]

@@ -9,8 +9,8 @@ import pytest
 
 from litecrawl.cli.output import JsonLinesFormatter, KeyValueFormatter
 from litecrawl.errors import error_for, is_retry_worthy
-from litecrawl.frontier.base import ClaimedPage
 from litecrawl.outcomes import CrawlStats, PageOutcomes, describe
+from litecrawl.store.queue import ClaimedPage
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from litecrawl.cli import app as litecrawl_app
 from litecrawl.cli.search import search as search_cmd
 from litecrawl.errors import ConfigError
-from litecrawl.index.reader import IndexReader, SearchHit, best_url, open_index
+from litecrawl.store.backends import open_index
+from litecrawl.store.index import IndexReader, SearchHit, best_url
 
 Serve = Callable[[web.Application], LocalServer]
 

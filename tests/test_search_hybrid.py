@@ -13,8 +13,8 @@ from conftest import LocalServer
 from test_semantic import PAGES, crawl, runner, topic_site
 
 from litecrawl.cli import app
-from litecrawl.index.reader import SearchHit
 from litecrawl.index.semantic import CONFIDENT, _fuse, find
+from litecrawl.store.index import SearchHit
 
 Serve = Callable[[web.Application], LocalServer]
 

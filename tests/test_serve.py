@@ -26,8 +26,8 @@ from typer.testing import CliRunner
 
 from litecrawl.cli import app
 from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
-from litecrawl.frontier import open_frontier
 from litecrawl.lease import current_identity
+from litecrawl.store.backends import open_frontier
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()

@@ -11,7 +11,7 @@ from conftest import LocalServer, db_rows, html_page, redirect_to
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
-from litecrawl.store.sqlite.links import MAX_LINKS_PER_PAGE
+from litecrawl.store.sql import MAX_LINKS_PER_PAGE
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()

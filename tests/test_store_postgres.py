@@ -272,8 +272,8 @@ def test_a_finalize_does_not_wait_for_another_workers_write_of_a_linked_page(pg_
     """Another worker's finalize holds its pages' rows until it commits (a second or more of
     tsvectors): a page linking to one of them is written meanwhile, and a link that makes a
     known page shallower still moves it up."""
-    from litecrawl.frontier.base import NewLink, PageUpdate
     from litecrawl.store.postgres.frontier import PostgresFrontier
+    from litecrawl.store.queue import NewLink, PageUpdate
 
     def link(path: str, depth: int) -> NewLink:
         return NewLink(f"http://a.test{path}", "a.test", depth)

@@ -20,12 +20,12 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
 from litecrawl.fetch.base import FetchResult, media_type
+from litecrawl.store.responses import CachedResponse, cache_meta
 
 __all__ = [
     "CacheLayout",
@@ -38,15 +38,6 @@ __all__ = [
 ]
 
 CacheLayout = Literal["files", "sqlite"]
-
-
-@dataclass(frozen=True, slots=True)
-class CachedResponse:
-    body: bytes
-    headers: dict[str, str]
-    status: int
-    fetched_at: float
-    path: Path
 
 
 class ResponseCache(Protocol):
@@ -133,19 +124,6 @@ class DiskCache:
             fetched_at=float(meta.get("fetched_at", 0.0)),
             path=path,
         )
-
-
-def cache_meta(url: str, result: FetchResult, content_hash: str) -> dict[str, object]:
-    """What is kept beside a cached body (``.headers.json``), in either layout."""
-    return {
-        "url": url,
-        "final_url": result.final_url,
-        "status": result.status,
-        "headers": dict(result.headers),
-        "fetched_at": time.time(),
-        "size_bytes": len(result.body),
-        "content_hash": content_hash,
-    }
 
 
 def _suffix(content_type: str) -> str:

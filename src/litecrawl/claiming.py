@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from litecrawl.engine import CrawlStats, Engine
 from litecrawl.errors import DatabaseUnusable
-from litecrawl.frontier.base import Frontier
 from litecrawl.lease import Lease
 from litecrawl.politeness.gate import CLAIM_HORIZON_SEC, PoliteGate
+from litecrawl.store.frontier import Frontier
 from litecrawl.urls import host_of
 
 __all__ = ["Continuous", "claim_continuously"]

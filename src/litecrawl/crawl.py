@@ -22,13 +22,13 @@ from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
-from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import ClaimFocus
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.resume import known_sites, make_due_again
 from litecrawl.schedule import Schedule
+from litecrawl.store.backends import open_frontier
+from litecrawl.store.queue import ClaimFocus
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import DomainScope, UrlRules, without_passwords

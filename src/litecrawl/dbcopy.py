@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from litecrawl.errors import ConfigError
-from litecrawl.store.tables import LINKS, TABLES, Table, TableStore, open_tables
+from litecrawl.store.backends import is_postgres, open_tables
+from litecrawl.store.tables import LINKS, TABLES, Table, TableStore
 
 __all__ = ["TableCount", "copy_database"]
 
@@ -47,7 +48,7 @@ def copy_database(
         raise ConfigError("batch must be at least 1")
     if _same(source, target):
         raise ConfigError(f"source and target are the same database: {source}")
-    if not source.startswith(("postgresql://", "postgres://")) and not Path(source).is_file():
+    if not is_postgres(source) and not Path(source).is_file():
         raise ConfigError(f"no database at {source}")
     counts: list[TableCount] = []
     with open_tables(source) as src, open_tables(target) as dst:
@@ -83,6 +84,6 @@ def _copy_table(
 
 
 def _same(a: str, b: str) -> bool:
-    if a.startswith(("postgresql://", "postgres://")):
+    if is_postgres(a):
         return a == b
     return Path(a).resolve() == Path(b).resolve()

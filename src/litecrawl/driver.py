@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from litecrawl.claiming import Continuous, claim_continuously
 from litecrawl.engine import CrawlStats, Engine
-from litecrawl.frontier.base import ClaimedPage
 from litecrawl.lease import Lease
+from litecrawl.store.queue import ClaimedPage
 
 __all__ = ["Batch", "Continuous", "CrawlReport", "drive", "summary_dict"]
 

@@ -25,13 +25,6 @@ from litecrawl.discover.listing import DEFAULT_SITEMAPS_PER_HOST, SitemapBounds,
 from litecrawl.errors import DatabaseUnusable, FetchError, FrontierError, UnwantedType, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
 from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
-from litecrawl.frontier.base import (
-    ClaimedPage,
-    ClaimFocus,
-    Frontier,
-    HostRules,
-    NewLink,
-)
 from litecrawl.frontier.lost import ClaimKind
 from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.index.document import IndexDocument, PageAnalysis
@@ -41,6 +34,13 @@ from litecrawl.parse.links import PageLinks, extract_links, is_html
 from litecrawl.parse.sniff import not_text
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
+from litecrawl.store.frontier import Frontier
+from litecrawl.store.queue import (
+    ClaimedPage,
+    ClaimFocus,
+    HostRules,
+    NewLink,
+)
 from litecrawl.urls import UrlRules, host_of
 from litecrawl.writeback import PageWriter, content_hash
 
@@ -275,7 +275,7 @@ class Engine:
         links: list[str] = []
         extra: list[NewLink] = []
         links_out: list[str] | None = None  # None: this fetch did not read the page's links
-        document: object | None = None
+        document: IndexDocument | None = None
         if page.kind == "page" and result.ok and is_feed_content_type(result.content_type):
             page = dataclasses.replace(page, kind="feed")  # a link that turned out to be a feed
         if content and page.kind != "page":
@@ -296,7 +296,7 @@ class Engine:
                 document, found = analysis.document, analysis.links
             if found is None:
                 found = extract_links(content, url, result.content_type)
-            if isinstance(document, IndexDocument) and found.canonical:
+            if document is not None and found.canonical:
                 # stored normalized, so search can compare it with the URLs of a resource
                 canonical = rules.normalize(found.canonical, found.base)
                 document = dataclasses.replace(document, canonical=canonical)

@@ -55,8 +55,10 @@ from warcio.warcwriter import WARCWriter
 from litecrawl.cache import ResponseCache, cache_in
 from litecrawl.errors import ConfigError
 from litecrawl.export_parquet import check_parquet, write_parquet
-from litecrawl.index.reader import IndexReader, open_index
-from litecrawl.store.documents import STATES, DocumentFilter
+from litecrawl.store.backends import open_index
+from litecrawl.store.documents import DocumentFilter
+from litecrawl.store.index import IndexReader
+from litecrawl.store.states import STATES
 
 __all__ = ["FIELDS", "FORMATS", "STATES", "ExportFormat", "document_filter", "export"]
 

@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Self
 
 from litecrawl.errors import LitecrawlError
-from litecrawl.frontier.base import Frontier, WorkerIdentity, WorkerRecord
+from litecrawl.store.workers import WorkerIdentity, WorkerLeases, WorkerRecord
 
 __all__ = [
     "DEFAULT_LEASE_TIMEOUT",
@@ -104,7 +104,7 @@ class Lease:
     """``async with Lease(frontier, rules, command):`` registers this process as a worker,
     beats while the block runs, and on the way out gives back what it still holds."""
 
-    def __init__(self, frontier: Frontier, rules: LeaseRules, command: str = "") -> None:
+    def __init__(self, frontier: WorkerLeases, rules: LeaseRules, command: str = "") -> None:
         self.frontier = frontier
         self.rules = rules
         self.identity = current_identity(command)

@@ -20,8 +20,8 @@ from http import HTTPStatus
 
 from litecrawl.errors import FetchError, error_for
 from litecrawl.fetch.base import FetchResult
-from litecrawl.frontier.base import ClaimedPage
 from litecrawl.index.document import IndexDocument
+from litecrawl.store.queue import ClaimedPage
 from litecrawl.urls import host_of
 
 __all__ = ["Cause", "CrawlStats", "PageOutcomes", "describe", "page_log"]

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from litecrawl.errors import ConfigError
-from litecrawl.frontier.base import Frontier
+from litecrawl.store.frontier import Frontier
 from litecrawl.urls import without_passwords
 
 __all__ = ["known_sites", "make_due_again", "next_due"]

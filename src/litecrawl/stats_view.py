@@ -11,10 +11,11 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from litecrawl.frontier.base import FrontierSummary, HostSummary, RunSummary, WorkerRecord
 from litecrawl.frontier.lost import PARK_AFTER
 from litecrawl.lease import LeaseRules, current_identity
 from litecrawl.politeness.robots import RobotsPolicy
+from litecrawl.store.runs import FrontierSummary, HostSummary, RunSummary
+from litecrawl.store.workers import WorkerRecord
 from litecrawl.urls import shown_location
 
 __all__ = ["Robots", "iso", "robots_origins", "robots_state", "stats_view"]

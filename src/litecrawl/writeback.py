@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING
 
 from litecrawl.errors import DatabaseUnusable, FrontierError, error_for
 from litecrawl.fetch.base import FetchResult
-from litecrawl.frontier.base import ClaimedPage, FinalizeResult, Frontier, NewLink, PageUpdate
 from litecrawl.hooks import await_me_maybe
+from litecrawl.index.document import IndexDocument
 from litecrawl.outcomes import CrawlStats, PageOutcomes
+from litecrawl.store.frontier import Frontier
+from litecrawl.store.queue import ClaimedPage, FinalizeResult, NewLink, PageUpdate
 from litecrawl.urls import host_of
 
 if TYPE_CHECKING:
     from litecrawl.engine import EngineOptions
-    from litecrawl.frontier.base import StrategyWrites
+    from litecrawl.store.strategies import StrategyWrites
 
 __all__ = ["PageWriter", "content_hash"]
 
@@ -62,7 +64,7 @@ class PageWriter:
         content: bytes,
         links: list[str],
         extra: list[NewLink] | None = None,
-        document: object | None = None,
+        document: IndexDocument | None = None,
         links_out: list[str] | None = None,
     ) -> None:
         """Steps 8-9 (docs/python-api.md): freshness, schedule, downstream hook, the batched write.

@@ -16,7 +16,7 @@ from rich.text import Text
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.cli.output import exit_code
 from litecrawl.errors import LitecrawlError
-from litecrawl.index.reader import SearchHit
+from litecrawl.store.index import SearchHit
 from litecrawl.urls import shown_location
 
 __all__ = ["search", "similar"]

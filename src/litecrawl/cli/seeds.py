@@ -13,8 +13,8 @@ import typer
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.config import CrawlConfig
 from litecrawl.errors import LitecrawlError
-from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import NewLink
+from litecrawl.store.backends import open_frontier
+from litecrawl.store.queue import NewLink
 from litecrawl.strategy.base import BaseCrawlingStrategy
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy

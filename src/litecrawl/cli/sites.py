@@ -18,7 +18,8 @@ from litecrawl.config import CrawlConfig
 from litecrawl.errors import LitecrawlError
 from litecrawl.sites.model import ANNOTATION_KINDS, LISTINGS, STATUSES, Site
 from litecrawl.sites.seeds import base_url, parse_site_lines
-from litecrawl.sites.store import SiteStore, open_sites
+from litecrawl.store.backends import open_sites
+from litecrawl.store.sites import SiteStore
 
 if TYPE_CHECKING:
     from litecrawl.sites.run import SitesReport

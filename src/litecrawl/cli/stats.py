@@ -21,10 +21,10 @@ from rich.table import Table
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.cli.output import duration, exit_code
 from litecrawl.errors import LitecrawlError
-from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import FrontierSummary
 from litecrawl.lease import LeaseRules
 from litecrawl.stats_view import Robots, iso, robots_origins, robots_state, stats_view
+from litecrawl.store.backends import open_frontier
+from litecrawl.store.runs import FrontierSummary
 
 __all__ = ["stats"]
 

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from litecrawl.discover.feeds import parse_feed
 from litecrawl.discover.sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAP_ENTRIES, parse_sitemap
-from litecrawl.frontier.base import NewLink
+from litecrawl.store.queue import NewLink
 from litecrawl.urls import host_of
 
 __all__ = [

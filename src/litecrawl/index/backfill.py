@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from litecrawl.index.embed import embedder, page_text, to_blob
-from litecrawl.index.reader import open_index
+from litecrawl.store.backends import open_index
 
 __all__ = ["embed_missing"]
 

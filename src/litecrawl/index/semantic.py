@@ -24,8 +24,9 @@ from typing import Literal, get_args
 from litecrawl.errors import ConfigError
 from litecrawl.index.embed import embedder, from_blob
 from litecrawl.index.query import words as query_words
-from litecrawl.index.reader import IndexReader, SearchHit, open_index
 from litecrawl.index.vectors import Neighbour
+from litecrawl.store.backends import open_index
+from litecrawl.store.index import IndexReader, SearchHit
 
 __all__ = ["CONFIDENT", "MODES", "RRF_K", "Mode", "Results", "find", "similar"]
 

@@ -5,13 +5,13 @@ database with its expiry) and *when* (a per-host concurrency cap, then the host'
 delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off, and only then one of the
 worker's fetch slots, so pages waiting for their host hold none). When the host has a delay, each
 start is also reserved on the host's row in the database
-(:meth:`~litecrawl.frontier.base.Frontier.reserve_start`), so every worker sharing the database
+(:meth:`~litecrawl.store.frontier.Frontier.reserve_start`), so every worker sharing the database
 keeps it together: N workers never reach a host faster than one would.
 
 It also says which hosts the next claim may take pages of (:meth:`PoliteGate.host_rules`): no
 more of a host than can start within a couple of seconds, none of a host under a Retry-After.
 The per-host cap is the share of the host's slots the worker leased with its claims
-(:attr:`~litecrawl.frontier.base.Frontier.host_slots`), so all workers together keep it.
+(:attr:`~litecrawl.store.frontier.Frontier.host_slots`), so all workers together keep it.
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from litecrawl.errors import (
 )
 from litecrawl.fetch.base import FetchRequest, FetchResult
 from litecrawl.fetch.http import HttpFetcher
-from litecrawl.frontier.base import Frontier, HostRules
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
 from litecrawl.politeness.robots import MAX_ROBOTS_BYTES, RobotsPolicy, robots_url
+from litecrawl.store.frontier import Frontier
+from litecrawl.store.queue import HostRules
 
 if TYPE_CHECKING:
     from litecrawl.config import CrawlConfig

@@ -10,7 +10,7 @@ from typing import Any
 from litecrawl.errors import ConfigError
 from litecrawl.sites.model import ANNOTATION_KINDS
 from litecrawl.sites.seeds import base_url
-from litecrawl.sites.store import open_sites
+from litecrawl.store.backends import open_sites
 
 __all__ = ["SiteAnnotator"]
 

@@ -16,11 +16,12 @@ from aiohttp import web
 from litecrawl.errors import ConfigError, LitecrawlError
 from litecrawl.serve import security
 from litecrawl.serve.annotate import SiteAnnotator
-from litecrawl.serve.queries import STATES, PageFilter
 from litecrawl.serve.render import make_environment, query_string
 from litecrawl.serve.seeds import SeedAdder
 from litecrawl.serve.views import HOST_SORTS, PAGE_LIMIT, SEARCH_MODES, WINDOWS, Dashboard
 from litecrawl.sites.model import ANNOTATION_KINDS, LISTINGS, STATUSES
+from litecrawl.store.dashboard import PageFilter
+from litecrawl.store.states import STATES
 
 __all__ = ["ServeSettings", "make_app"]
 

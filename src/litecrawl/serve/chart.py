@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from litecrawl.serve.queries import ActivityBucket
+from litecrawl.store.dashboard import ActivityBucket
 
 __all__ = ["Bar", "BarChart", "activity_chart"]
 

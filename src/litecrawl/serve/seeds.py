@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from litecrawl.frontier import open_frontier
-from litecrawl.frontier.base import NewLink
+from litecrawl.store.backends import open_frontier
+from litecrawl.store.queue import NewLink
 from litecrawl.urls import UrlRules, host_of
 
 __all__ = ["SeedAdder"]

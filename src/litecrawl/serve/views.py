@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from litecrawl.lease import LeaseRules
 from litecrawl.serve.chart import BarChart, activity_chart
-from litecrawl.serve.queries import DashboardQueries, PageFilter, SiteActivity
 from litecrawl.sites.model import LISTINGS
 from litecrawl.stats_view import robots_origins, robots_state, stats_view
+from litecrawl.store.dashboard import DashboardQueries, PageFilter, SiteActivity
 
 if TYPE_CHECKING:
     from litecrawl.index.semantic import Mode

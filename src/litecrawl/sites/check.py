@@ -19,13 +19,13 @@ from litecrawl.errors import FetchError, HostHeldBack
 from litecrawl.extract.page import extract_page
 from litecrawl.fetch.base import FetchRequest
 from litecrawl.fetch.http import HttpFetcher
-from litecrawl.frontier import open_frontier
 from litecrawl.parse.links import is_html
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.sites.model import Site, StartPage
 from litecrawl.sites.relevance import SiteFilter, decide, default_filter, listing, load_filter
 from litecrawl.sites.seeds import base_url
-from litecrawl.sites.store import SiteStore, open_sites
+from litecrawl.store.backends import open_frontier, open_sites
+from litecrawl.store.sites import SiteStore
 from litecrawl.urls import UrlRules, host_of
 
 __all__ = ["CheckReport", "check_sites"]

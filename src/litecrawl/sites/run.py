@@ -23,11 +23,12 @@ from urllib.parse import urlsplit
 
 from litecrawl.config import CrawlConfig
 from litecrawl.crawl import CrawlReport, Focus, run_crawl
-from litecrawl.frontier.base import ClaimFocus
 from litecrawl.sites.check import check_sites
 from litecrawl.sites.model import Site, SiteCrawl, SiteSchedule
 from litecrawl.sites.relevance import PathFilter, load_path_filter
-from litecrawl.sites.store import SiteStore, open_sites
+from litecrawl.store.backends import open_sites
+from litecrawl.store.queue import ClaimFocus
+from litecrawl.store.sites import SiteStore
 from litecrawl.urls import host_of
 
 __all__ = ["SitesReport", "run_sites", "site_links"]

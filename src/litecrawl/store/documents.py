@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["STATES", "DocumentFilter", "documents_query", "fetched_query"]
+from litecrawl.store.sql import like_prefix
 
-#: Frontera's link states, as the pages table stores them.
-STATES = {"not_crawled": 0, "queued": 1, "crawled": 2, "error": 3}
+__all__ = ["DocumentFilter", "documents_query", "fetched_query"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +22,7 @@ class DocumentFilter:
     ``since``: updated at or after this UTC time (``YYYY-MM-DD HH:MM:SS``). ``hosts``: their
     page's ``host[:port]``, lower case. ``content_types``: media types (``text/html``) or
     families (``text/*``), matched against the start of the stored Content-Type, without
-    regard to case. ``states``: their page's state (:data:`STATES` values).
+    regard to case. ``states``: their page's state (:data:`litecrawl.store.states.STATES` values).
     """
 
     since: str | None = None
@@ -32,11 +31,10 @@ class DocumentFilter:
     states: tuple[int, ...] = ()
 
 
-def _like_prefix(media: str) -> str:
-    """``text/*`` -> ``text/%``; ``text/html`` -> ``text/html%`` (charset may follow), with
-    LIKE's own wildcards escaped."""
-    escaped = media.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped[:-1] + "%" if escaped.endswith("/*") else escaped + "%"
+def _media_pattern(media: str) -> str:
+    """``text/*`` -> ``text/%``; ``text/html`` -> ``text/html%`` (charset may follow)."""
+    media = media.lower()
+    return like_prefix(media[:-1] if media.endswith("/*") else media)
 
 
 def _conditions(
@@ -54,7 +52,7 @@ def _conditions(
     if flt.content_types:
         like = f"lower({content_type}) LIKE {placeholder} ESCAPE '\\'"
         where.append("(" + " OR ".join([like] * len(flt.content_types)) + ")")
-        params.extend(_like_prefix(media) for media in flt.content_types)
+        params.extend(_media_pattern(media) for media in flt.content_types)
     return where, params
 
 

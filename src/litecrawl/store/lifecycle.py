@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Self
 
-__all__ = ["SyncStore"]
+__all__ = ["AsyncStore", "SyncStore"]
 
 
 class SyncStore(ABC):
@@ -30,3 +30,25 @@ class SyncStore(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+
+class AsyncStore(ABC):
+    """``async with store:`` opens (and migrates) it and closes it (the frontier)."""
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @abstractmethod
+    async def open(self) -> None: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...

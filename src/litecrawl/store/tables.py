@@ -14,7 +14,7 @@ from typing import Any
 
 from litecrawl.store.lifecycle import SyncStore
 
-__all__ = ["LINKS", "TABLES", "Row", "Table", "TableStore", "open_tables"]
+__all__ = ["LINKS", "TABLES", "Row", "Table", "TableStore"]
 
 Row = tuple[Any, ...]
 
@@ -83,14 +83,3 @@ class TableStore(SyncStore):
     @abstractmethod
     def finish(self) -> None:
         """After a copy: generated ids continue after the copied ones."""
-
-
-def open_tables(location: str) -> TableStore:
-    """The table store of a SQLite file or a ``postgresql://`` URL."""
-    if location.startswith(("postgresql://", "postgres://")):
-        from litecrawl.store.postgres.tables import PostgresTables
-
-        return PostgresTables(location)
-    from litecrawl.store.sqlite.tables import SQLiteTables
-
-    return SQLiteTables(location)

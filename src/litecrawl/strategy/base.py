@@ -12,6 +12,8 @@ import abc
 from collections.abc import Iterable, MutableMapping
 from typing import IO, Any, Protocol
 
+from litecrawl.store.states import PageState
+
 __all__ = [
     "BaseCrawlingStrategy",
     "DomainMetadata",
@@ -23,14 +25,9 @@ __all__ = [
 ]
 
 
-class States:
-    """Link states, stored in the frontier's ``state`` column."""
-
-    NOT_CRAWLED = 0
-    QUEUED = 1
-    CRAWLED = 2
-    ERROR = 3
-    DEFAULT = NOT_CRAWLED
+# Link states, stored in the frontier's ``state`` column: the store's one definition, under
+# Frontera's name.
+States = PageState
 
 
 class Request:

@@ -2,8 +2,8 @@
 
 The runner is Frontera's manager, scheduled stream and states context in one: it loads states
 (one read per batch of requests), remembers what each request looked like when loaded, and after
-a hook returns it yields :class:`~litecrawl.frontier.base.StrategyWrites` — only the requests whose
-state, meta or score changed, and the ones scheduled — for the page's own batched write.
+a hook returns it yields :class:`~litecrawl.store.strategies.StrategyWrites` — only the requests
+whose state, meta or score changed, and the ones scheduled — for the page's own batched write.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from litecrawl.frontier.base import Frontier, LinkWrite, StrategyWrites
 from litecrawl.parse.links import anchor_texts
+from litecrawl.store.strategies import LinkWrite, StrategyState, StrategyWrites
 from litecrawl.strategy.base import BaseCrawlingStrategy, Request, Response, States
 from litecrawl.strategy.codec import NotJSON, dumps_meta, loads_meta
 from litecrawl.strategy.domain import domain_meta
@@ -272,7 +272,7 @@ class StrategyRunner:
         log.error("strategy %s: " + message, self.name, *args)
 
 
-async def close_strategy(runner: StrategyRunner, frontier: Frontier) -> None:
+async def close_strategy(runner: StrategyRunner, frontier: StrategyState) -> None:
     """End of a crawl (also on Ctrl+C): ``close()``, and its last writes."""
     writes = runner.close()
     if writes.links or writes.domains:

@@ -1,6 +1,6 @@
 """Claims on PostgreSQL: due pages stamped for this worker in one statement (``FOR UPDATE SKIP
 LOCKED`` on ``idx_pages_claim``), and, for claims that know hosts
-(:class:`~litecrawl.frontier.base.HostRules`), the host leases taken with them.
+(:class:`~litecrawl.store.queue.HostRules`), the host leases taken with them.
 
 Claims that know hosts run one at a time across the database (a transaction-level advisory
 lock): what a claim reads of the other workers' leases then cannot change before it has taken
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
 from litecrawl.frontier.lost import ClaimKind, claim_terms
 from litecrawl.store.postgres.connection import Conn
+from litecrawl.store.queue import ClaimedPage, ClaimFocus, HostRules
 
 __all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
 

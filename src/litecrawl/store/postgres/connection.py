@@ -25,7 +25,7 @@ from litecrawl.errors import DiskFull, FrontierError, without_passwords
 from litecrawl.store.postgres.migrations import migrate
 from litecrawl.urls import shown_location
 
-__all__ = ["Database", "is_postgres"]
+__all__ = ["Database"]
 
 log = logging.getLogger("litecrawl")
 T = TypeVar("T")
@@ -50,10 +50,6 @@ def _transient(exc: psycopg.OperationalError) -> bool:
     state = exc.sqlstate
     # no SQLSTATE: the client lost the connection, or the pool had none to give (PoolTimeout)
     return state is None or state.startswith(_TRANSIENT) or state == "55P03"  # lock_not_available
-
-
-def is_postgres(location: str) -> bool:
-    return location.startswith(("postgresql://", "postgres://"))
 
 
 class Database:

@@ -17,9 +17,8 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier.base import FrontierSummary
-from litecrawl.serve.queries import (
-    STATES,
+from litecrawl.sites.model import Annotation, Site
+from litecrawl.store.dashboard import (
     ActivityBucket,
     DashboardQueries,
     LinkList,
@@ -30,7 +29,6 @@ from litecrawl.serve.queries import (
     PageRow,
     SiteActivity,
 )
-from litecrawl.sites.model import Annotation, Site
 from litecrawl.store.postgres.sites import (
     read_annotations,
     read_crawls,
@@ -40,9 +38,9 @@ from litecrawl.store.postgres.sites import (
     read_sites,
 )
 from litecrawl.store.postgres.summary import read_summary
-from litecrawl.store.sqlite.dashboard import like_prefix
-from litecrawl.store.sqlite.links import link_key
-from litecrawl.store.sqlite.summary import STATE_NAMES
+from litecrawl.store.runs import FrontierSummary
+from litecrawl.store.sql import like_prefix, link_key
+from litecrawl.store.states import STATE_NAMES, STATES
 from litecrawl.urls import shown_location
 
 __all__ = ["PostgresDashboardQueries"]

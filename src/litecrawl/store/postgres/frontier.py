@@ -16,25 +16,24 @@ from typing import Any, TypeVar
 import psycopg
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier.base import (
-    ClaimedPage,
-    ClaimFocus,
-    FinalizeResult,
-    Frontier,
-    FrontierSummary,
-    HostRules,
-    NewLink,
-    PageUpdate,
-    StrategyWrites,
-    WorkerIdentity,
-    WorkerRecord,
-)
 from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
+from litecrawl.store.frontier import Frontier
 from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres import writes as writing
 from litecrawl.store.postgres.connection import Conn, Database
 from litecrawl.store.postgres.summary import read_partitions, read_summary
+from litecrawl.store.queue import (
+    ClaimedPage,
+    ClaimFocus,
+    FinalizeResult,
+    HostRules,
+    NewLink,
+    PageUpdate,
+)
+from litecrawl.store.runs import FrontierSummary
+from litecrawl.store.strategies import StrategyWrites
+from litecrawl.store.workers import WorkerIdentity, WorkerRecord
 from litecrawl.strategy.domain import partition_hash
 
 __all__ = ["PostgresFrontier"]
@@ -203,14 +202,10 @@ class PostgresFrontier(Frontier):
 
     async def known_urls(self, after: str, limit: int) -> list[str]:
         rows = await self._fetch(
-            "SELECT norm_url FROM pages WHERE norm_url > %s "
-            "ORDER BY norm_url LIMIT %s",
+            "SELECT norm_url FROM pages WHERE norm_url > %s ORDER BY norm_url LIMIT %s",
             (after, limit),
         )
         return [url for (url,) in rows]
-
-    async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
-        return await self._transaction(lambda conn: writing.insert_listed(conn, links, now))
 
     # -- leases -------------------------------------------------------------------------------
 

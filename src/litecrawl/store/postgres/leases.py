@@ -9,10 +9,9 @@ from typing import Any
 
 import psycopg
 
-from litecrawl.frontier.base import WorkerIdentity, WorkerRecord
 from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
-from litecrawl.store.sqlite.leases import CLAIM_TIMEOUT
+from litecrawl.store.workers import CLAIM_TIMEOUT, WorkerIdentity, WorkerRecord
 
 __all__ = [
     "INSERT_WORKER",

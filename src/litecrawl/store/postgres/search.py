@@ -1,5 +1,5 @@
 """Full-text search over the PostgreSQL index: the ``tsvector`` of each resource (title weight A,
-text weight B) ranked with ``ts_rank_cd``. See :mod:`litecrawl.index.reader` for the interface.
+text weight B) ranked with ``ts_rank_cd``. See :mod:`litecrawl.store.index` for the interface.
 
 The index holds each text's words as SQLite's FTS5 splits them (``litecrawl_words``, migration
 ``fts_words``), and the query is read as FTS5 reads it (:mod:`litecrawl.index.query`: the same
@@ -30,9 +30,9 @@ from litecrawl.index.query import (
     highlighted,
     parse,
 )
-from litecrawl.index.reader import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
 from litecrawl.index.snippet import snippet
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
+from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
 from litecrawl.store.postgres.migrations import migrate
 from litecrawl.store.postgres.vectors import PostgresVectors
 from litecrawl.urls import shown_location

@@ -25,9 +25,8 @@ from litecrawl.sites.model import (
     SiteSchedule,
     StartPage,
 )
-from litecrawl.sites.store import SiteStore
 from litecrawl.store.postgres.migrations import migrate
-from litecrawl.store.sqlite.sites import CRAWL_COLUMNS, SITE_COLUMNS
+from litecrawl.store.sites import CRAWL_COLUMNS, SITE_COLUMNS, SiteStore
 from litecrawl.urls import host_of, shown_location
 
 __all__ = [

@@ -8,10 +8,11 @@ from typing import Any
 
 import psycopg
 
-from litecrawl.frontier.base import PARKED, ErrorSummary, FrontierSummary, HostSummary, RunSummary
 from litecrawl.frontier.lost import PARK_AFTER
 from litecrawl.store.postgres.leases import read_workers
-from litecrawl.store.sqlite.summary import STATE_NAMES
+from litecrawl.store.runs import ErrorSummary, FrontierSummary, HostSummary, RunSummary
+from litecrawl.store.states import STATE_NAMES
+from litecrawl.store.strategies import PARKED
 
 __all__ = ["read_partitions", "read_summary"]
 

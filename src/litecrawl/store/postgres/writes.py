@@ -15,11 +15,12 @@ from typing import Any
 
 import psycopg
 
-from litecrawl.frontier.base import FinalizeResult, NewLink, PageUpdate, StrategyWrites
 from litecrawl.index.document import IndexDocument
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.postgres.index import remove_documents, write_documents
-from litecrawl.store.sqlite.links import MAX_LINKS_PER_PAGE, link_key
+from litecrawl.store.queue import FinalizeResult, NewLink, PageUpdate
+from litecrawl.store.sql import MAX_LINKS_PER_PAGE, link_key
+from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
 from litecrawl.strategy.metadata import merge
 
@@ -94,7 +95,7 @@ class Batch:
             links=links,
             first_seen_on=first_seen_on,
             listed=[link for u in updates for link in u.links if link.lastmod is not None],
-            documents=[u.document for u in updates if isinstance(u.document, IndexDocument)],
+            documents=[u.document for u in updates if u.document is not None],
             gone=[u.norm_url for u in updates if u.status in (404, 410)],
             graph=[(u.norm_url, u.links_out) for u in updates if u.links_out is not None],
             now=max(u.last_crawl_time for u in updates),

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from litecrawl.cache import CachedResponse, cache_meta
 from litecrawl.fetch.base import FetchResult
-from litecrawl.store.sqlite.frontier import connect
+from litecrawl.store.responses import CachedResponse, cache_meta
+from litecrawl.store.sqlite.connection import connect
 
 __all__ = ["CACHE_FILE", "SQLiteCache"]
 

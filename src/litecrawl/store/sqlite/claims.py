@@ -1,5 +1,5 @@
 """Claims on SQLite: due pages stamped for this worker in one statement, and, for claims that
-know hosts (:class:`~litecrawl.frontier.base.HostRules`), the host leases taken with them.
+know hosts (:class:`~litecrawl.store.queue.HostRules`), the host leases taken with them.
 
 Every write transaction on SQLite is serialized (``BEGIN IMMEDIATE``), so what one claim reads
 of the other workers' leases cannot change before it has taken its own.
@@ -11,8 +11,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from litecrawl.frontier.base import ClaimedPage, ClaimFocus, HostRules
 from litecrawl.frontier.lost import ClaimKind, claim_terms
+from litecrawl.store.queue import ClaimedPage, ClaimFocus, HostRules
 
 __all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
 

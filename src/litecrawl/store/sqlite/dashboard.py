@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from litecrawl.errors import ConfigError
-from litecrawl.frontier.base import FrontierSummary
-from litecrawl.serve.queries import (
-    STATES,
+from litecrawl.sites.model import Annotation, Site
+from litecrawl.store.dashboard import (
     ActivityBucket,
     DashboardQueries,
     LinkList,
@@ -26,9 +25,10 @@ from litecrawl.serve.queries import (
     PageRow,
     SiteActivity,
 )
-from litecrawl.sites.model import Annotation, Site
+from litecrawl.store.runs import FrontierSummary
+from litecrawl.store.sql import like_prefix
+from litecrawl.store.sqlite.connection import connect_readonly
 from litecrawl.store.sqlite.failures import translate
-from litecrawl.store.sqlite.frontier import connect_readonly
 from litecrawl.store.sqlite.links import read_links
 from litecrawl.store.sqlite.sites import (
     read_annotations,
@@ -38,9 +38,10 @@ from litecrawl.store.sqlite.sites import (
     read_site_links,
     read_sites,
 )
-from litecrawl.store.sqlite.summary import STATE_NAMES, read_summary
+from litecrawl.store.sqlite.summary import read_summary
+from litecrawl.store.states import STATE_NAMES, STATES
 
-__all__ = ["SQLiteDashboardQueries", "like_prefix"]
+__all__ = ["SQLiteDashboardQueries"]
 
 T = TypeVar("T")
 
@@ -226,9 +227,3 @@ def _unless_missing(read: Callable[[], T]) -> T | None:
         if "no such table" in str(exc):
             return None
         raise
-
-
-def like_prefix(text: str) -> str:
-    """``text`` as a LIKE prefix pattern with its own % and _ taken literally."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"

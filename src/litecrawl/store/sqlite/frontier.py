@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,30 +16,30 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier.base import (
+from litecrawl.frontier.lost import ClaimKind
+from litecrawl.schedule import Schedule
+from litecrawl.store.frontier import Frontier
+from litecrawl.store.queue import (
     ClaimedPage,
     ClaimFocus,
     FinalizeResult,
-    Frontier,
-    FrontierSummary,
     HostRules,
     NewLink,
     PageUpdate,
-    StrategyWrites,
-    WorkerIdentity,
-    WorkerRecord,
 )
-from litecrawl.frontier.lost import ClaimKind
-from litecrawl.schedule import Schedule
+from litecrawl.store.runs import FrontierSummary
 from litecrawl.store.sqlite import claims, leases
 from litecrawl.store.sqlite import writes as writing
+from litecrawl.store.sqlite.connection import connect, connect_readonly
 from litecrawl.store.sqlite.failures import translate
-from litecrawl.store.sqlite.migrations import MIGRATIONS, migrate
+from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
 from litecrawl.store.sqlite.waits import LockWatch
+from litecrawl.store.strategies import StrategyWrites
+from litecrawl.store.workers import WorkerIdentity, WorkerRecord
 from litecrawl.strategy.domain import partition_hash
 
-__all__ = ["SQLiteFrontier", "connect"]
+__all__ = ["SQLiteFrontier"]
 
 T = TypeVar("T")
 
@@ -64,60 +63,12 @@ RETURNING origin
 _BUSY_RETRIES = 8
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
-    """A connection with the settings every litecrawl connection needs (WAL, busy timeout)."""
-    try:
-        conn = sqlite3.connect(
-            str(path), timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        conn.execute("PRAGMA journal_mode = WAL")
-        # NORMAL in WAL survives a process crash (kill -9); only an OS crash may drop the last
-        # commits, never corrupt the file.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA busy_timeout = 30000")
-        conn.execute("PRAGMA foreign_keys = ON")
-    except sqlite3.Error as exc:
-        raise translate(str(path), exc, "cannot open SQLite database ") from exc
-    return conn
-
-
 def _rollback(conn: sqlite3.Connection) -> None:
     """Roll back what is open, if anything is: SQLite has already rolled back a transaction that
     a full disk or an I/O error ended, and a ROLLBACK then would fail in turn."""
     if conn.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
-
-
-def connect_readonly(path: str | Path, current: bool = True) -> sqlite3.Connection:
-    """A connection that never writes (``mode=ro``). Where the file or its directory cannot be
-    written (a read-only file system or mount), also ``immutable=1``: SQLite then takes no lock
-    and makes no shared-memory file, which it could not, and reads the file as it is (a crawl
-    that ended leaves its writes in it, not in a write-ahead log). ``current``: the schema must
-    be this version's (nothing can be migrated here)."""
-    p = Path(path)
-    query = "mode=ro"
-    if not (os.access(p, os.W_OK) and os.access(p.parent, os.W_OK)):
-        query += "&immutable=1"
-    try:
-        conn = sqlite3.connect(
-            f"{p.resolve().as_uri()}?{query}",
-            uri=True,
-            timeout=30.0,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        conn.execute("PRAGMA busy_timeout = 30000")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.Error as exc:
-        raise translate(str(path), exc, "cannot open SQLite database ") from exc
-    if current and version < len(MIGRATIONS):
-        conn.close()
-        raise FrontierError(
-            f"{path} was written by an older litecrawl and is opened read-only here: run "
-            "'litecrawl crawl' on it once (or copy it somewhere writable) to bring it up to date"
-        )
-    return conn
 
 
 class SQLiteFrontier(Frontier):
@@ -376,12 +327,6 @@ class SQLiteFrontier(Frontier):
             return [url for (url,) in rows]
 
         return await self._run(_urls)
-
-    async def add_listed(self, links: Sequence[NewLink], now: int) -> int:
-        def _add_listed(conn: sqlite3.Connection) -> int:
-            return self._transaction(conn, lambda: writing.insert_listed(conn, links, now))
-
-        return await self._run(_add_listed)
 
     # -- leases -------------------------------------------------------------------------------
 

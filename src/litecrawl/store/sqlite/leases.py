@@ -9,12 +9,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from litecrawl.frontier.base import WorkerIdentity, WorkerRecord
-from litecrawl.frontier.lost import LOST_CATEGORY, LostClaim, reset_lost
+from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
+from litecrawl.store.workers import CLAIM_TIMEOUT, WorkerIdentity, WorkerRecord
 
 __all__ = [
-    "CLAIM_TIMEOUT",
     "beat",
     "claims_older_than",
     "insert_worker",
@@ -24,9 +23,6 @@ __all__ = [
     "reset_claims",
 ]
 
-# The error a stale claim carries until the page is processed again; a never-crawled page
-# recovered a second time in a row is parked (it may be what kills its workers).
-CLAIM_TIMEOUT = LOST_CATEGORY
 
 _RECOVERABLE = "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages WHERE "
 

@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from collections.abc import Sequence
 
-__all__ = ["MAX_LINKS_PER_PAGE", "link_key", "read_links", "write_links"]
+from litecrawl.store.sql import MAX_LINKS_PER_PAGE, link_key
 
-# A page with more links than this (a sitemap-like index, a spam page) keeps its first ones: the
-# graph is for people looking at a page, not a complete web graph.
-MAX_LINKS_PER_PAGE = 1000
-
-
-def link_key(url: str) -> int:
-    """The indexed key of a link's target (a collision only costs a row read: the URL is
-    compared too)."""
-    return zlib.crc32(url.encode())
+__all__ = ["read_links", "write_links"]
 
 
 def write_links(conn: sqlite3.Connection, graph: Sequence[tuple[str, Sequence[str]]]) -> None:

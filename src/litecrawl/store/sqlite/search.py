@@ -4,8 +4,8 @@ Queries use FTS5's syntax: words (all must match), ``"exact phrase"``, ``prefix*
 ``OR``/``NOT``, ``title:word``. A query FTS5 rejects (stray quotes, punctuation such as
 ``c++`` or ``foo-bar``) is retried with every word as a quoted phrase, so user input never
 raises a syntax error. Ranking is FTS5's bm25 with title matches weighted
-:data:`~litecrawl.index.reader.TITLE_WEIGHT` times text matches. See
-:mod:`litecrawl.index.reader` for the interface and the choice of each hit's URL.
+:data:`~litecrawl.store.index.TITLE_WEIGHT` times text matches. See
+:mod:`litecrawl.store.index` for the interface and the choice of each hit's URL.
 """
 
 from __future__ import annotations
@@ -17,21 +17,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import ConfigError, FrontierError
-from litecrawl.index.reader import (
-    TITLE_WEIGHT,
-    IndexReader,
-    SearchHit,
-    best_url,
-    make_hit,
-    reason,
-)
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
+from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
+from litecrawl.store.sqlite.connection import connect, connect_readonly
 from litecrawl.store.sqlite.failures import fatal
-from litecrawl.store.sqlite.frontier import connect, connect_readonly
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.vectors import SQLiteVectors, resource_of_url, resource_previews
 
-__all__ = ["SQLiteIndex", "SearchHit", "best_url", "search"]
+__all__ = ["SQLiteIndex"]
 
 _TEXT_WEIGHT = 1.0
 _BATCH = 500  # rows per fetchmany when streaming
@@ -49,36 +42,6 @@ ORDER BY score DESC, r.id
 LIMIT :limit OFFSET :offset
 """
 _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
-
-
-def search(
-    db: str | Path,
-    query: str,
-    *,
-    limit: int = 10,
-    offset: int = 0,
-    open_mark: str = "[",
-    close_mark: str = "]",
-    ellipsis: str = "…",
-    snippet_tokens: int = 16,
-) -> list[SearchHit]:
-    """Ranked hits for ``query`` in the index of the SQLite database ``db`` (best first).
-
-    ``limit``/``offset`` page through the hits; ``open_mark``/``close_mark`` wrap each matched
-    term in the snippet, which holds about ``snippet_tokens`` words (``ellipsis`` marks cuts).
-    Raises :class:`~litecrawl.errors.ConfigError` if ``db`` does not exist and
-    :class:`~litecrawl.errors.FrontierError` if it cannot be read as a litecrawl index.
-    """
-    with SQLiteIndex(db) as index:
-        return index.keyword(
-            query,
-            limit=limit,
-            offset=offset,
-            open_mark=open_mark,
-            close_mark=close_mark,
-            ellipsis=ellipsis,
-            snippet_tokens=snippet_tokens,
-        )
 
 
 class SQLiteIndex(IndexReader):

@@ -19,9 +19,9 @@ from litecrawl.sites.model import (
     SiteSchedule,
     StartPage,
 )
-from litecrawl.sites.store import SiteStore
+from litecrawl.store.sites import CRAWL_COLUMNS, SITE_COLUMNS, SiteStore
+from litecrawl.store.sqlite.connection import connect
 from litecrawl.store.sqlite.failures import translate
-from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.urls import host_of
 
@@ -38,14 +38,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-SITE_COLUMNS = (
-    "id, base_url, host, status, reason, source, added_at, checked_at, final_url, title, "
-    "language, feeds, sitemaps, next_crawl, next_feed_crawl"
-)
-CRAWL_COLUMNS = (
-    "site_id, kind, worker, started_at, finished_at, fetched, new_pages, errors, interrupted"
-)
 
 
 class SQLiteSites(SiteStore):

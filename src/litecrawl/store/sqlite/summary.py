@@ -7,19 +7,14 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from litecrawl.frontier.base import (
-    PARKED,
-    ErrorSummary,
-    FrontierSummary,
-    HostSummary,
-    RunSummary,
-)
 from litecrawl.frontier.lost import PARK_AFTER
+from litecrawl.store.runs import ErrorSummary, FrontierSummary, HostSummary, RunSummary
 from litecrawl.store.sqlite.leases import read_workers
+from litecrawl.store.states import STATE_NAMES
+from litecrawl.store.strategies import PARKED
 
-__all__ = ["STATE_NAMES", "read_partitions", "read_summary"]
+__all__ = ["read_partitions", "read_summary"]
 
-STATE_NAMES = {0: "not_crawled", 1: "queued", 2: "crawled", 3: "error"}
 _RUNS = 10
 
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from litecrawl.errors import ConfigError, FrontierError
+from litecrawl.store.sqlite.connection import connect
 from litecrawl.store.sqlite.failures import translate
-from litecrawl.store.sqlite.frontier import connect
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.tables import LINKS, Row, Table, TableStore
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from litecrawl.frontier.base import FinalizeResult, NewLink, PageUpdate, StrategyWrites
-from litecrawl.index.document import IndexDocument
+from litecrawl.store.queue import FinalizeResult, NewLink, PageUpdate
 from litecrawl.store.sqlite.index import remove_documents, write_documents
 from litecrawl.store.sqlite.links import write_links
+from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
 from litecrawl.strategy.metadata import merge
 
@@ -88,7 +88,7 @@ def write_batch(conn: sqlite3.Connection, updates: Sequence[PageUpdate]) -> Fina
     for update in updates:
         if update.strategy is not None:
             new_links += write_strategy(conn, update.strategy)
-    documents = [u.document for u in updates if isinstance(u.document, IndexDocument)]
+    documents = [u.document for u in updates if u.document is not None]
     if documents:
         write_documents(conn, documents)
     gone = [u.norm_url for u in updates if u.status in (404, 410)]

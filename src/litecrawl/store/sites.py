@@ -1,4 +1,5 @@
-"""The site queue's storage interface; :func:`open_sites` picks the backend by location."""
+"""The site queue's storage interface; :func:`litecrawl.store.backends.open_sites`
+picks the backend by location."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ from collections.abc import Sequence
 from litecrawl.sites.model import Annotation, Site, SiteCrawl, SiteFeed, SiteSchedule, StartPage
 from litecrawl.store.lifecycle import SyncStore
 
-__all__ = ["SiteStore", "open_sites"]
+__all__ = ["CRAWL_COLUMNS", "SITE_COLUMNS", "SiteStore"]
+
+# The columns both stores read a site and a site crawl by (``Site.from_row``,
+# ``SiteCrawl.from_row``).
+SITE_COLUMNS = (
+    "id, base_url, host, status, reason, source, added_at, checked_at, final_url, title, "
+    "language, feeds, sitemaps, next_crawl, next_feed_crawl"
+)
+CRAWL_COLUMNS = (
+    "site_id, kind, worker, started_at, finished_at, fetched, new_pages, errors, interrupted"
+)
 
 
 class SiteStore(SyncStore):
@@ -91,14 +102,3 @@ class SiteStore(SyncStore):
     def site_links(self, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
         """Sites linking to (``inbound``) or linked from this site: (base URL, links), most
         links first."""
-
-
-def open_sites(location: str) -> SiteStore:
-    """The site store of a database location: a SQLite file or a ``postgresql://`` URL."""
-    if location.startswith(("postgresql://", "postgres://")):
-        from litecrawl.store.postgres.sites import PostgresSites  # it imports this module
-
-        return PostgresSites(location)
-    from litecrawl.store.sqlite.sites import SQLiteSites  # the backend imports this module
-
-    return SQLiteSites(location)

@@ -1,10 +1,10 @@
 """Reading the index: the interface search talks to, whichever database holds it.
 
 :class:`IndexReader` is implemented by ``store/sqlite/search.py`` (FTS5) and
-``store/postgres/search.py`` (``tsvector``); :func:`open_index` picks one by location. Both take
-the same query syntax: words (all must match), ``"exact phrase"``, ``prefix*``, ``OR``, ``NOT``,
-``title:word``; a query a backend cannot parse is retried with every word quoted, so user input
-never raises a syntax error.
+``store/postgres/search.py`` (``tsvector``); :func:`litecrawl.store.backends.open_index` picks
+one by location. Both take the same query syntax: words (all must match), ``"exact phrase"``,
+``prefix*``, ``OR``, ``NOT``, ``title:word``; a query a backend cannot parse is retried with
+every word quoted, so user input never raises a syntax error.
 
 Near-duplicate URLs share one resource, so each resource is returned once, under the best of its
 URLs (:func:`best_url`) with the others in ``other_urls``.
@@ -31,7 +31,6 @@ __all__ = [
     "SearchHit",
     "best_url",
     "make_hit",
-    "open_index",
     "reason",
 ]
 
@@ -160,15 +159,3 @@ def reason(exc: BaseException) -> str:
     any password in it masked."""
     text = without_passwords(str(exc)).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def open_index(location: str, writable: bool = False) -> IndexReader:
-    """The index of a SQLite file or a ``postgresql://`` URL; a SQLite file is opened
-    read-only (even on a read-only disk) unless ``writable`` (vectors written by a backfill)."""
-    if location.startswith(("postgresql://", "postgres://")):
-        from litecrawl.store.postgres.search import PostgresIndex
-
-        return PostgresIndex(location)
-    from litecrawl.store.sqlite.search import SQLiteIndex
-
-    return SQLiteIndex(location, writable)

@@ -11,11 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from litecrawl.frontier.base import FrontierSummary
 from litecrawl.sites.model import Annotation, Site, SiteCrawl, SiteFeed
+from litecrawl.store.runs import FrontierSummary
 
 __all__ = [
-    "STATES",
     "ActivityBucket",
     "DashboardQueries",
     "LinkList",
@@ -25,7 +24,6 @@ __all__ = [
     "PageList",
     "PageRow",
     "SiteActivity",
-    "open_queries",
 ]
 
 
@@ -35,10 +33,6 @@ class SiteActivity:
     links_to: list[tuple[str, int]]  # (base URL, links), most first
     links_from: list[tuple[str, int]]
     feeds: list[SiteFeed]
-
-
-# Frontera's link states, as `litecrawl stats` names them
-STATES = {"not_crawled": 0, "queued": 1, "crawled": 2, "error": 3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +54,7 @@ class ActivityBucket:
 @dataclass(frozen=True, slots=True)
 class PageFilter:
     host: str = ""
-    state: str = ""  # a key of STATES, or "" for any
+    state: str = ""  # a key of litecrawl.store.states.STATES, or "" for any
     error: str = ""  # an error category, "any" for every error, "" for no filter
     content_type: str = ""  # prefix, e.g. "text/html"
     text: str = ""  # substring of the URL or the title
@@ -166,14 +160,3 @@ class DashboardQueries(ABC):
     @abstractmethod
     def site_activity(self, site_id: int, limit: int) -> SiteActivity:
         """A site's last crawls, the sites it links to and those linking to it, its feeds."""
-
-
-def open_queries(location: str) -> DashboardQueries:
-    """The dashboard's reads on a SQLite file or a ``postgresql://`` URL."""
-    if location.startswith(("postgresql://", "postgres://")):
-        from litecrawl.store.postgres.dashboard import PostgresDashboardQueries
-
-        return PostgresDashboardQueries(location)
-    from litecrawl.store.sqlite.dashboard import SQLiteDashboardQueries
-
-    return SQLiteDashboardQueries(location)

@@ -1,0 +1,62 @@
+"""Connections to a SQLite file: the settings every litecrawl connection needs (WAL, busy
+timeout, foreign keys), and read-only ones that never write (``stats``, search, the dashboard)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from litecrawl.errors import FrontierError
+from litecrawl.store.sqlite.failures import translate
+from litecrawl.store.sqlite.migrations import MIGRATIONS
+
+__all__ = ["connect", "connect_readonly"]
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """A connection with the settings every litecrawl connection needs (WAL, busy timeout)."""
+    try:
+        conn = sqlite3.connect(
+            str(path), timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL survives a process crash (kill -9); only an OS crash may drop the last
+        # commits, never corrupt the file.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as exc:
+        raise translate(str(path), exc, "cannot open SQLite database ") from exc
+    return conn
+
+
+def connect_readonly(path: str | Path, current: bool = True) -> sqlite3.Connection:
+    """A connection that never writes (``mode=ro``). Where the file or its directory cannot be
+    written (a read-only file system or mount), also ``immutable=1``: SQLite then takes no lock
+    and makes no shared-memory file, which it could not, and reads the file as it is (a crawl
+    that ended leaves its writes in it, not in a write-ahead log). ``current``: the schema must
+    be this version's (nothing can be migrated here)."""
+    p = Path(path)
+    query = "mode=ro"
+    if not (os.access(p, os.W_OK) and os.access(p.parent, os.W_OK)):
+        query += "&immutable=1"
+    try:
+        conn = sqlite3.connect(
+            f"{p.resolve().as_uri()}?{query}",
+            uri=True,
+            timeout=30.0,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute("PRAGMA busy_timeout = 30000")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise translate(str(path), exc, "cannot open SQLite database ") from exc
+    if current and version < len(MIGRATIONS):
+        conn.close()
+        raise FrontierError(
+            f"{path} was written by an older litecrawl and is opened read-only here: run "
+            "'litecrawl crawl' on it once (or copy it somewhere writable) to bring it up to date"
+        )
+    return conn
