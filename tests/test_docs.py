@@ -188,3 +188,13 @@ def test_no_module_points_to_a_design_document_outside_the_repository() -> None:
         if _SEED_REFERENCE.search(line)
     ]
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_paths_named_in_the_docs_exist(page: Path) -> None:
+    """`engine.py`, `store/sqlite/claims.py`, `tests/conftest.py`: a file the text sends the
+    reader to exists (relative to the repository, src/ or src/litecrawl/)."""
+    named = set(re.findall(r"`((?:[\w.-]+/)*[\w-]+\.py)`", page.read_text("utf-8")))
+    bases = (ROOT, ROOT / "src", ROOT / "src" / "litecrawl")
+    missing = sorted(p for p in named if not any((base / p).exists() for base in bases))
+    assert not missing, f"{page.relative_to(ROOT)} names files that do not exist: {missing}"
