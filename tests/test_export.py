@@ -248,6 +248,9 @@ def test_filters_by_host_content_type_and_state(crawled: Crawled) -> None:
 
     everything = sorted(crawled.url(p) for p in PATHS)
     assert urls(hosts=[host.upper()]) == everything and urls(hosts=["elsewhere.example"]) == []
+    name, _, port = host.rpartition(":")
+    assert urls(hosts=[name]) == everything  # without its port: any port
+    assert urls(hosts=[name.rpartition(".")[0]]) == urls(hosts=[f"{name}:{int(port) + 1}"]) == []
     assert urls(content_types=["text/html"]) == urls(content_types=["TEXT/*"]) == everything
     assert urls(content_types=["text/plain", "image/*"]) == []
     assert urls(states=["crawled"]) == everything and urls(states=["error"]) == []
@@ -264,6 +267,21 @@ def test_filters_by_host_content_type_and_state(crawled: Crawled) -> None:
         export(db, "jsonl", io.StringIO(), states=["done"])
     with pytest.raises(ConfigError, match="content type 'html'"):
         export(db, "csv", io.StringIO(), content_types=["html"])
+
+
+def test_a_host_with_no_page_is_named_with_the_closest(crawled: Crawled) -> None:
+    host = crawled.url("/").split("://")[1].rstrip("/")
+    name = host.rpartition(":")[0]
+    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", crawled.db, "--host", name])
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 3, result.stderr
+    wrong = name[:-1] + "9"  # 127.0.0.1 -> 127.0.0.9
+    result = runner.invoke(app, ["export", "-f", "jsonl", "--db", crawled.db, "--host", wrong])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert f"warning: no page of host '{wrong}' in the database; hosts there: {host}" in (
+        result.stderr
+    )
+    help_text = runner.invoke(app, ["export", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "gzip" in help_text and ".warc.gz" in help_text
 
 
 def test_parquet_columns_types_and_values(crawled: Crawled) -> None:

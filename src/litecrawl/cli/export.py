@@ -3,7 +3,9 @@ as WARC."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import difflib
 import sys
 from datetime import datetime
 from enum import StrEnum
@@ -28,7 +30,14 @@ class Format(StrEnum):
 
 
 def export(
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")],
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format; warc is gzip-compressed, record by record (name it .warc.gz).",
+        ),
+    ],
     since: Annotated[
         str | None,
         typer.Option(help="Only documents updated since this ISO time (UTC if no zone)."),
@@ -53,7 +62,10 @@ def export(
     ] = False,
     host: Annotated[
         list[str] | None,
-        typer.Option(help="Only pages of this host (host[:port] as in stats; repeatable)."),
+        typer.Option(
+            help="Only pages of this host (host[:port] as in stats; without a port: any port;"
+            " repeatable)."
+        ),
     ] = None,
     content_type: Annotated[
         list[str] | None,
@@ -118,6 +130,35 @@ def export(
     if skipped:
         message += f"; skipped {len(skipped)} without a cached body"
     typer.echo(message, err=True)
+    unknown = _unknown_hosts(cfg.db, host) if host else []
+    for line in unknown:
+        typer.echo(f"warning: {line}", err=True)
+    if unknown and not count:
+        raise typer.Exit(1)  # asked for pages the database does not hold
+
+
+def _unknown_hosts(db: str, hosts: list[str]) -> list[str]:
+    """What to say of each ``--host`` that no page of ``db`` has (as export matches hosts:
+    without a port, on any port), with the database's closest hosts."""
+    from litecrawl.store.backends import open_frontier
+
+    async def known() -> list[str]:
+        async with open_frontier(db, read_only=True) as frontier:
+            return sorted(await frontier.known_hosts())
+
+    try:
+        names = asyncio.run(known())
+    except LitecrawlError:
+        return []  # the export itself read the database: nothing more to say here
+    lines = []
+    for given in hosts:
+        wanted = given.strip().lower()
+        if any(n == wanted or n.startswith(wanted + ":") for n in names):
+            continue
+        close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.5) or names[:3]
+        shown = ", ".join(close) if close else "none: the database holds no pages"
+        lines.append(f"no page of host {given!r} in the database; hosts there: {shown}")
+    return lines
 
 
 _DOCUMENTS = (Format.jsonl, Format.csv, Format.es_bulk, Format.parquet)

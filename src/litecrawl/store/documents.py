@@ -7,6 +7,7 @@ the placeholder differs (``?`` for SQLite, ``%s`` for PostgreSQL).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,15 +21,19 @@ class DocumentFilter:
     """Which documents to read; every field that is set must hold (empty: no condition).
 
     ``since``: updated at or after this UTC time (``YYYY-MM-DD HH:MM:SS``). ``hosts``: their
-    page's ``host[:port]``, lower case. ``content_types``: media types (``text/html``) or
-    families (``text/*``), matched against the start of the stored Content-Type, without
-    regard to case. ``states``: their page's state (:data:`litecrawl.store.states.STATES` values).
+    page's ``host[:port]``, lower case (one without a port matches any port).
+    ``content_types``: media types (``text/html``) or families (``text/*``), matched against
+    the start of the stored Content-Type, without regard to case. ``states``: their page's
+    state (:data:`litecrawl.store.states.STATES` values).
     """
 
     since: str | None = None
     hosts: tuple[str, ...] = ()
     content_types: tuple[str, ...] = ()
     states: tuple[int, ...] = ()
+
+
+_PORT = re.compile(r":[0-9]+$")
 
 
 def _media_pattern(media: str) -> str:
@@ -44,8 +49,14 @@ def _conditions(
     where: list[str] = []
     params: list[object] = []
     if flt.hosts:
-        where.append(f"{pages}.host IN ({', '.join([placeholder] * len(flt.hosts))})")
-        params.extend(flt.hosts)
+        either = []
+        for host in flt.hosts:
+            either.append(f"{pages}.host = {placeholder}")
+            params.append(host)
+            if not _PORT.search(host):  # 127.0.0.1 is also 127.0.0.1:8080
+                either.append(f"{pages}.host LIKE {placeholder} ESCAPE '\\'")
+                params.append(like_prefix(host + ":"))
+        where.append("(" + " OR ".join(either) + ")")
     if flt.states:
         where.append(f"{pages}.state IN ({', '.join([placeholder] * len(flt.states))})")
         params.extend(flt.states)
