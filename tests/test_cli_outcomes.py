@@ -179,6 +179,7 @@ def test_summary_counts_and_fetch_failures_warn_at_any_level(
         if key and not key.startswith((" ", "{")) and "=" not in key
     )
     assert lines["claimed"] == "5" and lines["ok"] == "3" and lines["indexed"] == "3"
+    assert lines["fresh"] == "3"  # a first crawl: every page answered OK; not the 404
     assert lines["failed"] == "2" and "connect=1" in lines["errors"]
     warnings = [ln for ln in result.stderr.splitlines() if "level=WARNING" in ln]
     assert any(f"url={refused_base}/x" in ln and "error=connect" in ln for ln in warnings)

@@ -108,7 +108,7 @@ class PageWriter:
                 )
                 await self.finish_stale(page, url, "hook", result, links)
                 return
-        self.stats.fresh += fresh
+        self.stats.fresh += fresh and error is None  # the summary's: an error page is not news
         redirected = (
             result.final_url != url and self.options.rules.normalize(result.final_url) != url
         )
