@@ -16,7 +16,16 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, NewDb, db_execute, db_query, db_rows, html_page, site_app
+from conftest import (
+    PATIENCE_SEC,
+    LocalServer,
+    NewDb,
+    db_execute,
+    db_query,
+    db_rows,
+    html_page,
+    site_app,
+)
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -371,15 +380,20 @@ def test_seeds_add_then_crawl(tmp_path: Path, new_db: NewDb, serve: Serve) -> No
 def test_watch_keeps_running_until_interrupted(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
     site = serve(tree_site(fanout=2, levels=1))
     db = new_db("c")
-    proc = _spawn(tmp_path / "crawl.log", db, site.url("/"), "--watch")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(fetched(site)) < 3:
+    # a 1 s lease: the wait wakes every second (to recover dead workers' claims)
+    proc = _spawn(tmp_path / "crawl.log", db, site.url("/"), "--watch", "--lease-timeout", "1")
+    log = (tmp_path / "crawl.log").read_text
+    deadline = time.monotonic() + PATIENCE_SEC
+    while time.monotonic() < deadline and "watching: next page due at" not in log():
         time.sleep(0.05)
-    time.sleep(1.0)
+    time.sleep(2.5)
     assert proc.poll() is None  # nothing is due, but --watch waits for the next due page
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0
     assert len(fetched(site)) == 3
+    # said once, when the wait began, not at every wake-up
+    told = [line for line in log().splitlines() if "watching: next page due at" in line]
+    assert len(told) == 1 and "level=INFO" in told[0], log()[-2000:]
 
 
 DATA = Path(__file__).parent / "data" / "html"

@@ -97,6 +97,7 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
         # Pages lost with a worker are tried alone once this run has finished a page (then a
         # loss proves something: litecrawl.frontier.lost), and when nothing else is due.
         tried = False
+        told: float | None = -1.0  # the next due time --watch last said it waits for
         last_report = 0.0
         while not stop.is_set():
             if time.monotonic() - last_recovery >= lease.rules.beat_every:
@@ -128,7 +129,7 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
                         continue
                     if not plan.watch:
                         break
-                    await _sleep_until_due(frontier, stop, lease.rules.lease_timeout)
+                    told = await _sleep_until_due(frontier, stop, lease.rules.lease_timeout, told)
                     await engine.recover()
                     continue
             if not in_flight:
@@ -250,10 +251,21 @@ async def _await_held_back(engine: Engine, stop: asyncio.Event) -> bool:
     return True
 
 
-async def _sleep_until_due(frontier: Frontier, stop: asyncio.Event, lease_timeout: float) -> None:
+async def _sleep_until_due(
+    frontier: Frontier, stop: asyncio.Event, lease_timeout: float, told: float | None
+) -> float | None:
     """Until the next page is due, but never longer than a lease: a worker that dies meanwhile
-    (another process, another machine) leaves claims that only a recovery makes due again."""
+    (another process, another machine) leaves claims that only a recovery makes due again.
+    Says what it waits for at INFO when that is not ``told`` (what it said last); returns it."""
     summary = await frontier.summary(int(time.time()), hosts=0)
-    wait = 60.0 if summary.next_due is None else max(1.0, summary.next_due - time.time())
+    due = summary.next_due
+    if due != told:
+        if due is None:
+            log.info("watching: no page is scheduled; looking again every minute")
+        else:
+            at = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(due))
+            log.info("watching: next page due at %s (in %.0f s); waiting", at, due - time.time())
+    wait = 60.0 if due is None else max(1.0, due - time.time())
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=min(wait, 300.0, lease_timeout))
+    return due
