@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, db_rows, html_page
+from conftest import LocalServer, db_rows, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -57,6 +57,17 @@ def sitemap_site(state: dict[str, Any]) -> web.Application:
 
     app.router.add_get("/{tail:.*}", handler)
     return app
+
+
+def test_sitemap_mode_on_a_site_without_a_sitemap_says_so(tmp_path: Path, serve: Serve) -> None:
+    """No Sitemap: line in robots.txt and nothing at /sitemap.xml: the summary says that no
+    sitemap was found there, not only that something answered 404."""
+    site = serve(site_app({"/": html_page('<a href="/a">a</a>')}))
+    args = ["crawl", site.url("/"), "--sitemap-mode", "--db", str(tmp_path / "n.db")]
+    result = runner.invoke(app, [*args, "--delay-ms", "0", "--no-cache", "--quiet"])
+    assert result.exit_code == 1
+    said = f"no sitemap found at {site.url('/sitemap.xml')} (HTTP 404 Not Found) (1 page"
+    assert said in result.stderr, result.stderr
 
 
 def test_sitemap_mode_discovers_via_robots_and_respects_lastmod(

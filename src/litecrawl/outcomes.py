@@ -138,6 +138,8 @@ def describe(host: str, category: str, detail: str = "") -> str:
             phrase = HTTPStatus(int(code)).phrase
         except ValueError:
             phrase = ""
+        if detail.startswith("no sitemap found"):
+            return f"{host}: {detail} (HTTP {code} {phrase})"
         return f"{host}: HTTP {code} {phrase}".rstrip()
     words = {
         "timeout": "timed out",
@@ -174,7 +176,10 @@ class PageOutcomes:
     ) -> None:
         """A page that got a response (``error``: its ``http_<status>`` category, if any)."""
         if error is not None:
-            self.failed(page, url, error_for(error, url, f"HTTP {result.status}"), "fetch")
+            detail = f"HTTP {result.status}"
+            if page.kind == "sitemap" and result.status in (404, 410):  # not a page gone
+                detail = f"no sitemap found at {url}"
+            self.failed(page, url, error_for(error, url, detail), "fetch")
             return
         self.stats.ok += 1
         action, message = "fetch", "fetched"
