@@ -78,8 +78,11 @@ def test_a_crawl_without_seeds_resumes_the_frontier_on_its_sites(
     first = crawl(db, site.url("/"), "--max-pages", "2", "--ignore-robots")
     assert first.exit_code == 0, first.output
     assert len(set(site.paths())) == 2  # distinct: a loaded machine may retry one
-    resumed = crawl(db, "--ignore-robots")
+    args = ["crawl", "--db", str(db), "--no-cache", "--delay-ms", "0", "--ignore-robots"]
+    resumed = runner.invoke(app, args, catch_exceptions=False)  # not -q: the INFO line is read
     assert resumed.exit_code == 0, resumed.output
+    host = site.url("/").split("/")[2]
+    assert f"no seeds: resuming {host} with this run's settings" in resumed.output
     assert set(site.paths()) == {"/", "/p0", "/p1", "/p2", "/p3"}
     assert "http://example.invalid/x" not in db_rows(db)  # still the seeds' site only
     nothing = crawl(tmp_path / "none.db")

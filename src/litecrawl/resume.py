@@ -18,13 +18,27 @@ log = logging.getLogger("litecrawl")
 
 async def known_sites(frontier: Frontier, db: str) -> list[str]:
     """A crawl given no seeds resumes the frontier, on the sites it holds; with nothing there
-    it could only do nothing: bad usage."""
+    it could only do nothing: bad usage.
+
+    It runs with this run's settings (flags, config files, environment), not those of the
+    runs before: the database keeps no settings, only each run's command line, and a run's
+    flags mixed with an earlier one's would be settings nobody wrote. So it says so, naming
+    the last crawl's command for the user to repeat its flags (docs/crawling.md)."""
     hosts = await frontier.known_hosts()
     if not hosts:
         raise ConfigError(
             f"no seed URLs, and {without_passwords(db)} holds no pages to resume: give URLs, "
             "'seeds' in a config file, or add seeds first (litecrawl seeds add)"
         )
+    runs = (await frontier.summary(int(time.time()), hosts=0)).runs
+    last = next((r.command for r in runs if " crawl" in f" {r.command}"), None)
+    shown = ", ".join(sorted(hosts)[:3]) + (f" and {len(hosts) - 3} more" if len(hosts) > 3 else "")
+    log.info(
+        "no seeds: resuming %s with this run's settings (flags, config, environment); those "
+        "of earlier runs are not reused%s",
+        shown,
+        f" (the last crawl was: {last})" if last else "",
+    )
     return hosts
 
 
