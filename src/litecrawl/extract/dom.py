@@ -16,6 +16,8 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 from lxml import etree
 
+from litecrawl.extract.boilerplate import drop_boilerplate
+from litecrawl.extract.sections import Section, mark_headings, split_sections
 from litecrawl.extract.selectors import select_all
 from litecrawl.extract.text import collapse_whitespace, normalize_language_tag, normalize_lines
 from litecrawl.parse.links import PageLinks, links_in
@@ -286,11 +288,25 @@ class LxmlDoc:
         return bool(selectors)
 
     def render(self, url: str, extra_remove: Sequence[str], want_html: bool) -> tuple[str, str]:
-        """Apply ``extra_remove``, then return (plain text, filtered ``<body>`` HTML or "").
+        """Apply ``extra_remove``, then return (plain text without the page's boilerplate, see
+        :mod:`litecrawl.extract.boilerplate`; filtered ``<body>`` HTML or "").
 
         Without ``want_html`` nothing only Markdown needs is done: no link resolving, no
         serialization.
         """
+        text, html, _ = self._render(url, extra_remove, want_html, want_sections=False)
+        return text, html
+
+    def render_sections(
+        self, url: str, extra_remove: Sequence[str], want_html: bool
+    ) -> tuple[str, str, tuple[Section, ...]]:
+        """:meth:`render`, and the text's sections (:mod:`litecrawl.extract.sections`) from the
+        same text pass."""
+        return self._render(url, extra_remove, want_html, want_sections=True)
+
+    def _render(
+        self, url: str, extra_remove: Sequence[str], want_html: bool, want_sections: bool
+    ) -> tuple[str, str, tuple[Section, ...]]:
         root = self.root
         self.remove_selected(extra_remove)
         body = root.find("body")
@@ -302,4 +318,9 @@ class LxmlDoc:
                 _absolutize(root, body, url)
             mark_code_languages(body)
             html = etree.tostring(body, encoding="unicode", method="html")
-        return normalize_lines(_plain_text(body)), html
+        drop_boilerplate(body)  # the index's text only: the Markdown keeps its own rules
+        if not want_sections:
+            return normalize_lines(_plain_text(body)), html, ()
+        anchors = mark_headings(body)
+        text, sections = split_sections(_plain_text(body), anchors)
+        return text, html, sections

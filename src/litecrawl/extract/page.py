@@ -19,6 +19,7 @@ from litecrawl.extract.decode import decode_html
 from litecrawl.extract.dom import LxmlDoc, parse_html
 from litecrawl.extract.fallback import RegexDoc
 from litecrawl.extract.metadata import markup_metadata
+from litecrawl.extract.sections import Section
 from litecrawl.extract.text import normalize_lines, preview
 from litecrawl.extract.vocabulary import detect_language, keywords
 from litecrawl.parse.links import PageLinks
@@ -70,6 +71,7 @@ class Extracted:
     html_for_markdown: str = ""  # filtered <body> HTML (or the article's), for the converter
     article_text: str = ""  # the article's text, one block per line (article mode)
     links: PageLinks | None = None  # from the same parse, when asked for (want_links)
+    sections: tuple[Section, ...] = ()  # the text split at headings (want_sections)
 
 
 class _Doc(Protocol):
@@ -141,6 +143,7 @@ def _extract(
     want_markdown: bool,
     want_links: bool = False,
     engine: ArticleEngine = DEFAULT_ENGINE,
+    want_sections: bool = False,
 ) -> Extracted:
     media_type = _media_type(content_type)
     if _is_binary(media_type):
@@ -187,7 +190,13 @@ def _extract(
     mode: ExtractionMode = "fullpage"
     if chosen and _is_article(chosen, doc.anchor_texts()) and _keep_article(lxml_doc, chosen):
         mode = "article"
-    text, html_for_markdown = doc.render(url, extra_remove, want_markdown)
+    sections: tuple[Section, ...] = ()
+    if want_sections and lxml_doc is not None:
+        text, html_for_markdown, sections = lxml_doc.render_sections(
+            url, extra_remove, want_markdown
+        )
+    else:
+        text, html_for_markdown = doc.render(url, extra_remove, want_markdown)
 
     language = html_lang or detect_language(text)
     return Extracted(
@@ -203,6 +212,7 @@ def _extract(
         html_for_markdown=html_for_markdown,
         article_text=text if mode == "article" else "",
         links=lxml_doc.links if lxml_doc is not None else None,
+        sections=sections,
     )
 
 
@@ -220,6 +230,7 @@ def extract_page(
     want_markdown: bool = True,
     want_links: bool = False,
     engine: ArticleEngine = DEFAULT_ENGINE,
+    want_sections: bool = False,
 ) -> Extracted:
     """Extract title, text, keywords, preview, language and Markdown source from one response.
 
@@ -235,7 +246,9 @@ def extract_page(
     serializing the filtered body) is skipped and ``html_for_markdown`` stays "": the indexer's
     hot path. With
     ``want_links``, ``links`` holds the page's links read from the same parse (None when lxml
-    could not parse the page). Never raises.
+    could not parse the page). With ``want_sections``, ``sections`` holds the text split at
+    its headings (:mod:`litecrawl.extract.sections`; empty when lxml could not parse the
+    page). Never raises.
     """
     try:
         if isinstance(body, str):  # tolerate a caller that already decoded
@@ -249,6 +262,7 @@ def extract_page(
             bool(want_markdown),
             bool(want_links),
             engine,
+            bool(want_sections),
         )
     except Exception:
         log.warning("extraction failed for %s", url, exc_info=True)

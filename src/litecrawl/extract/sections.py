@@ -1,0 +1,115 @@
+"""A page's sections: its text split at its headings, each named by its heading and anchor.
+
+A question about one part of a long page (most of a documentation site's answers) cannot match
+the page's one vector, made from its first words; a vector per section can. The split is read
+from the same parse and the same text pass as the page's text: before the text pass a marker
+character goes at the start of every heading (``<h1>``..``<h6>``, and ``<dt>`` with an id: the
+entries of an API reference), the text is split at the markers and the markers removed, so the
+page's text is exactly what it was.
+
+Bounded per page: at most :data:`MAX_SECTIONS` sections; sections under :data:`MIN_WORDS` words
+join the one before them (a heading with one line under it says little alone), and when a page
+has more, neighbours are merged until the count fits (each named by its first heading). A
+section's anchor is the heading's ``id``, an ``<a id|name>`` inside it, or the id of the element
+it opens (Sphinx's ``<section id>``, DocBook's ``<div id>``): None when there is none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from lxml import etree
+
+from litecrawl.extract.text import normalize_lines
+
+__all__ = ["MAX_SECTIONS", "MIN_WORDS", "Section", "mark_headings", "split_sections"]
+
+MAX_SECTIONS = 16
+MIN_WORDS = 25
+MARK = "\ue000"  # a private-use character: in no page's text (removed if it is)
+_HEADINGS = etree.XPath(".//h1 | .//h2 | .//h3 | .//h4 | .//h5 | .//h6 | .//dt[@id]")
+_NAMED = etree.XPath("string((.//a[@id] | .//a[@name])[1]/@*[name()='id' or name()='name'])")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    heading: str  # "" for the text before the first heading
+    anchor: str | None  # the fragment that leads to it on the page
+    text: str  # its text, heading line first
+
+
+def _anchor(el: etree._Element) -> str | None:
+    found = el.get("id") or str(_NAMED(el)) or None
+    if found:
+        return found
+    parent = el.getparent()
+    if parent is not None and parent.get("id") and _first_child(parent) is el:
+        return parent.get("id")
+    return None
+
+
+def _first_child(parent: etree._Element) -> etree._Element | None:
+    """The first child element that is not an empty link target (Sphinx puts ``<span id>``
+    targets before a section's heading)."""
+    for child in parent:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag in ("a", "span") and len(child) == 0 and not (child.text or "").strip():
+            continue
+        return child
+    return None
+
+
+def mark_headings(body: etree._Element) -> list[str | None]:
+    """Put :data:`MARK` before the text of every heading of ``body`` (in place); the anchor of
+    each, in document order."""
+    anchors: list[str | None] = []
+    for el in cast("list[etree._Element]", _HEADINGS(body)):
+        anchors.append(_anchor(el))
+        el.text = MARK + (el.text or "")
+    return anchors
+
+
+def split_sections(marked: str, anchors: list[str | None]) -> tuple[str, tuple[Section, ...]]:
+    """(the page's text, its sections) from the raw text pass of a tree
+    :func:`mark_headings` marked: the text is what the unmarked tree gives (lines
+    normalized)."""
+    parts = marked.split(MARK)
+    text = normalize_lines("".join(parts))
+    if len(parts) - 1 != len(anchors):  # a marker lost in the text pass, or one in the page
+        return text, ()
+    found: list[Section] = []
+    lead = normalize_lines(parts[0])
+    if lead:
+        found.append(Section("", None, lead))
+    for part, anchor in zip(parts[1:], anchors, strict=True):
+        body = normalize_lines(part)
+        if body:
+            found.append(Section(body.partition("\n")[0], anchor, body))
+    return text, _bounded(found)
+
+
+def _bounded(found: list[Section]) -> tuple[Section, ...]:
+    merged: list[Section] = []
+    sizes: list[int] = []
+    for section in found:
+        size = len(section.text.split())
+        if merged and (size < MIN_WORDS or (len(merged) == 1 and sizes[0] < MIN_WORDS)):
+            # a short section joins the one before; a short first one takes the next
+            merged[-1] = _join(merged[-1], section)
+            sizes[-1] += size
+        else:
+            merged.append(section)
+            sizes.append(size)
+    while len(merged) > MAX_SECTIONS:
+        # the pair of neighbours with the fewest words together becomes one
+        i = min(range(len(merged) - 1), key=lambda k: sizes[k] + sizes[k + 1])
+        merged[i : i + 2] = [_join(merged[i], merged[i + 1])]
+        sizes[i : i + 2] = [sizes[i] + sizes[i + 1]]
+    return tuple(merged)
+
+
+def _join(first: Section, second: Section) -> Section:
+    named = first if first.heading else second  # a heading keeps its own anchor
+    return Section(named.heading, named.anchor, first.text + "\n" + second.text)
