@@ -308,7 +308,9 @@ def test_cli_json(db: str, site: LocalServer) -> None:
     assert result.exit_code == 0, result.output
     hits = json.loads(result.stdout)
     assert [h["url"] for h in hits] == [site.url("/solar")]
-    assert set(hits[0]) == {"url", "title", "snippet", "score", "other_urls", "resource_id"}
+    assert set(hits[0]) == {
+        "url", "title", "snippet", "score", "other_urls", "resource_id", "section", "section_url",
+    }  # fmt: skip
     assert "[solar]" in hits[0]["snippet"].lower()
 
 

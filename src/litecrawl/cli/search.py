@@ -110,6 +110,11 @@ def _render(rank: int, hit: SearchHit) -> Text:
     text.append(hit.title or "(no title)", style="bold")
     text.append(f"  {hit.score:.2f}\n", style="dim")
     text.append(f"   {hit.url}\n", style="cyan underline")
+    if hit.section:  # the part of the page that matched by meaning
+        text.append(f"   § {hit.section}", style="bold")
+        if hit.section_url and hit.section_url != hit.url:
+            text.append(f"  {hit.section_url}", style="cyan")
+        text.append("\n")
     text.append("   ")
     # one line under the URL: a snippet keeps the page's line breaks (a menu, an index's
     # entries), which would start each at column 0 and run on for dozens of lines

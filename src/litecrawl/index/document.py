@@ -6,7 +6,16 @@ from dataclasses import dataclass
 
 from litecrawl.parse.links import PageLinks
 
-__all__ = ["IndexDocument", "PageAnalysis"]
+__all__ = ["IndexDocument", "PageAnalysis", "SectionVector"]
+
+
+@dataclass(frozen=True, slots=True)
+class SectionVector:
+    """The vector of one section of a page (:mod:`litecrawl.extract.sections`)."""
+
+    heading: str  # "" for the text before the first heading
+    anchor: str | None  # the fragment that leads to it on the page
+    vector: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +38,7 @@ class IndexDocument:
     markdown_path: str | None = None
     canonical: str | None = None  # the page's rel=canonical, normalized (search prefers it)
     embedding: bytes | None = None  # the text's vector (index/embed.py), None: not embedded
+    sections: tuple[SectionVector, ...] = ()  # a vector per section, when embedded
 
 
 @dataclass(frozen=True, slots=True)

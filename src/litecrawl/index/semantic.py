@@ -1,13 +1,15 @@
 """Search by meaning and by both: ``keyword`` (FTS5's bm25, or PostgreSQL's ts_rank_cd),
-``semantic`` (cosine of the embeddings), ``hybrid`` (reciprocal-rank fusion of the two), and
+``semantic`` (cosine of the embeddings: a page's own and its sections', see
+:func:`_by_meaning`), ``hybrid`` (reciprocal-rank fusion of the two), and
 ``similar`` (the pages closest in meaning to a crawled page).
 
 ``mode=None`` picks ``hybrid`` when the database has vectors and ``keyword`` otherwise; a
 ``semantic`` or ``hybrid`` search on a database without vectors runs as ``keyword`` and says so
 in :attr:`Results.note`. A query none of whose words is on any page finds nothing in any mode
 (the pages nearest in meaning to an unknown word are noise). Hybrid ranks by
-``sum(1 / (RRF_K + rank))`` over both lists, each :func:`_depth` deep (Cormack et al.'s k = 60):
-a page both lists agree on comes first, a page only one of them finds still ranks. Equal scores
+``sum(share / (RRF_K + rank))`` over both lists, each :func:`_depth` deep (the keyword list's
+share :data:`KEYWORD_SHARE` for a query of several words, 1 for one word, the meaning list's
+1): a page both lists agree on comes first, a page only one of them finds still ranks. Equal scores
 (a word on one page that the semantic list does not reach, against the semantic list's first)
 go to the page the semantic side is sure of (cosine >= :data:`CONFIDENT`), else to the better
 keyword rank: the page with the words, unless the meaning says better. (Measured in
@@ -16,26 +18,47 @@ bench/README.md, "Hybrid ties".)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, get_args
 
 from litecrawl.errors import ConfigError
 from litecrawl.index.embed import embedder, from_blob
 from litecrawl.index.query import words as query_words
-from litecrawl.index.vectors import Neighbour
+from litecrawl.index.vectors import BestSection, Neighbour
 from litecrawl.store.backends import open_index
 from litecrawl.store.index import IndexReader, SearchHit
 
-__all__ = ["CONFIDENT", "MODES", "RRF_K", "Mode", "Results", "find", "similar"]
+__all__ = [
+    "CONFIDENT",
+    "KEYWORD_SHARE",
+    "MODES",
+    "PAGE_SHARE",
+    "RRF_K",
+    "Mode",
+    "Results",
+    "find",
+    "similar",
+]
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-RRF_K = 60
+# Fusion tuned on the Python documentation's questions and keyword queries, checked on the
+# PostgreSQL documentation's (bench/README.md, "Search that finds the answer"): k = 10 (of 10,
+# 30, 60) and the keyword list at a quarter of the meaning list's weight (of 0.25 to 1) for a
+# query of several words; keyword search wants every word, and a question's words are
+# together on pages about something else. A one-word query is a lookup: both lists count alike.
+RRF_K = 10
+KEYWORD_SHARE = 0.25
 # A cosine the embedding reaches for a page that answers the query: the median best match of
 # plain-word questions on the PostgreSQL documentation is 0.54, of out-of-domain words 0.2.
 CONFIDENT = 0.5
+# A page with sections is scored (PAGE_SHARE x its own cosine + its best section's) /
+# (1 + PAGE_SHARE): the section finds the answer deep in a page, the page's own vector keeps
+# a page about the whole subject ahead of one that mentions it once. Tuned on the Python
+# documentation's questions (0.25, 0.5, 1 and the best of the two tried; bench/README.md).
+PAGE_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +99,13 @@ def find(
         if not _mentioned(index, query):
             return Results([], chosen)
         depth = _depth(limit, offset)
-        meaning = _by_meaning(index, query, depth)
         if chosen == "semantic":
+            meaning = _by_meaning(index, query, depth)
             return Results(meaning[offset : offset + limit], chosen)
         words = index.keyword(query, limit=depth, open_mark=open_mark, close_mark=close_mark)
-        return Results(_fuse(words, meaning)[offset : offset + limit], chosen)
+        meaning = _by_meaning(index, query, depth, [h.resource_id for h in words])
+        weight = 1.0 if len(query_words(query)) <= 1 else KEYWORD_SHARE
+        return Results(_fuse(words, meaning, weight)[offset : offset + limit], chosen)
 
 
 def similar(db: str | Path, url: str, *, limit: int = 10) -> list[SearchHit]:
@@ -102,20 +127,46 @@ def similar(db: str | Path, url: str, *, limit: int = 10) -> list[SearchHit]:
         return _hits(index, store.nearest(from_blob(blob), limit, exclude=(rid,)))
 
 
-def _by_meaning(index: IndexReader, query: str, depth: int) -> list[SearchHit]:
+def _by_meaning(
+    index: IndexReader, query: str, depth: int, also: Sequence[int] = ()
+) -> list[SearchHit]:
+    """The ``depth`` pages closest to ``query``: a page with sections scored by its best
+    section's cosine and :data:`PAGE_SHARE` of its own vector's, among the
+    :func:`_candidates` closest by their own vector and the resources ``also`` names (the
+    keyword hits, in hybrid)."""
     vector = embedder().vector(query)
     if vector is None:
         return []
-    return _hits(index, index.vectors.nearest(vector, depth))
+    store = index.vectors
+    pages = store.nearest(vector, _candidates(depth))
+    score = {n.resource_id: n.similarity for n in pages}
+    others = [rid for rid in dict.fromkeys(also) if rid not in score]
+    for rid, blob in store.of_resources(others).items():
+        score[rid] = float(from_blob(blob) @ vector)
+    sections = store.best_sections(vector, list(score))
+    for rid, best in sections.items():
+        if rid in score:
+            score[rid] = (PAGE_SHARE * score[rid] + best.similarity) / (1 + PAGE_SHARE)
+    ranked = sorted(score, key=lambda rid: (-score[rid], rid))[:depth]
+    return _hits(index, [Neighbour(rid, score[rid]) for rid in ranked], sections)
 
 
-def _hits(index: IndexReader, found: Sequence[Neighbour]) -> list[SearchHit]:
+def _hits(
+    index: IndexReader,
+    found: Sequence[Neighbour],
+    sections: Mapping[int, BestSection] | None = None,
+) -> list[SearchHit]:
     cards = index.previews([n.resource_id for n in found])
     hits = []
     for n in found:
         title, preview = cards.get(n.resource_id, ("", ""))
         snippet = preview if len(preview) < 200 else preview.rsplit(" ", 1)[0] + " …"
-        hits.append(index.hit(n.resource_id, n.similarity, snippet, title))
+        hit = index.hit(n.resource_id, n.similarity, snippet, title)
+        best = (sections or {}).get(n.resource_id)
+        if best is not None and best.heading and hit.url:
+            where = f"{hit.url.split('#', 1)[0]}#{best.anchor}" if best.anchor else hit.url
+            hit = replace(hit, section=best.heading, section_url=where)
+        hits.append(hit)
     return hits
 
 
@@ -127,17 +178,22 @@ def _mentioned(index: IndexReader, query: str) -> bool:
     return bool(index.keyword(" OR ".join(f'"{w}"' for w in found), limit=1))
 
 
-def _fuse(words: list[SearchHit], meaning: list[SearchHit]) -> list[SearchHit]:
-    """Reciprocal-rank fusion (see the module doc); a hit keeps the keyword snippet (its
-    matches marked) if any."""
+def _fuse(words: list[SearchHit], meaning: list[SearchHit], weight: float = 1.0) -> list[SearchHit]:
+    """Reciprocal-rank fusion (see the module doc), the keyword list's ranks counted
+    ``weight`` times; a hit keeps the keyword snippet (its matches marked) if any."""
     ranks = [{h.resource_id: r for r, h in enumerate(ranked, 1)} for ranked in (words, meaning)]
     similarity = {h.resource_id: h.score for h in meaning}
     scores: dict[int, float] = {}
     shown: dict[int, SearchHit] = {}
-    for ranked in (words, meaning):
+    for share, ranked in ((weight, words), (1.0, meaning)):
         for rank, hit in enumerate(ranked, start=1):
-            scores[hit.resource_id] = scores.get(hit.resource_id, 0.0) + 1.0 / (RRF_K + rank)
-            shown.setdefault(hit.resource_id, hit)
+            scores[hit.resource_id] = scores.get(hit.resource_id, 0.0) + share / (RRF_K + rank)
+            if hit.resource_id not in shown:
+                shown[hit.resource_id] = hit
+            elif hit.section is not None:  # the keyword snippet, the section meaning found
+                shown[hit.resource_id] = replace(
+                    shown[hit.resource_id], section=hit.section, section_url=hit.section_url
+                )
     never = len(shown) + 1
 
     def order(rid: int) -> tuple[float, bool, int, int]:
@@ -148,7 +204,14 @@ def _fuse(words: list[SearchHit], meaning: list[SearchHit]) -> list[SearchHit]:
 
 
 def _rescored(hit: SearchHit, score: float) -> SearchHit:
-    return SearchHit(hit.url, hit.title, hit.snippet, score, hit.other_urls, hit.resource_id)
+    return replace(hit, score=score)
+
+
+def _candidates(depth: int) -> int:
+    """How many pages, closest by their own vector, have their sections read: a page whose
+    one section answers may rank far down by its own vector (its first words are about
+    something else); reading every section vector would cost a scan of 16 times as many."""
+    return 4 * depth
 
 
 def _depth(limit: int, offset: int) -> int:

@@ -1,9 +1,12 @@
 """Where the resources' embeddings live: the interface the index and search use.
 
 One vector per resource (near-duplicate URLs share a resource, so they share its vector),
-tagged with the model that made it. :class:`VectorStore` is what search, ``similar``, the
-export and ``litecrawl index --embed`` talk to; :mod:`litecrawl.store.sqlite.vectors` is the
-SQLite implementation (BLOBs beside the resources, scanned exactly with numpy: see its doc).
+tagged with the model that made it, and one per section of a page that has several
+(:mod:`litecrawl.extract.sections`), kept the same way: search scores a page by the best of
+its own vector and its sections' (:mod:`litecrawl.index.semantic`). :class:`VectorStore` is
+what search, ``similar``, the export and ``litecrawl index --embed`` talk to;
+:mod:`litecrawl.store.sqlite.vectors` is the SQLite implementation (BLOBs beside the
+resources, scanned exactly with numpy: see its doc).
 """
 
 from __future__ import annotations
@@ -17,7 +20,19 @@ if TYPE_CHECKING:  # numpy is imported where vectors are computed, not by the cr
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["DIMENSIONS", "MODEL", "Neighbour", "Passage", "VectorStore", "scan_nearest"]
+    from litecrawl.index.document import IndexDocument
+
+__all__ = [
+    "DIMENSIONS",
+    "MODEL",
+    "BestSection",
+    "Neighbour",
+    "Passage",
+    "VectorStore",
+    "best_sections",
+    "scan_nearest",
+    "section_rows",
+]
 
 MODEL = "wordllama-l2-supercat-256"  # stored beside each vector: another model never mixes in
 DIMENSIONS = 256
@@ -27,6 +42,15 @@ DIMENSIONS = 256
 class Neighbour:
     resource_id: int
     similarity: float  # cosine, 1 = same direction
+
+
+@dataclass(frozen=True, slots=True)
+class BestSection:
+    """The section of a resource closest to a query."""
+
+    similarity: float
+    heading: str
+    anchor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +92,18 @@ class VectorStore(ABC):
         """The vectors of the resources that have one (the export)."""
 
     @abstractmethod
+    def section_vectors(
+        self, resource_ids: Sequence[int]
+    ) -> list[tuple[int, str, str | None, bytes]]:
+        """(resource id, heading, anchor, vector) of every section of ``resource_ids``."""
+
+    def best_sections(
+        self, query: npt.NDArray[np.float32], resource_ids: Sequence[int]
+    ) -> dict[int, BestSection]:
+        """Each of ``resource_ids`` that has sections: its section closest to ``query``."""
+        return best_sections(self.section_vectors(resource_ids), query)
+
+    @abstractmethod
     def nearest(
         self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()
     ) -> list[Neighbour]:
@@ -98,3 +134,38 @@ def scan_nearest(
     order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), int(ids[i])))
     found = [Neighbour(int(ids[i]), float(scores[i])) for i in order if np.isfinite(scores[i])]
     return found[:limit]
+
+
+def best_sections(
+    rows: Sequence[tuple[int, str, str | None, bytes]], query: npt.NDArray[np.float32]
+) -> dict[int, BestSection]:
+    """The best section of each resource among ``rows`` (resource id, heading, anchor, float32
+    vector) for the unit vector ``query``."""
+    import numpy as np
+
+    if not rows:
+        return {}
+    matrix = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype="<f4")
+    scores = matrix.reshape(len(rows), DIMENSIONS) @ np.asarray(query, dtype=np.float32)
+    best: dict[int, BestSection] = {}
+    for (rid, heading, anchor, _), score in zip(rows, scores.tolist(), strict=True):
+        if rid not in best or score > best[rid].similarity:
+            best[rid] = BestSection(float(score), heading, anchor)
+    return best
+
+
+def section_rows(docs: Iterable[IndexDocument], model: str = MODEL) -> list[dict[str, object]]:
+    """The rows both stores write for the section vectors that came with ``docs`` (keyed by
+    the document's text hash: they go to the resource holding that text)."""
+    return [
+        {
+            "text_hash": doc.text_hash,
+            "ord": i,
+            "heading": section.heading,
+            "anchor": section.anchor,
+            "model": model,
+            "vector": section.vector,
+        }
+        for doc in docs
+        for i, section in enumerate(doc.sections)
+    ]

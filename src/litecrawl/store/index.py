@@ -47,6 +47,10 @@ class SearchHit:
     score: float  # relevance, higher is better (bm25 on SQLite, ts_rank_cd on PostgreSQL)
     other_urls: tuple[str, ...]  # the other URLs with the same (or nearly the same) text
     resource_id: int
+    # the section of the page that matched best by meaning (its heading), and the URL that
+    # leads to it (``url#anchor``; the page's URL when the heading has no anchor)
+    section: str | None = None
+    section_url: str | None = None
 
 
 class IndexReader(SyncStore):

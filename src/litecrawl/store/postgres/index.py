@@ -23,7 +23,7 @@ from litecrawl.index.placement import (
     document_row,
     resource_row,
 )
-from litecrawl.index.vectors import MODEL
+from litecrawl.index.vectors import MODEL, section_rows
 
 __all__ = ["remove_documents", "write_documents"]
 
@@ -91,6 +91,14 @@ ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = exclude
 WHERE resource_vectors.model IS DISTINCT FROM excluded.model
 """
 
+_PUT_SECTION = """
+INSERT INTO section_vectors (resource_id, ord, heading, anchor, model, vector)
+SELECT id, %(ord)s, %(heading)s, %(anchor)s, %(model)s, %(vector)s FROM resources
+WHERE text_hash = %(text_hash)s
+ON CONFLICT (resource_id, ord) DO UPDATE SET heading = excluded.heading,
+  anchor = excluded.anchor, model = excluded.model, vector = excluded.vector
+WHERE section_vectors.model IS DISTINCT FROM excluded.model
+"""
 
 # Workers writing the same text at once (the same page on two hosts) would both place it as a
 # new resource and one would fail on resources.text_hash: each text's placement is taken under
@@ -124,9 +132,13 @@ async def write_documents(
         for doc in docs
         if doc.embedding is not None
     ]
-    if vectors:
+    sections = section_rows(docs)
+    if vectors or sections:
         async with conn.cursor() as cur:
-            await cur.executemany(_PUT_VECTOR, vectors)
+            if vectors:
+                await cur.executemany(_PUT_VECTOR, vectors)
+            if sections:
+                await cur.executemany(_PUT_SECTION, sections)
 
 
 async def remove_documents(conn: psycopg.AsyncConnection[Any], urls: Iterable[str]) -> None:

@@ -347,6 +347,28 @@ UPDATE pages SET last_crawl_time = NULL, next_crawl_time = NULL, state = 0, erro
 WHERE error = 'claim_timeout' AND processing_time IS NULL AND status IS NULL;
 """
 
+# A vector per section of a page, as store/sqlite/migrations.py's: dropped with its resource
+# (the foreign key) and when the text changes (the trigger).
+_SECTION_VECTORS = """
+CREATE TABLE section_vectors (
+  resource_id BIGINT NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+  ord         INTEGER NOT NULL,
+  heading     TEXT NOT NULL,
+  anchor      TEXT NULL,
+  model       TEXT NOT NULL,
+  vector      BYTEA NOT NULL,
+  PRIMARY KEY (resource_id, ord)
+);
+CREATE FUNCTION litecrawl_sections_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM section_vectors WHERE resource_id = OLD.id;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER section_vectors_stale AFTER UPDATE OF text ON resources
+  FOR EACH ROW WHEN (OLD.text IS DISTINCT FROM NEW.text)
+  EXECUTE FUNCTION litecrawl_sections_stale();
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -367,6 +389,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("fts_bounded", _FTS_BOUNDED),
     ("private_suffixes", _PRIVATE_SUFFIXES),
     ("lost_claims", _LOST_CLAIMS),
+    ("section_vectors", _SECTION_VECTORS),
 ]
 
 

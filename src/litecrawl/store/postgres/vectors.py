@@ -1,6 +1,7 @@
 """The resources' vectors in PostgreSQL: ``resource_vectors`` (bytea, float32), as the SQLite
 store's (``store/sqlite/vectors.py``): one vector per resource tagged with its model, dropped
-with its resource (ON DELETE CASCADE) or when its text is rewritten (a trigger).
+with its resource (ON DELETE CASCADE) or when its text is rewritten (a trigger); likewise the
+vectors of its sections (``section_vectors``).
 
 Search is the same exact numpy scan over every vector of the model (no ANN index: the scan's
 cost at 10^4 and 10^5 vectors is in bench/README.md).
@@ -77,6 +78,18 @@ class PostgresVectors(VectorStore):
             (MODEL, list(resource_ids)),
         ).fetchall()
         return {int(rid): bytes(v) for rid, v in rows}
+
+    def section_vectors(
+        self, resource_ids: Sequence[int]
+    ) -> list[tuple[int, str, str | None, bytes]]:
+        if not resource_ids:
+            return []
+        rows = self.conn.execute(
+            "SELECT resource_id, heading, anchor, vector FROM section_vectors "
+            "WHERE model = %s AND resource_id = ANY(%s) ORDER BY resource_id, ord",
+            (MODEL, list(resource_ids)),
+        ).fetchall()
+        return [(int(rid), str(h), a, bytes(v)) for rid, h, a, v in rows]
 
     def nearest(
         self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()

@@ -342,6 +342,27 @@ UPDATE pages SET last_crawl_time = NULL, next_crawl_time = NULL, state = 0, erro
 WHERE error = 'claim_timeout' AND processing_time IS NULL AND status IS NULL;
 """
 
+# A vector per section of a page (extract/sections.py), beside the resource's own: same model
+# tag, same triggers (a section's vector goes with its resource's text).
+_SECTION_VECTORS = """
+CREATE TABLE section_vectors (
+  resource_id INTEGER NOT NULL,
+  ord         INTEGER NOT NULL,
+  heading     TEXT NOT NULL,
+  anchor      TEXT NULL,
+  model       TEXT NOT NULL,
+  vector      BLOB NOT NULL,
+  PRIMARY KEY (resource_id, ord)
+) WITHOUT ROWID;
+CREATE TRIGGER section_vectors_gone AFTER DELETE ON resources BEGIN
+  DELETE FROM section_vectors WHERE resource_id = old.id;
+END;
+CREATE TRIGGER section_vectors_stale AFTER UPDATE OF text ON resources
+WHEN old.text IS NOT new.text BEGIN
+  DELETE FROM section_vectors WHERE resource_id = old.id;
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -362,6 +383,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("fts_bounded", _FTS_BOUNDED),
     ("private_suffixes", _PRIVATE_SUFFIXES),
     ("lost_claims", _LOST_CLAIMS),
+    ("section_vectors", _SECTION_VECTORS),
 ]
 
 

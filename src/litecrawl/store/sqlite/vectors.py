@@ -19,7 +19,14 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.vectors import MODEL, Neighbour, Passage, VectorStore, scan_nearest
+from litecrawl.index.vectors import (
+    MODEL,
+    Neighbour,
+    Passage,
+    VectorStore,
+    scan_nearest,
+    section_rows,
+)
 
 if TYPE_CHECKING:  # imported when searching: the crawler's writer never needs numpy
     import numpy as np
@@ -43,6 +50,14 @@ SELECT id, :model, :vector FROM resources WHERE text_hash = :text_hash
 ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
 WHERE resource_vectors.model IS NOT excluded.model
 """
+# a resource's sections stay until its text changes (the triggers drop them), as its vector does
+_PUT_SECTION = """
+INSERT INTO section_vectors (resource_id, ord, heading, anchor, model, vector)
+SELECT id, :ord, :heading, :anchor, :model, :vector FROM resources WHERE text_hash = :text_hash
+ON CONFLICT (resource_id, ord) DO UPDATE SET heading = excluded.heading,
+  anchor = excluded.anchor, model = excluded.model, vector = excluded.vector
+WHERE section_vectors.model IS NOT excluded.model
+"""
 _PUT = """
 INSERT INTO resource_vectors (resource_id, model, vector)
 SELECT id, ?, ? FROM resources WHERE id = ? AND text_hash = ?
@@ -65,6 +80,9 @@ def write_document_vectors(conn: sqlite3.Connection, docs: Sequence[IndexDocumen
     ]
     if rows:
         conn.executemany(_PUT_BY_HASH, rows)
+    sections = section_rows(docs)
+    if sections:
+        conn.executemany(_PUT_SECTION, sections)
 
 
 class SQLiteVectors(VectorStore):
@@ -106,6 +124,19 @@ class SQLiteVectors(VectorStore):
 
     def of_resources(self, resource_ids: Sequence[int]) -> dict[int, bytes]:
         return vectors_of_resources(self.conn, resource_ids)
+
+    def section_vectors(
+        self, resource_ids: Sequence[int]
+    ) -> list[tuple[int, str, str | None, bytes]]:
+        known = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'section_vectors'"
+        if not resource_ids or self.conn.execute(known).fetchone() is None:
+            return []
+        sql = (
+            "SELECT resource_id, heading, anchor, vector FROM section_vectors WHERE model = ?"
+            " AND resource_id IN (SELECT value FROM json_each(?)) ORDER BY resource_id, ord"
+        )
+        rows = self.conn.execute(sql, (MODEL, json.dumps(list(resource_ids))))
+        return [(int(rid), str(h), a, bytes(v)) for rid, h, a, v in rows]
 
     def nearest(
         self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()

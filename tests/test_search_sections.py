@@ -1,0 +1,86 @@
+"""A vector per section of a page: a question about a section deep in a long page finds the
+page, naming the section (heading, and its anchor URL), on both backends; near-duplicate pages
+share their sections' vectors (real crawls of a local site)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from aiohttp import web
+from conftest import LocalServer, NewDb, db_query
+from test_semantic import HARBOUR_MORE, LONG, PAGES, SERVED, crawl, runner, topic_site
+
+from litecrawl.cli import app
+from litecrawl.extract.sections import MAX_SECTIONS
+from litecrawl.index.semantic import find
+
+Serve = Callable[[web.Application], LocalServer]
+
+DEEP = (
+    "Knead the sourdough for ten minutes, let the dough rise overnight in a cool kitchen, "
+    "shape the loaf and bake the bread in a very hot oven with steam until the crust is dark "
+    "and it sounds hollow when tapped. "
+)
+
+
+def long_page(extra_sections: int = 0) -> str:
+    """A harbour guide of ~1,000 words; its last section (the longest, so that bounding the
+    count merges the others first) is about baking bread."""
+    parts = [f"<h1>Harbour guide</h1><p>{LONG * 4}</p>"]
+    parts += [f"<h2>Winter {i}</h2><p>{HARBOUR_MORE}</p>" for i in range(3 + extra_sections)]
+    parts.append(f'<section id="bakery"><h2>The quay bakery</h2><p>{DEEP * 6}</p></section>')
+    return "".join(parts)
+
+
+def guide_site(extra_sections: int = 0) -> web.Application:
+    pages = {k: v for k, v in PAGES.items() if k != "cook2"}
+    application = topic_site(pages)
+    served = application[SERVED]
+    home = served["/"].replace("</body>", '<a href="/guide">guide</a> <a href="/copy">c</a></body>')
+    served["/"] = home
+    guide = long_page(extra_sections)
+    served["/guide"] = f"<html><head><title>Harbour guide</title></head><body>{guide}</body></html>"
+    # the same text under another URL: one resource, one set of section vectors
+    served["/copy"] = served["/guide"]
+    return application
+
+
+def test_a_question_about_a_deep_section_finds_the_page_and_names_the_section(
+    new_db: NewDb, serve: Serve
+) -> None:
+    server = serve(guide_site())
+    db = new_db("c")
+    crawl(db, server)
+    question = "how long should sourdough bread dough rise before baking"
+    hits = find(db, question, mode="semantic").hits
+    guide = {server.url("/guide"), server.url("/copy")}
+    assert {hits[0].url, *hits[0].other_urls} == guide, [h.url for h in hits[:3]]
+    assert hits[0].section == "The quay bakery"
+    assert hits[0].section_url == f"{hits[0].url}#bakery"
+    hybrid = find(db, question).hits[0]
+    assert (hybrid.url, hybrid.section, hybrid.section_url) == (
+        hits[0].url,
+        "The quay bakery",
+        f"{hits[0].url}#bakery",
+    )
+    shown = runner.invoke(app, ["search", question, "--db", db, "--json"])
+    assert json.loads(shown.stdout)[0]["section_url"] == f"{hits[0].url}#bakery"
+    shown = runner.invoke(app, ["search", question, "--db", db])
+    assert f"§ The quay bakery  {hits[0].url}#bakery" in shown.stdout, shown.stdout
+    # near-duplicates share one resource and its sections; a page of one section has none
+    per_resource = db_query(
+        db, "SELECT resource_id, count(*) FROM section_vectors GROUP BY resource_id"
+    )
+    assert len(per_resource) == 1 and per_resource[0][1] == 5, per_resource
+
+
+def test_sections_per_page_are_bounded(new_db: NewDb, serve: Serve) -> None:
+    server = serve(guide_site(extra_sections=40))
+    db = new_db("c")
+    crawl(db, server)
+    counts = db_query(db, "SELECT count(*) FROM section_vectors GROUP BY resource_id")
+    assert counts == [(MAX_SECTIONS,)]
+    hit = find(db, "how long should sourdough bread dough rise before baking").hits[0]
+    assert hit.url in (server.url("/guide"), server.url("/copy"))
+    assert hit.section == "The quay bakery"
