@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from conftest import LocalServer, NewDb, db_query, have_chromium, html_page, sit
 from playwright.sync_api import Page, sync_playwright
 from typer.testing import CliRunner
 
+from litecrawl import litecrawl
 from litecrawl.cli import app
 from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
 from litecrawl.lease import current_identity
@@ -248,6 +250,18 @@ def test_dashboard_in_chromium(crawled_sqlite: tuple[str, str], start: Callable[
         _shot(page, "seeds")
         browser.close()
     assert not problems, problems
+
+
+def test_a_litecrawl_batch_is_a_run_of_the_dashboard(
+    tmp_path: Path, serve: Serve, start: Callable[..., str]
+) -> None:
+    """A cron job's litecrawl() batch is recorded by the driver the CLI uses: shown here too."""
+    site = serve(site_app({"/": html_page("<p>hello</p>")}))
+    db = tmp_path / "cron.db"
+    litecrawl(str(db), [site.url("/")], fetcher="http", obey_robots=False)
+    [run] = _get(start(db) + "/api/overview")["runs"]
+    assert (run["command"], run["fetched"], run["outcome"]) == ("litecrawl()", 1, "done")
+    assert run["worker"] == f"{socket.gethostname()}:{os.getpid()}"
 
 
 def test_api_answers_what_stats_says(crawled: tuple[str, str], start: Callable[..., str]) -> None:
