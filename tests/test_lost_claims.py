@@ -10,6 +10,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from litecrawl.cli import app
 from litecrawl.frontier.lost import ClaimKind
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.queue import NewLink, PageUpdate
@@ -52,6 +55,7 @@ def test_pages_lost_together_are_due_again_at_once_every_time(new_frontier: Open
             assert sorted(await lose(new_frontier, pid, NOW, 2, ClaimKind.ANY)) == [KILLER, MATE]
         assert await parked(new_frontier, NOW) == (0, None)
         async with new_frontier() as f:
+            assert (await f.summary(NOW, hosts=0)).suspects == 2  # what stats shows
             # both were lost: a claim of clean pages passes them over, a claim of suspects
             # takes one at a time
             assert await f.claim(10, NOW, kind=ClaimKind.CLEAN) == []
@@ -76,6 +80,8 @@ def test_a_page_lost_alone_at_three_claims_in_a_row_is_parked_for_longer_each_ti
             assert await parked(new_frontier, NOW) == (0, None)
         assert await lose(new_frontier, 4, NOW, 5, ClaimKind.SUSPECTS) == [KILLER]
         assert await parked(new_frontier, NOW) == (1, NOW + 600)  # ten minutes, not a day
+        async with new_frontier() as f:
+            assert (await f.summary(NOW, hosts=0)).suspects == 0  # parked, no longer a suspect
         assert await lose(new_frontier, 5, NOW + 599, 5, ClaimKind.SUSPECTS) == []
         later = NOW + 600
         assert await lose(new_frontier, 6, later, 5, ClaimKind.SUSPECTS) == [KILLER]
@@ -116,6 +122,22 @@ def test_a_page_lost_alone_by_workers_that_had_written_nothing_is_never_parked(
         assert await parked(new_frontier, NOW) == (1, NOW + 600)
 
     asyncio.run(go())
+
+
+def test_stats_shows_the_suspects(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+
+    def new() -> Frontier:
+        return SQLiteFrontier(db)
+
+    async def go() -> None:
+        async with new() as f:
+            await f.add([NewLink(KILLER, "a.test"), NewLink(MATE, "a.test")])
+        await lose(new, 1, NOW, 2, ClaimKind.ANY)
+
+    asyncio.run(go())
+    out = CliRunner().invoke(app, ["stats", "--db", str(db)], env={"COLUMNS": "200"}).stdout
+    assert "suspects: 2 pages lost with their worker (a kill, a crash), each tried alone" in out
 
 
 def test_pages_parked_by_the_old_rule_are_due_again(tmp_path: Path) -> None:

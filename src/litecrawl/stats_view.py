@@ -74,6 +74,7 @@ def stats_view(
             "reason": PARKED_REASON,
             "next_try": iso(s.parked_next),
         },
+        "suspects": s.suspects,
         "hosts": {
             "total": s.hosts,
             "shown": [_host(h, robots.get(h.host), now) for h in s.top_hosts],

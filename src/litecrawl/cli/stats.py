@@ -138,6 +138,11 @@ def _print(v: dict[str, Any], console: Console) -> None:
             f"parked: {parked['pages']} pages, {parked['reason']}; next try: "
             f"{_local(parked['next_try'])} ({_relative(parked['next_try'])})"
         )
+    if v["suspects"]:
+        console.print(
+            f"suspects: {v['suspects']} pages lost with their worker (a kill, a crash), each "
+            "tried alone once a run has written a page, parked if it keeps killing"
+        )
 
     shown, total = v["hosts"]["shown"], v["hosts"]["total"]
     title = f"hosts ({len(shown)} of {total} by pages" + (

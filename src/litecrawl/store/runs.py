@@ -61,6 +61,8 @@ class FrontierSummary:
     # soonest next try of one
     parked: int = 0
     parked_next: int | None = None
+    # pages lost with their worker, not parked: tried alone at the next runs
+    suspects: int = 0
 
 
 class RunRecords(abc.ABC):

@@ -51,11 +51,13 @@ async def read_summary(
             "GROUP BY error ORDER BY count(*) DESC, error",
         )
     ]
-    ((parked, parked_next),) = await _rows(  # idx_pages_lost
+    ((parked, parked_next, suspects),) = await _rows(  # idx_pages_lost
         conn,
-        "SELECT count(*), min(next_crawl_time) FROM pages "
-        "WHERE lost > 0 AND lost_alone >= %(park_after)s AND processing_time IS NULL",
-        {"park_after": PARK_AFTER},
+        "SELECT count(*) FILTER (WHERE lost_alone >= %(p)s), "
+        "min(next_crawl_time) FILTER (WHERE lost_alone >= %(p)s), "
+        "count(*) FILTER (WHERE lost_alone < %(p)s) FROM pages "
+        "WHERE lost > 0 AND processing_time IS NULL",
+        {"p": PARK_AFTER},
     )
     return FrontierSummary(
         by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
@@ -70,6 +72,7 @@ async def read_summary(
         workers=await read_workers(conn),
         parked=parked,
         parked_next=parked_next,
+        suspects=suspects,
     )
 
 

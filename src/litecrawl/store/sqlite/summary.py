@@ -48,10 +48,12 @@ def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> 
             (PARKED,),
         ).fetchone()[0]
     )
-    parked, parked_next = conn.execute(  # idx_pages_lost
-        "SELECT count(*), min(next_crawl_time) FROM pages "
-        "WHERE lost > 0 AND lost_alone >= ? AND processing_time IS NULL",
-        (PARK_AFTER,),
+    parked, parked_next, suspects = conn.execute(  # idx_pages_lost
+        "SELECT coalesce(sum(lost_alone >= :p), 0), "
+        "min(CASE WHEN lost_alone >= :p THEN next_crawl_time END), "
+        "coalesce(sum(lost_alone < :p), 0) FROM pages "
+        "WHERE lost > 0 AND processing_time IS NULL",
+        {"p": PARK_AFTER},
     ).fetchone()
     return FrontierSummary(
         by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
@@ -66,6 +68,7 @@ def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> 
         workers=read_workers(conn),
         parked=parked,
         parked_next=parked_next,
+        suspects=suspects,
     )
 
 
