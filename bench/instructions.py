@@ -4,12 +4,16 @@
     uv run python bench/instructions.py links --site /tmp/benchsite-10000
     uv run python bench/instructions.py worker --site /usr/share/doc/postgresql-doc-15/html \
         --mode output            # or plain, trafilatura, resiliparse: real pages, each path
+    uv run python bench/instructions.py crawler --litecrawl /other/tree/.venv/bin/litecrawl
 
 ``worker``: :func:`litecrawl.index.work.analyze` (the analysis worker's whole job: parse, links,
 text, keywords, language, hashes, simhash) over kit pages, or any folder of HTML pages;
 ``--mode`` adds Markdown + sidecar output (``output``) or a main-article engine. ``links``:
 resolving each page's links with :class:`litecrawl.urls.UrlRules` (what the event loop does per
-page). Each runs twice under
+page). ``crawler``: the crawler process of a real crawl of ``bench/run.py crawl``'s site
+(1,000 pages, served by nginx; event loop and writer thread, the analysis workers not traced), by
+this tree's console script or another tree's (``--litecrawl``), capped at 200 and at 1,000 pages.
+Each runs twice under
 ``valgrind --tool=callgrind``, over a few pages and over many; the difference divided by the
 difference in pages is the cost of one page, with start-up and imports cancelled out. Pages/s on
 a shared 2-core VM swing by 30% between runs; these counts repeat to the instruction.
@@ -25,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 FEW, MANY = 5, 45
+_KIT = Path("/tmp/benchsite-10000")
 
 
 def _pages(site: Path, n: int) -> list[tuple[str, bytes]]:
@@ -59,6 +64,42 @@ def run_links(site: Path, n: int, mode: str) -> None:
         rules.many(page.links, page.base)
 
 
+def _crawler_instructions(litecrawl: Path, pages: int, port: int) -> int:
+    """Instructions of the crawler process for a crawl of ``pages`` pages (a fresh database)."""
+    from run import CRAWL_FLAGS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        python = litecrawl.parent / "python"  # the script's own interpreter
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(python),
+             str(litecrawl), "crawl", f"http://127.0.0.1:{port}/index.html",
+             "--db", f"{tmp}/crawl.db", "--max-pages", str(pages), *CRAWL_FLAGS],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        return _total(out.read_text(errors="replace"))
+
+
+def _crawler(litecrawl: Path, site: Path | None, port: int) -> None:
+    from run import Nginx, site_dir
+
+    few, many = 200, 1000
+    nginx = Nginx(site or site_dir(many), port)
+    try:
+        counts = [_crawler_instructions(litecrawl, n, port) for n in (few, many)]
+    finally:
+        nginx.stop()
+    per_page = (counts[1] - counts[0]) / (many - few)
+    print(f"crawler process: {per_page / 1e6:.2f} M instructions per page")
+
+
+def _total(summary: str) -> int:
+    match = re.search(r"^(?:summary|totals): (\d+)", summary, re.M)
+    if match is None:
+        raise SystemExit("no totals in callgrind's output")
+    return int(match.group(1))
+
+
 def _instructions(what: str, site: Path, n: int, mode: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
@@ -80,22 +121,24 @@ def _instructions(what: str, site: Path, n: int, mode: str) -> int:
             check=True,
             capture_output=True,
         )
-        summary = out.read_text(errors="replace")
-    match = re.search(r"^(?:summary|totals): (\d+)", summary, re.M)
-    if match is None:
-        raise SystemExit("no totals in callgrind's output")
-    return int(match.group(1))
+        return _total(out.read_text(errors="replace"))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["worker", "links"])
-    parser.add_argument("--site", type=Path, default=Path("/tmp/benchsite-10000"))
+    parser.add_argument("what", choices=["worker", "links", "crawler"])
+    parser.add_argument("--site", type=Path, default=_KIT)
     parser.add_argument(
         "--mode", choices=["plain", "output", "trafilatura", "resiliparse"], default="plain"
     )
+    parser.add_argument("--litecrawl", type=Path, default=Path(sys.executable).parent / "litecrawl")
+    # crawler: another copy of the site, its links naming this port, keeps off bench/run.py's
+    parser.add_argument("--port", type=int, default=8181)
     parser.add_argument("--run", type=int, help=argparse.SUPPRESS)  # inside valgrind
     args = parser.parse_args()
+    if args.what == "crawler":
+        _crawler(args.litecrawl, args.site if args.site != _KIT else None, args.port)
+        return
     if args.run is not None:
         (run_worker if args.what == "worker" else run_links)(args.site, args.run, args.mode)
         return

@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from litecrawl.discover.feeds import is_feed_content_type
 from litecrawl.discover.listing import DEFAULT_SITEMAPS_PER_HOST, SitemapBounds, listing_links
@@ -30,7 +30,8 @@ from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.lease import Lease
 from litecrawl.outcomes import CrawlStats, PageOutcomes
-from litecrawl.parse.links import PageLinks, extract_links, is_html
+from litecrawl.parse.links import extract_links, is_html
+from litecrawl.parse.resolve import LinkRules, ResolvedLinks, resolve_links
 from litecrawl.parse.sniff import not_text
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.schedule import Schedule
@@ -52,9 +53,19 @@ __all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "content_hash"]
 log = logging.getLogger("litecrawl")
 
 
-# Given the page URL, its fetch result, depth and source: the index document and maybe the
-# page's links (see litecrawl.index.analyze). Runs only for OK HTML pages.
-Analyzer = Callable[[str, FetchResult, int, str], Awaitable[PageAnalysis]]
+class Analyzer(Protocol):
+    """Given the page URL, its fetch result, depth and source: the index document and maybe the
+    page's links, resolved by ``link_rules`` (see litecrawl.index.analyze). Runs only for OK
+    HTML pages."""
+
+    def __call__(
+        self,
+        url: str,
+        result: FetchResult,
+        depth: int,
+        source: str,
+        link_rules: LinkRules | None = None,
+    ) -> Awaitable[PageAnalysis]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +123,8 @@ class Engine:
         self.writer = PageWriter(frontier, options, self.stats, self.outcomes)
         if lease is not None:  # pages written in this run: its heartbeats record it
             lease.progress = lambda: self.writer.written  # read by the heartbeat thread
+        # sent with each page to the analyzer, which resolves the page's links in its worker
+        self._link_rules = LinkRules(options.rules, options.canonical_links, options.discover_feeds)
 
     @property
     def finished(self) -> bool:
@@ -290,17 +303,19 @@ class Engine:
                 self.outcomes.failed(page, url, error, "extract")
                 await self.writer.finish_stale(page, url, "not_text", result)
                 return
-            found = None
+            found = resolved = None
             if self.options.analyzer is not None:
-                analysis = await self.options.analyzer(url, result, page.depth, page.source)
-                document, found = analysis.document, analysis.links
-            if found is None:
-                found = extract_links(content, url, result.content_type)
-            if document is not None and found.canonical:
-                # stored normalized, so search can compare it with the URLs of a resource
-                canonical = rules.normalize(found.canonical, found.base)
-                document = dataclasses.replace(document, canonical=canonical)
-            links, extra, links_out = self._page_links(found, page.depth)
+                analysis = await self.options.analyzer(
+                    url, result, page.depth, page.source, self._link_rules
+                )
+                document, found, resolved = analysis.document, analysis.links, analysis.resolved
+            if resolved is None:  # no worker resolved them (none, or it could not parse)
+                if found is None:
+                    found = extract_links(content, url, result.content_type)
+                resolved = resolve_links(found, self._link_rules)
+                if document is not None and resolved.canonical:
+                    document = dataclasses.replace(document, canonical=resolved.canonical)
+            links, extra, links_out = self._page_links(resolved, page.depth)
         if self.options.transform_hook is not None:
             try:
                 transformed = cast(
@@ -320,24 +335,21 @@ class Engine:
         await self.writer.finish(page, url, result, content, links, extra, document, links_out)
 
     def _page_links(
-        self, found: PageLinks, depth: int
+        self, found: ResolvedLinks, depth: int
     ) -> tuple[list[str], list[NewLink], list[str]]:
         """Links of an HTML page to follow (if we follow from this depth), its feeds, and all
         its valid links (the link graph keeps them, followed or not)."""
         o = self.options
         links: list[str] = []
-        raw = list(found.links)
-        if o.canonical_links and found.canonical:
-            raw.append(found.canonical)
-        normalized = o.rules.many(raw, found.base)
+        normalized = list(found.links)
         if o.follow_links and (o.max_depth <= 0 or depth < o.max_depth):
-            links = [u for u in normalized if o.scope is None or o.scope(u)]
+            scope = o.scope
+            links = list(normalized) if scope is None else [u for u in normalized if scope(u)]
             self.stats.skipped_scope += len(normalized) - len(links)
         feeds: list[NewLink] = []
-        if o.discover_feeds and found.feeds:
+        if found.feeds:
             feeds = self._in_scope_links(
-                NewLink(u, host_of(u), depth, "link", 0.5, "feed")
-                for u in o.rules.many(found.feeds, found.base)
+                NewLink(u, host_of(u), depth, "link", 0.5, "feed") for u in found.feeds
             )
         return links, feeds, normalized
 

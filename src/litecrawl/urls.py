@@ -75,6 +75,16 @@ class UrlRules:
         # the part of the base URL the resolution really depends on (see _context).
         self._memo: dict[tuple[str, str | None], str | None] = {}
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Pickled as its patterns (the memo stays behind), unpickled as the one instance per
+        # patterns of the receiving process: an analysis worker that resolves the links of
+        # every page it is sent keeps one memo across them, bounded as here (_cached_rules).
+        return _cached_rules, (
+            tuple((r.pattern.pattern, r.replace) for r in self._rewrites),
+            tuple(p.pattern for p in self._include),
+            tuple(p.pattern for p in self._exclude),
+        )
+
     def normalize(self, url: str, base_url: str | None = None) -> str | None:
         """The canonical absolute form of ``url``, or None if it is not an http(s) URL."""
         url = _strip(url)

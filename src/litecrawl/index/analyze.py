@@ -34,6 +34,7 @@ from litecrawl.fetch.base import FetchResult
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.index.pool import NoWorker, WorkerDied, WorkerPool
 from litecrawl.parse.links import PageLinks
+from litecrawl.parse.resolve import LinkRules, ResolvedLinks
 
 __all__ = ["AnalyzerSettings", "PageAnalyzer", "analyze_page"]
 
@@ -109,12 +110,17 @@ class PageAnalyzer:
             await pool.__aexit__(exc_type, exc, tb)
 
     async def __call__(
-        self, url: str, result: FetchResult, depth: int, source: str
+        self,
+        url: str,
+        result: FetchResult,
+        depth: int,
+        source: str,
+        link_rules: LinkRules | None = None,
     ) -> PageAnalysis:
-        """The page's index document (None if it could not be made) and its links, both
-        made in a worker so the event loop parses nothing."""
-        args = _worker_args(url, result, depth, source, self.settings, time.time())
-        links: PageLinks | None = None
+        """The page's index document (None if it could not be made) and its links, resolved
+        by ``link_rules`` if given, all made in a worker so the event loop parses nothing."""
+        args = (*_worker_args(url, result, depth, source, self.settings, time.time()), link_rules)
+        links: PageLinks | ResolvedLinks | None = None
         if self.workers == 0:
             outcome, links = _inline(args)
         else:
@@ -132,13 +138,19 @@ class PageAnalyzer:
             except Exception as exc:  # e.g. a result that cannot be sent back
                 log.warning("analysis failed for %s: %s: %s", url, type(exc).__name__, exc)
                 return PageAnalysis(None)
+        document = None
         if isinstance(outcome, str):
             log.warning("analysis failed for %s: %s", url, outcome)
-            return PageAnalysis(None, links)
-        return PageAnalysis(outcome, links)
+        else:
+            document = outcome
+        if isinstance(links, ResolvedLinks):
+            return PageAnalysis(document, resolved=links)
+        return PageAnalysis(document, links)
 
 
-def _inline(args: tuple[Any, ...]) -> tuple[IndexDocument | str, PageLinks | None]:
+def _inline(
+    args: tuple[Any, ...],
+) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None]:
     """The work for one page in this process (the extraction stack is imported on first use)."""
     from litecrawl.index.work import analyze
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from litecrawl.parse.links import PageLinks
+from litecrawl.parse.resolve import ResolvedLinks
 
 __all__ = ["IndexDocument", "PageAnalysis", "SectionVector"]
 
@@ -44,7 +45,10 @@ class IndexDocument:
 @dataclass(frozen=True, slots=True)
 class PageAnalysis:
     """What the analyzer returns for an HTML page: the index document and, when it parsed the
-    page anyway, its links (so the event loop does not parse the page a second time)."""
+    page anyway, its links (so the event loop does not parse the page a second time): resolved
+    by the URL rules when the engine sent them (then ``document.canonical`` is set too), else as
+    written."""
 
     document: IndexDocument | None
     links: PageLinks | None = None
+    resolved: ResolvedLinks | None = None

@@ -2,8 +2,9 @@
 
 :func:`analyze` is what :class:`~litecrawl.index.analyze.PageAnalyzer` runs in its worker
 processes (and inline with ``workers=0``): plain data in, an
-:class:`~litecrawl.index.document.IndexDocument` and the page's links out. It never raises: a page
-that cannot be analyzed yields the reason as a string.
+:class:`~litecrawl.index.document.IndexDocument` and the page's links out, resolved by the
+engine's URL rules when it sends them (the event loop then only checks their scope). It never
+raises: a page that cannot be analyzed yields the reason as a string.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from litecrawl.index.document import IndexDocument, SectionVector
 from litecrawl.index.embed import embed_text
 from litecrawl.index.simhash import simhash
 from litecrawl.parse.links import PageLinks, extract_links
+from litecrawl.parse.resolve import LinkRules, ResolvedLinks, resolve_links
 
 __all__ = ["analyze", "sidecar"]
 
@@ -80,12 +82,14 @@ def analyze(
     settings: AnalyzerSettings,
     fetched_at: float,
     revalidated: bool = False,
-) -> tuple[IndexDocument | str, PageLinks | None]:
+    link_rules: LinkRules | None = None,
+) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None]:
     """The worker: an :class:`IndexDocument` (or the reason it could not be made) and the
-    page's links (None if they could not be had). ``revalidated``: the body is the disk
-    cache's, confirmed by a 304."""
+    page's links (None if they could not be had): resolved by ``link_rules`` if given, else as
+    written. ``revalidated``: the body is the disk cache's, confirmed by a 304."""
     content_type = headers.get("content-type", "")
     links: PageLinks | None = None
+    resolved: ResolvedLinks | None = None
     try:
         extracted = extract_page(
             body,
@@ -101,6 +105,8 @@ def analyze(
         links = extracted.links
         if links is None:  # lxml could not parse the page: the links the hard way
             links = _links_or_none(body, url, content_type)
+        if links is not None and link_rules is not None:
+            resolved = resolve_links(links, link_rules)
         md_path = None
         if settings.output_dir is not None:
             # the sidecar tells of this fetch: a 304 is what the server answered
@@ -135,10 +141,11 @@ def analyze(
             markdown_path=str(md_path) if md_path is not None else None,
             embedding=_embedding(url, extracted.title, text) if settings.embed else None,
             sections=_section_vectors(url, extracted) if settings.embed else (),
+            canonical=resolved.canonical if resolved is not None else None,
         )
     except Exception as exc:  # never let one page take the worker (or the crawl) down
-        return f"{type(exc).__name__}: {exc}", links
-    return document, links
+        return f"{type(exc).__name__}: {exc}", links if resolved is None else resolved
+    return document, links if resolved is None else resolved
 
 
 def _embedding(url: str, title: str, text: str) -> bytes | None:
