@@ -10,6 +10,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +44,15 @@ def _sqlite_shape(path: Path) -> dict[str, set[str]]:
         conn.close()
 
 
-async def _pg_shape(url: str) -> dict[str, set[str]]:
-    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        await pg_migrate(conn)
-        cur = await conn.execute(
+def _pg_shape(url: str) -> dict[str, set[str]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        pg_migrate(conn)
+        cur = conn.execute(
             "SELECT table_name, column_name FROM information_schema.columns "
             "WHERE table_schema = 'public'"
         )
         shape: dict[str, set[str]] = {}
-        for table, column in await cur.fetchall():
+        for table, column in cur.fetchall():
             shape.setdefault(table, set()).add(column)
     shape.pop("litecrawl_schema")
     shape["resources"] -= {"tsv"}
@@ -60,25 +61,20 @@ async def _pg_shape(url: str) -> dict[str, set[str]]:
 
 def test_both_backends_have_the_same_migrations_and_tables(tmp_path: Path, pg_url: str) -> None:
     assert [n for n, _ in PG_MIGRATIONS] == [n for n, _ in SQLITE_MIGRATIONS]
-    assert asyncio.run(_pg_shape(pg_url)) == _sqlite_shape(tmp_path / "x.db")
+    assert _pg_shape(pg_url) == _sqlite_shape(tmp_path / "x.db")
 
 
 def test_workers_starting_at_once_apply_each_migration_once(pg_url: str) -> None:
-    async def one() -> int:
-        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
-            return await pg_migrate(conn)
+    def one(_: int) -> int:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            return pg_migrate(conn)
 
-    async def many() -> list[int]:
-        return await asyncio.gather(*(one() for _ in range(4)))
-
-    assert asyncio.run(many()) == [len(PG_MIGRATIONS)] * 4
-
-    async def applied() -> list[tuple[int, str]]:
-        async with await psycopg.AsyncConnection.connect(pg_url) as conn:
-            cur = await conn.execute("SELECT version, name FROM litecrawl_schema ORDER BY version")
-            return [(v, n) for v, n in await cur.fetchall()]
-
-    assert asyncio.run(applied()) == [(i + 1, n) for i, (n, _) in enumerate(PG_MIGRATIONS)]
+    with ThreadPoolExecutor(4) as workers:
+        assert list(workers.map(one, range(4))) == [len(PG_MIGRATIONS)] * 4
+    with psycopg.connect(pg_url) as conn:
+        cur = conn.execute("SELECT version, name FROM litecrawl_schema ORDER BY version")
+        applied = [(v, n) for v, n in cur.fetchall()]
+    assert applied == [(i + 1, n) for i, (n, _) in enumerate(PG_MIGRATIONS)]
 
 
 def _parts_after_upgrade(
@@ -106,19 +102,16 @@ def _parts_after_upgrade(
     on_sqlite = dict(conn.execute("SELECT norm_url, part FROM pages").fetchall())
     conn.close()
 
-    async def pg() -> dict[str, int]:
-        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
-            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS[:before])
-            await pg_migrate(conn)
-            async with conn.cursor() as cur:
-                marks = ", ".join(["%s"] * len(columns))
-                await cur.executemany(f"INSERT INTO pages ({names}) VALUES ({marks})", rows)
-            monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS)
-            await pg_migrate(conn)
-            cur = await conn.execute("SELECT norm_url, part FROM pages")
-            return {url: part for url, part in await cur.fetchall()}
-
-    return on_sqlite, asyncio.run(pg())
+    with psycopg.connect(pg_url, autocommit=True) as pg:
+        monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS[:before])
+        pg_migrate(pg)
+        with pg.cursor() as cur:
+            marks = ", ".join(["%s"] * len(columns))
+            cur.executemany(f"INSERT INTO pages ({names}) VALUES ({marks})", rows)
+        monkeypatch.setattr(pg_migrations, "MIGRATIONS", PG_MIGRATIONS)
+        pg_migrate(pg)
+        on_pg = dict(pg.execute("SELECT norm_url, part FROM pages").fetchall())
+    return on_sqlite, on_pg
 
 
 def test_an_older_database_gets_each_pages_partition_hash(

@@ -10,11 +10,18 @@ from typing import Any
 
 from litecrawl.frontier.lost import LOST_CATEGORY
 
-__all__ = ["CLAIM_TIMEOUT", "WorkerIdentity", "WorkerLeases", "WorkerRecord"]
+__all__ = ["CLAIM_TIMEOUT", "WORKERS", "WorkerIdentity", "WorkerLeases", "WorkerRecord"]
 
 # The error a stale claim carries until the page is processed again; a never-crawled page
 # recovered a second time in a row is parked (it may be what kills its workers).
 CLAIM_TIMEOUT = LOST_CATEGORY
+
+# Every worker with the claims it holds, in the order WorkerRecord.from_row reads (both stores).
+WORKERS = (
+    "SELECT w.id, w.hostname, w.pid, w.pid_scope, w.proc_start, w.command, w.started_at,"
+    " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id), w.pages"
+    " FROM workers w ORDER BY w.id"
+)
 
 
 @dataclass(frozen=True, slots=True)

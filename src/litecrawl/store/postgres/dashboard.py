@@ -1,22 +1,20 @@
 """The dashboard's reads on a PostgreSQL crawl database, as the SQLite store's
 (``store/sqlite/dashboard.py``).
 
-Connections come from a small pool and run read-only transactions
+Connections come from a small pool (``connection.SyncDatabase``) and run read-only transactions
 (``default_transaction_read_only``): the dashboard never writes through here, and under MVCC its
 reads never block the crawl's writes.
 """
 
 from __future__ import annotations
 
-import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
 
-from litecrawl.errors import FrontierError
 from litecrawl.sites.model import Annotation, Site
 from litecrawl.store.dashboard import (
     ActivityBucket,
@@ -29,6 +27,7 @@ from litecrawl.store.dashboard import (
     PageRow,
     SiteActivity,
 )
+from litecrawl.store.postgres.connection import SyncDatabase
 from litecrawl.store.postgres.sites import (
     read_annotations,
     read_crawls,
@@ -37,7 +36,7 @@ from litecrawl.store.postgres.sites import (
     read_site_links,
     read_sites,
 )
-from litecrawl.store.postgres.summary import read_summary
+from litecrawl.store.postgres.summary import read_summary_sync
 from litecrawl.store.runs import FrontierSummary
 from litecrawl.store.sql import like_prefix, link_key
 from litecrawl.store.states import STATE_NAMES, STATES
@@ -47,7 +46,6 @@ __all__ = ["PostgresDashboardQueries"]
 
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]
-_CONNECT_TIMEOUT = 10
 _PAGE_COLUMNS = """p.norm_url, p.host, p.state, p.status, p.error, p.content_type,
        p.last_crawl_time, p.next_crawl_time, p.depth, d.title"""
 
@@ -56,52 +54,21 @@ class PostgresDashboardQueries(DashboardQueries):
     def __init__(self, url: str) -> None:
         self.url = url
         self.location = shown_location(url)
-        self._pool: ConnectionPool[Conn] | None = None
-
-    def _conn_pool(self) -> ConnectionPool[Conn]:
-        if self._pool is None:
-            pool: ConnectionPool[Conn] = ConnectionPool(
-                self.url,
-                min_size=1,
-                max_size=4,
-                timeout=_CONNECT_TIMEOUT,
-                kwargs={
-                    "autocommit": True,
-                    "connect_timeout": _CONNECT_TIMEOUT,
-                    "options": "-c default_transaction_read_only=on",
-                },
-                open=False,
-            )
-            try:
-                pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
-            except psycopg.Error as exc:  # PoolTimeout among them
-                pool.close()
-                raise FrontierError(
-                    f"cannot open PostgreSQL database {self.location}: {_why(exc)}"
-                ) from exc
-            self._pool = pool
-        return self._pool
+        # read-only connections; a page view fails at once when the database is away (the next
+        # one tries again), it does not wait for it
+        self._db = SyncDatabase(url, pool_size=4, read_only=True, max_away=0)
+        self._opened = False
+        self._lock = threading.Lock()
 
     def _read(self, fn: Callable[[Conn], T]) -> T:
-        try:
-            with self._conn_pool().connection() as conn:
-                return fn(conn)
-        except psycopg.Error as exc:
-            raise FrontierError(f"cannot read {self.location}: {_why(exc)}") from exc
+        with self._lock:
+            if not self._opened:
+                self._db.open(migrate=False)  # serve never changes the database
+                self._opened = True
+        return self._db.read(fn)
 
     def summary(self, now: int, hosts: int | None) -> FrontierSummary:
-        async def read() -> FrontierSummary:
-            conn = await psycopg.AsyncConnection.connect(
-                self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-            )
-            async with conn:
-                return await read_summary(conn, now, hosts)
-
-        try:
-            # the frontier's own summary (async): run here, in the app's worker thread
-            return asyncio.run(read())
-        except (psycopg.Error, OSError) as exc:
-            raise FrontierError(f"cannot read {self.location}: {_why(exc)}") from exc
+        return self._read(lambda conn: read_summary_sync(conn, now, hosts))
 
     def robots_records(self, origins: list[str]) -> dict[str, tuple[str, float]]:
         if not origins:
@@ -254,9 +221,3 @@ class PostgresDashboardQueries(DashboardQueries):
                 read_feeds(c, site_id),
             )
         )
-
-
-def _why(exc: Exception) -> str:
-    """The driver's message without the statement it quotes (its first line)."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__

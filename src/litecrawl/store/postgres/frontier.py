@@ -21,7 +21,7 @@ from litecrawl.schedule import Schedule
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres import writes as writing
-from litecrawl.store.postgres.connection import Conn, Database
+from litecrawl.store.postgres.connection import Conn, Database, connect
 from litecrawl.store.postgres.summary import read_partitions, read_summary
 from litecrawl.store.queue import (
     ClaimedPage,
@@ -222,7 +222,7 @@ class PostgresFrontier(Frontier):
             return True
         try:
             if self._beat_conn is None:  # the heartbeat thread's own connection
-                self._beat_conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+                self._beat_conn = connect(self.url)
             return leases.beat(self._beat_conn, self.worker_id, *self._worker, now, pages)
         except psycopg.Error as exc:
             if self._beat_conn is not None:
@@ -257,7 +257,7 @@ class PostgresFrontier(Frontier):
 
     def _read_conn(self) -> psycopg.Connection[Any]:
         if self._reader is None:
-            self._reader = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            self._reader = connect(self.url)
         return self._reader
 
     def read_states(self, urls: list[str]) -> dict[str, tuple[int, float, str | None]]:

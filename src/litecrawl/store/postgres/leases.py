@@ -11,7 +11,7 @@ import psycopg
 
 from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
-from litecrawl.store.workers import CLAIM_TIMEOUT, WorkerIdentity, WorkerRecord
+from litecrawl.store.workers import CLAIM_TIMEOUT, WORKERS, WorkerIdentity, WorkerRecord
 
 __all__ = [
     "INSERT_WORKER",
@@ -24,11 +24,6 @@ __all__ = [
 ]
 
 _RECOVERABLE = "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages WHERE "
-_WORKERS = (
-    "SELECT w.id, w.hostname, w.pid, w.pid_scope, w.proc_start, w.command, w.started_at,"
-    " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id), w.pages"
-    " FROM workers w ORDER BY w.id"
-)
 INSERT_WORKER = (
     "INSERT INTO workers (id, hostname, pid, pid_scope, proc_start, command, started_at,"
     " heartbeat_at) VALUES (coalesce(%s, nextval(pg_get_serial_sequence('workers', 'id'))),"
@@ -75,7 +70,7 @@ def beat(
 
 
 async def read_workers(conn: psycopg.AsyncConnection[Any]) -> list[WorkerRecord]:
-    cur = await conn.execute(_WORKERS)
+    cur = await conn.execute(WORKERS)
     return [WorkerRecord.from_row(r) for r in await cur.fetchall()]
 
 

@@ -393,58 +393,58 @@ MIGRATIONS: list[tuple[str, str]] = [
 ]
 
 
-async def migrate(conn: psycopg.AsyncConnection[Any]) -> int:
+def migrate(conn: psycopg.Connection[Any]) -> int:
     """Apply pending migrations; returns the schema version now in force. ``conn`` must be in
     autocommit mode (each step is its own transaction)."""
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-        await conn.execute(
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute(
             "CREATE TABLE IF NOT EXISTS litecrawl_schema ("
             " version INTEGER NOT NULL, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
         )
     while True:
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-            cur = await conn.execute("SELECT coalesce(max(version), 0) FROM litecrawl_schema")
-            row = await cur.fetchone()
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+            cur = conn.execute("SELECT coalesce(max(version), 0) FROM litecrawl_schema")
+            row = cur.fetchone()
             version = int(row[0]) if row else 0
             if version >= len(MIGRATIONS):
                 return version
             name, script = MIGRATIONS[version]
-            await conn.execute(script.encode())
+            conn.execute(script.encode())
             if name == "partition_hash":
-                await _fill_partition_hashes(conn)
+                _fill_partition_hashes(conn)
             if name == "private_suffixes":
-                await _rehash_private_suffixes(conn)
-            await conn.execute(
+                _rehash_private_suffixes(conn)
+            conn.execute(
                 "INSERT INTO litecrawl_schema (version, name, applied_at) VALUES (%s, %s, now())",
                 (version + 1, name),
             )
 
 
-async def _fill_partition_hashes(conn: psycopg.AsyncConnection[Any]) -> None:
+def _fill_partition_hashes(conn: psycopg.Connection[Any]) -> None:
     """The partition hash of every page written before the column (in Python: the key needs
     the public suffix list), streamed through a server-side cursor in batches."""
     from litecrawl.strategy.domain import partition_hash
 
-    async with conn.cursor(name="litecrawl_parts") as rows:
-        await rows.execute("SELECT norm_url, meta FROM pages")
-        while batch := await rows.fetchmany(10_000):
-            await conn.execute(
+    with conn.cursor(name="litecrawl_parts") as rows:
+        rows.execute("SELECT norm_url, meta FROM pages")
+        while batch := rows.fetchmany(10_000):
+            conn.execute(
                 "UPDATE pages SET part = v.part FROM unnest(%s::text[], %s::bigint[]) "
                 "AS v(url, part) WHERE pages.norm_url = v.url",
                 ([url for url, _ in batch], [partition_hash(url, meta) for url, meta in batch]),
             )
 
 
-async def _rehash_private_suffixes(conn: psycopg.AsyncConnection[Any]) -> None:
+def _rehash_private_suffixes(conn: psycopg.Connection[Any]) -> None:
     from litecrawl.strategy.domain import partition_hash, rehashed_hosts
 
-    cur = await conn.execute("SELECT DISTINCT host FROM pages")
-    for host in rehashed_hosts([h for (h,) in await cur.fetchall()]):
-        cur = await conn.execute("SELECT norm_url, meta FROM pages WHERE host = %s", (host,))
-        batch = await cur.fetchall()
-        await conn.execute(
+    cur = conn.execute("SELECT DISTINCT host FROM pages")
+    for host in rehashed_hosts([h for (h,) in cur.fetchall()]):
+        cur = conn.execute("SELECT norm_url, meta FROM pages WHERE host = %s", (host,))
+        batch = cur.fetchall()
+        conn.execute(
             "UPDATE pages SET part = v.part FROM unnest(%s::text[], %s::bigint[]) "
             "AS v(url, part) WHERE pages.norm_url = v.url",
             ([url for url, _ in batch], [partition_hash(url, meta, host) for url, meta in batch]),

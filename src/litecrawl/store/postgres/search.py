@@ -13,7 +13,6 @@ which would not mark ``example`` in ``www.example.com`` nor put an ellipsis wher
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -33,14 +32,13 @@ from litecrawl.index.query import (
 from litecrawl.index.snippet import snippet
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
 from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
-from litecrawl.store.postgres.migrations import migrate
+from litecrawl.store.postgres.connection import connect, migrate_database
 from litecrawl.store.postgres.vectors import PostgresVectors
 from litecrawl.urls import shown_location
 
 __all__ = ["PostgresIndex", "translated"]
 
 T = TypeVar("T")
-_CONNECT_TIMEOUT = 10
 _BATCH = 500  # rows per round trip when streaming
 # ts_rank_cd's weights for D, C, B (text), A (title): a title match counts TITLE_WEIGHT times;
 # normalization 1 divides by 1 + log(length), as bm25 favours short documents
@@ -73,14 +71,8 @@ class PostgresIndex(IndexReader):
         return self._conn
 
     def open(self) -> None:
-        try:
-            self._conn = psycopg.connect(
-                self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-            )
-        except psycopg.Error as exc:
-            raise FrontierError(
-                f"cannot open PostgreSQL database {self.location}: {reason(exc)}"
-            ) from exc
+        # one connection held: results are streamed through its server-side cursors
+        self._conn = connect(self.url)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -88,10 +80,7 @@ class PostgresIndex(IndexReader):
             self._conn = None
 
     def upgrade(self) -> None:
-        try:
-            asyncio.run(_migrate(self.url))
-        except psycopg.Error as exc:
-            raise FrontierError(f"cannot upgrade {self.location}: {reason(exc)}") from exc
+        migrate_database(self.url)
 
     @property
     def vectors(self) -> PostgresVectors:
@@ -217,11 +206,3 @@ def _lexeme(word: str, prefix: bool, weight: str) -> str:
     marks = ("*" if prefix else "") + weight
     quoted = word.replace("\\", "\\\\").replace("'", "''")
     return f"'{quoted}'" + (f":{marks}" if marks else "")
-
-
-async def _migrate(url: str) -> None:
-    conn = await psycopg.AsyncConnection.connect(
-        url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-    )
-    async with conn:
-        await migrate(conn)

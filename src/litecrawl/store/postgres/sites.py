@@ -5,17 +5,13 @@ site twice."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
 
-from litecrawl.errors import FrontierError, without_passwords
 from litecrawl.sites.model import (
     LISTINGS,
     Annotation,
@@ -25,7 +21,7 @@ from litecrawl.sites.model import (
     SiteSchedule,
     StartPage,
 )
-from litecrawl.store.postgres.migrations import migrate
+from litecrawl.store.postgres.connection import SyncDatabase
 from litecrawl.store.sites import CRAWL_COLUMNS, SITE_COLUMNS, SiteStore
 from litecrawl.urls import host_of, shown_location
 
@@ -42,8 +38,6 @@ __all__ = [
 log = logging.getLogger("litecrawl")
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]
-_CONNECT_TIMEOUT = 10
-_MAX_PAUSE = 10.0
 
 # the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
 _LISTING = """(SELECT a.kind FROM site_annotations a
@@ -55,67 +49,20 @@ class PostgresSites(SiteStore):
     def __init__(self, url: str) -> None:
         self.url = url
         self.location = shown_location(url)
-        self._conn: Conn | None = None
-        # one connection, used from worker threads (asyncio.to_thread): one call at a time
-        self._lock = threading.RLock()
-
-    @property
-    def conn(self) -> Conn:
-        if self._conn is None:
-            raise FrontierError(f"{self.location}: the site store is not open")
-        return self._conn
+        # its pool, safe from the CLI's worker threads; a ``sites run`` outlives a restart
+        self.db = SyncDatabase(url)
 
     def open(self) -> None:
-        try:
-            asyncio.run(_migrate(self.url))
-            self._conn = psycopg.connect(
-                self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-            )
-        except psycopg.Error as exc:
-            raise FrontierError(f"cannot open PostgreSQL database {self.location}: {exc}") from exc
+        self.db.open()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self.db.close()
 
     def _transaction(self, work: Callable[[Conn], T]) -> T:
-        def run(conn: Conn) -> T:
-            with conn.transaction():
-                return work(conn)
-
-        return self._read(run)
+        return self.db.transaction(work)
 
     def _read(self, work: Callable[[Conn], T]) -> T:
-        """``work`` on the connection; while the database is away (a restart, a cut network)
-        it is run again on a new connection, after pauses growing to 10 s, as the frontier's
-        work is (store/postgres/connection.py): a ``sites run`` outlives a restart too."""
-        with self._lock:
-            pause, away_since = 0.5, None
-            while True:
-                try:
-                    if self._conn is None or self._conn.closed:
-                        self._conn = psycopg.connect(
-                            self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-                        )
-                    result = work(self._conn)
-                except psycopg.OperationalError as exc:
-                    if away_since is None:
-                        away_since = time.monotonic()
-                        lines = without_passwords(str(exc)).strip().splitlines()
-                        reason = lines[0] if lines else type(exc).__name__
-                        log.warning("database %s unreachable (%s): retrying", self.location, reason)
-                    if self._conn is not None:
-                        self._conn.close()
-                    time.sleep(pause)
-                    pause = min(pause * 2, _MAX_PAUSE)
-                    continue
-                except psycopg.Error as exc:
-                    raise FrontierError(f"{self.location}: {exc}") from exc
-                if away_since is not None:
-                    back = time.monotonic() - away_since
-                    log.warning("database %s is back after %.0fs", self.location, back)
-                return result
+        return self.db.read(work)
 
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self._read(lambda c: c.execute(sql, params).fetchall())
@@ -389,11 +336,3 @@ def _insert_sites(conn: Conn, base_urls: Sequence[str], now: float, source: str)
 def _recheck(conn: Conn, base_url: str) -> None:
     """A white/blacklisting changed: the site is checked again at the next queue pass."""
     conn.execute("UPDATE sites SET recheck = 1 WHERE base_url = %s", (base_url,))
-
-
-async def _migrate(url: str) -> None:
-    conn = await psycopg.AsyncConnection.connect(
-        url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-    )
-    async with conn:
-        await migrate(conn)

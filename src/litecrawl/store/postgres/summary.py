@@ -1,5 +1,7 @@
 """The frontier at a glance on PostgreSQL: the SQLite store's ``summary`` in PostgreSQL's
-dialect (``count(*) FILTER (WHERE ...)`` where SQLite sums booleans)."""
+dialect (``count(*) FILTER (WHERE ...)`` where SQLite sums booleans), written once as a plan
+(:mod:`litecrawl.store.plans`) the frontier runs on its async pool and the dashboard on its
+sync one."""
 
 from __future__ import annotations
 
@@ -9,33 +11,42 @@ from typing import Any
 import psycopg
 
 from litecrawl.frontier.lost import PARK_AFTER
-from litecrawl.store.postgres.leases import read_workers
+from litecrawl.store.plans import Plan, Rows, arun, run
 from litecrawl.store.runs import ErrorSummary, FrontierSummary, HostSummary, RunSummary
 from litecrawl.store.states import STATE_NAMES
 from litecrawl.store.strategies import PARKED
+from litecrawl.store.workers import WORKERS, WorkerRecord
 
-__all__ = ["read_partitions", "read_summary"]
+__all__ = ["read_partitions", "read_summary", "read_summary_sync"]
 
 _RUNS = 10
 _DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= %(now)s)"
-
-
-async def _rows(
-    conn: psycopg.AsyncConnection[Any], sql: str, params: Any = None
-) -> list[tuple[Any, ...]]:
-    cur = await conn.execute(sql.encode(), params)
-    return await cur.fetchall()
 
 
 async def read_summary(
     conn: psycopg.AsyncConnection[Any], now: int, hosts: int | None = 10
 ) -> FrontierSummary:
     """The summary as of ``now`` (epoch seconds); ``hosts`` top hosts (None: all)."""
+
+    async def rows(sql: str, params: Any) -> Rows:
+        cur = await conn.execute(sql.encode(), params)
+        return await cur.fetchall()
+
+    return await arun(_summary(now, hosts), rows)
+
+
+def read_summary_sync(
+    conn: psycopg.Connection[Any], now: int, hosts: int | None = 10
+) -> FrontierSummary:
+    """The same on a blocking connection (the dashboard's threads)."""
+    return run(_summary(now, hosts), lambda sql, p: conn.execute(sql.encode(), p).fetchall())
+
+
+def _summary(now: int, hosts: int | None) -> Plan[FrontierSummary]:
     p = {"now": now, "parked": PARKED}
-    states = dict(await _rows(conn, "SELECT state, count(*) FROM pages GROUP BY state"))
-    kinds = dict(await _rows(conn, "SELECT kind, count(*) FROM pages GROUP BY kind"))
-    ((due, claimed, n_hosts, soonest),) = await _rows(
-        conn,
+    states: dict[int, int] = dict((yield "SELECT state, count(*) FROM pages GROUP BY state", None))
+    kinds: dict[str, int] = dict((yield "SELECT kind, count(*) FROM pages GROUP BY kind", None))
+    ((due, claimed, n_hosts, soonest),) = yield (
         f"SELECT count(*) FILTER (WHERE {_DUE}), "
         "count(*) FILTER (WHERE processing_time IS NOT NULL), count(DISTINCT host), "
         # a strategy's known-but-not-queued URLs are never due
@@ -45,20 +56,24 @@ async def read_summary(
     )
     errors = [
         ErrorSummary(category, pages, sample)
-        for category, pages, sample in await _rows(
-            conn,
-            "SELECT error, count(*), min(norm_url) FROM pages WHERE error IS NOT NULL "
-            "GROUP BY error ORDER BY count(*) DESC, error",
+        for category, pages, sample in (
+            yield (
+                "SELECT error, count(*), min(norm_url) FROM pages WHERE error IS NOT NULL "
+                "GROUP BY error ORDER BY count(*) DESC, error",
+                None,
+            )
         )
     ]
-    ((parked, parked_next, suspects),) = await _rows(  # idx_pages_lost
-        conn,
+    ((parked, parked_next, suspects),) = yield (  # idx_pages_lost
         "SELECT count(*) FILTER (WHERE lost_alone >= %(p)s), "
         "min(next_crawl_time) FILTER (WHERE lost_alone >= %(p)s), "
         "count(*) FILTER (WHERE lost_alone < %(p)s) FROM pages "
         "WHERE lost > 0 AND processing_time IS NULL",
         {"p": PARK_AFTER},
     )
+    runs = yield from _runs()
+    top_hosts = yield from _hosts(now, hosts)
+    workers = [WorkerRecord.from_row(r) for r in (yield WORKERS, None)]
     return FrontierSummary(
         by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
         by_kind=kinds,
@@ -67,22 +82,19 @@ async def read_summary(
         hosts=n_hosts,
         errors=errors,
         next_due=now if due else soonest,
-        runs=await _runs(conn),
-        top_hosts=await _hosts(conn, now, hosts),
-        workers=await read_workers(conn),
+        runs=runs,
+        top_hosts=top_hosts,
+        workers=workers,
         parked=parked,
         parked_next=parked_next,
         suspects=suspects,
     )
 
 
-async def _hosts(
-    conn: psycopg.AsyncConnection[Any], now: int, limit: int | None
-) -> list[HostSummary]:
+def _hosts(now: int, limit: int | None) -> Plan[list[HostSummary]]:
     if limit == 0:
         return []
-    rows = await _rows(
-        conn,
+    rows = yield (
         f"""SELECT p.host, p.pages, p.crawled, p.errors, p.due, p.claimed,
                   h.slowed_until, h.crawl_delay, p.avg_response_ms, h.next_start
         FROM (SELECT host, count(*) AS pages,
@@ -99,9 +111,7 @@ async def _hosts(
         {"now": now, "limit": limit},
     )
     leases: dict[str, dict[int, int]] = {}
-    for host, worker_id, slots in await _rows(
-        conn, "SELECT host, worker_id, slots FROM host_leases"
-    ):
+    for host, worker_id, slots in (yield "SELECT host, worker_id, slots FROM host_leases", None):
         leases.setdefault(host, {})[worker_id] = slots
     return [
         HostSummary(
@@ -121,13 +131,14 @@ async def _hosts(
     ]
 
 
-async def _runs(conn: psycopg.AsyncConnection[Any]) -> list[RunSummary]:
+def _runs() -> Plan[list[RunSummary]]:
     runs = []
-    for run_id, started, finished, command, stats, worker_id in await _rows(
-        conn,
-        "SELECT id, started_at, finished_at, command, stats, worker_id FROM runs "
-        "ORDER BY id DESC LIMIT %s",
-        (_RUNS,),
+    for run_id, started, finished, command, stats, worker_id in (
+        yield (
+            "SELECT id, started_at, finished_at, command, stats, worker_id FROM runs "
+            "ORDER BY id DESC LIMIT %s",
+            (_RUNS,),
+        )
     ):
         try:
             parsed = json.loads(stats)
@@ -150,13 +161,12 @@ async def read_partitions(
     conn: psycopg.AsyncConnection[Any], n: int, now: int
 ) -> dict[int, dict[str, int]]:
     """Pages, crawled and due now per partition K of ``n`` (``crawl --partition K/N``)."""
-    rows = await _rows(
-        conn,
+    cur = await conn.execute(
         f"""SELECT coalesce(part, 0) %% %(n)s AS k, count(*),
                   count(*) FILTER (WHERE last_crawl_time IS NOT NULL),
                   count(*) FILTER (WHERE {_DUE})
-        FROM pages GROUP BY k ORDER BY k""",
+        FROM pages GROUP BY k ORDER BY k""".encode(),
         {"n": n, "now": now},
     )
-    found = {k: {"pages": p, "crawled": c, "due_now": d} for k, p, c, d in rows}
+    found = {k: {"pages": p, "crawled": c, "due_now": d} for k, p, c, d in await cur.fetchall()}
     return {k: found.get(k, {"pages": 0, "crawled": 0, "due_now": 0}) for k in range(n)}

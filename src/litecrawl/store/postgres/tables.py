@@ -3,20 +3,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from litecrawl.errors import FrontierError
-from litecrawl.store.postgres.migrations import migrate
+from litecrawl.store.postgres.connection import connect, migrate_database
 from litecrawl.store.tables import LINKS, TABLES, Row, Table, TableStore
 from litecrawl.urls import shown_location
 
 __all__ = ["PostgresTables"]
-
-_CONNECT_TIMEOUT = 10
 
 
 class PostgresTables(TableStore):
@@ -32,13 +29,9 @@ class PostgresTables(TableStore):
         return self._conn
 
     def open(self) -> None:
-        try:
-            asyncio.run(_migrate(self.url))
-            self._conn = psycopg.connect(
-                self.url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-            )
-        except psycopg.Error as exc:
-            raise FrontierError(f"cannot open PostgreSQL database {self.location}: {exc}") from exc
+        # one connection held for the copy: a snapshot spans many reads (no retry inside it)
+        migrate_database(self.url)
+        self._conn = connect(self.url)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -121,11 +114,3 @@ class PostgresTables(TableStore):
             return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
             raise FrontierError(f"{self.location}: {exc}") from exc
-
-
-async def _migrate(url: str) -> None:
-    conn = await psycopg.AsyncConnection.connect(
-        url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-    )
-    async with conn:
-        await migrate(conn)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
-from litecrawl.store.workers import CLAIM_TIMEOUT, WorkerIdentity, WorkerRecord
+from litecrawl.store.workers import CLAIM_TIMEOUT, WORKERS, WorkerIdentity, WorkerRecord
 
 __all__ = [
     "beat",
@@ -84,11 +84,7 @@ def remove_worker(conn: sqlite3.Connection, worker_id: int) -> int:
 
 
 def read_workers(conn: sqlite3.Connection) -> list[WorkerRecord]:
-    rows = conn.execute(
-        "SELECT w.id, w.hostname, w.pid, w.pid_scope, w.proc_start, w.command, w.started_at,"
-        " w.heartbeat_at, (SELECT count(*) FROM pages p WHERE p.worker_id = w.id), w.pages"
-        " FROM workers w ORDER BY w.id"
-    ).fetchall()
+    rows = conn.execute(WORKERS).fetchall()
     return [WorkerRecord.from_row(r) for r in rows]
 
 
