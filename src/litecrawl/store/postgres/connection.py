@@ -88,7 +88,7 @@ class Outage:
         if exc.sqlstate == _DISK_FULL:
             raise DiskFull(f"PostgreSQL database {self.shown}", reason(exc) or "disk full") from exc
         if not _transient(exc):
-            raise FrontierError(f"{self.shown}: {exc}") from exc
+            raise FrontierError(f"{self.shown}: {reason(exc)}") from exc
         now = time.monotonic()
         if self._since is None:
             self._since = now
@@ -243,7 +243,7 @@ class Database:
                 attempt += 1
                 continue
             except psycopg.Error as exc:
-                raise FrontierError(f"{self.shown}: {exc}") from exc
+                raise FrontierError(f"{self.shown}: {reason(exc)}") from exc
             self._outage.back()
             return result
 
@@ -314,6 +314,6 @@ class SyncDatabase:
                 attempt += 1
                 continue
             except psycopg.Error as exc:
-                raise FrontierError(f"{self.shown}: {exc}") from exc
+                raise FrontierError(f"{self.shown}: {reason(exc)}") from exc
             self._outage.back()
             return result
