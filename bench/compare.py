@@ -31,12 +31,12 @@ def checkout(rev: str, into: Path) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
-    root = site_dir(args.n)
+    root = site_dir(args.n, args.port)
     manifest = json.loads((root / "manifest.json").read_text())
     extra = shlex.split(args.extra)
     tmp = Path(tempfile.mkdtemp(prefix="lcbench-compare-"))
     trees: dict[str, list[str]] = {"HEAD (this tree)": LITECRAWL}
-    nginx = Nginx(root)
+    nginx = Nginx(root, args.port)
     try:
         for rev in args.revs:
             git = ["git", "-C", str(ROOT), "rev-parse", "--short", rev]

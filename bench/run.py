@@ -64,11 +64,26 @@ http {{
 SERVER = "  server {{ listen 127.0.0.1:{port}; root {root}; index index.html; etag on; }}\n"
 
 
-def site_dir(n: int) -> Path:
+def site_dir(n: int, port: int = 8181) -> Path:
+    """The generated site of ``n`` pages, its links naming ``port`` (a copy for another port
+    than 8181, so a benchmark there need not wait for one holding 8181: see Nginx)."""
     out = Path(f"/tmp/lcbench-{n}")
     if not (out / "manifest.json").exists():
         subprocess.run([sys.executable, str(HERE / "site.py"), str(out), "-n", str(n)], check=True)
-    return out
+    if port == 8181:
+        return out
+    copy = Path(f"/tmp/lcbench-{n}-port{port}")
+    if not (copy / "manifest.json").exists():
+        part = Path(tempfile.mkdtemp(prefix=f"lcbench-{n}-port{port}-", dir="/tmp"))
+        for path in out.rglob("*"):
+            target = part / path.relative_to(out)
+            if path.is_dir():
+                target.mkdir(exist_ok=True)
+            else:
+                target.write_bytes(path.read_bytes().replace(b":8181", b":%d" % port))
+        part.chmod(0o755)  # nginx's workers read it (mkdtemp makes it 0700)
+        part.rename(copy)  # whole or not at all: the manifest says it is complete
+    return copy
 
 
 class Nginx:
@@ -355,6 +370,9 @@ def main() -> None:
     compare.add_argument("--n", type=int, default=10_000)
     compare.add_argument("--runs", type=int, default=3)
     compare.add_argument("--extra", default="", help="extra flags for every crawl, one string")
+    compare.add_argument(
+        "--port", type=int, default=8181, help="serve a copy of the site on this port instead"
+    )
     args = parser.parse_args()
     os.chdir(ROOT)
     from compare import cmd_compare
