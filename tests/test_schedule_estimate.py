@@ -39,10 +39,28 @@ def test_unchanged_checks_lower_the_rate_by_the_exposure() -> None:
 
 
 def test_one_observation_does_not_decide() -> None:
-    est = Estimator(prior_rate=1 / 3600)
+    est = Estimator(prior_rate=1 / 3600, prior_weight=1.0)
     changed = est.rate(history(est, [(3600.0, True)]))
     unchanged = est.rate(history(est, [(3600.0, False)]))
     assert 1 / 3600 / 2 <= unchanged < 1 / 3600 < changed <= 2 / 3600
+
+
+def test_dated_changes_give_changes_over_exposure() -> None:
+    # a Last-Modified inside the interval: the last change was `age` seconds before the fetch
+    est = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12)
+    h = ChangeHistory()
+    for interval, age in [(5000.0, 300.0), (8000.0, 700.0), (4000.0, 4000.0)]:
+        h = est.observe(h, interval, True, age)
+    h = est.observe(h, 2000.0, False)
+    assert (h.checks, h.changes) == (4, 3)
+    assert est.rate(h) == pytest.approx((1 + 3) / (1000 + 300 + 700 + 4000 + 2000))
+
+
+def test_a_date_outside_the_interval_is_not_believed() -> None:
+    est = Estimator(prior_rate=1 / 1000, memory=1e12)
+    dated = est.observe(ChangeHistory(), 500.0, True, 900.0)  # before the previous fetch
+    undated = est.observe(ChangeHistory(), 500.0, True)
+    assert dated == undated
 
 
 def test_always_changed_stays_finite_and_grows() -> None:
@@ -66,11 +84,17 @@ def test_irregular_intervals_recover_the_rate(true_rate: float) -> None:
 def test_a_shifted_rate_is_followed() -> None:
     # 200 quiet checks, then the page starts changing at every check
     before = [(3600.0, False)] * 200
-    after = [(3600.0, True)] * 20
-    forgetful = Estimator(prior_rate=1 / 3600, memory=20)
+    after = [(3600.0, True)] * 40
+    forgetful = Estimator(prior_rate=1 / 3600, memory=10)
     stubborn = Estimator(prior_rate=1 / 3600, memory=1e12)
     assert forgetful.rate(history(forgetful, before + after)) > 1 / 3600
     assert stubborn.rate(history(stubborn, before + after)) < 1 / 3600 / 4
+
+
+def test_a_page_that_never_changes_keeps_its_whole_history() -> None:
+    est = Estimator(prior_rate=1 / 3600, memory=5)
+    h = history(est, [(3600.0, True)] * 5 + [(3600.0, False)] * 400)
+    assert est.rate(h) < 1 / 3600 / 50
 
 
 @pytest.mark.parametrize(

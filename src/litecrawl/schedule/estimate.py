@@ -1,26 +1,33 @@
 """How often does a page change? Estimated from its fetch history (docs/freshness.md).
 
-A re-fetch is a check at some interval after the previous one that tells only *whether* the page
-changed meanwhile, not how often. For changes arriving as a Poisson process of rate λ, an interval
-of length t ends unchanged with probability e^{-λt}, so the likelihood of a history is maximised
-where (Cho & Garcia-Molina, "Estimating frequency of change", irregular intervals)
+A re-fetch is a check at some interval after the previous one. Mostly it tells only *whether*
+the page changed meanwhile, not how often. For changes arriving as a Poisson process of rate λ,
+an interval of length t ends unchanged with probability e^{-λt}, so the likelihood of a history
+is maximised where (Cho & Garcia-Molina, "Estimating frequency of change", irregular intervals)
 
     Σ_changed t_i / (e^{λ t_i} - 1)  =  Σ_unchanged t_j.
 
-With equal intervals this is their estimator λ = log(n / (n - X)) / t. It is infinite when every
+With equal intervals this is their estimator λ = log(n / (n - X)) / t. When a change also comes
+with a credible date of the last change (a Last-Modified inside the interval), the interval says
+more: the last change was ``a`` seconds before the fetch, likelihood λ e^{-λa}, and it adds 1/λ on
+the left and ``a`` on the right. Unless every check is dated the estimate is infinite when every
 check found a change and zero when none did, so a Gamma prior is added: ``prior_weight`` changes
 seen over ``prior_weight / prior_rate`` seconds. The estimate is the posterior mode, the root of
 
-    k / λ  +  Σ_changed t_i / (e^{λ t_i} - 1)  =  k / λ0  +  Σ_unchanged t_j.
+    (k + D) / λ  +  Σ_undated t_i / (e^{λ t_i} - 1)  =  k / λ0  +  Σ_unchanged t_j  +  Σ_dated a_i.
 
 A new page therefore starts at ``prior_rate`` and is not judged on one observation.
 
-A page's record stays a few numbers: the unchanged side is one sum; the changed side is stood for by
-X equal intervals of an effective length c, X φ(λ, c) with φ(λ, t) = t / (e^{λt} - 1). Each new
-changed interval sets c so that X φ matches the true sum at the current estimate, where the root is
-sought (exact for equal intervals; a plain mean of unequal ones would bias the rate low). Old checks
-fade: each new check multiplies the earlier ones' weight by ``1 - 1/memory``, so a page whose rate
-shifts is followed.
+A page's record stays a few numbers: the right side is one sum (``exposure``), the dated changes a
+count; the undated ones are stood for by X equal intervals of an effective length c, X φ(λ, c)
+with φ(λ, t) = t / (e^{λt} - 1). Each new undated change sets c so that X φ matches the true sum
+at the current estimate, where the root is sought (exact for equal intervals; a plain mean of
+unequal ones would bias the rate low).
+
+Old checks fade when a change is seen: each change multiplies the weight of all that came before by
+``1 - 1/memory``, so a page that starts changing is followed within a few checks, while a page that
+never changes keeps its whole quiet history and its rate falls towards 0 (it ends up revisited at
+max_interval); a page that stops changing is followed as its quiet time grows.
 """
 
 from __future__ import annotations
@@ -39,9 +46,10 @@ class ChangeHistory:
 
     checks: int = 0  # re-fetches compared with the version before
     changes: int = 0  # of those, how many found a change
-    changed: float = 0.0  # faded count of intervals that ended changed
-    changed_time: float = 0.0  # their count times their effective length c
-    unchanged_time: float = 0.0  # faded total length of the intervals that ended unchanged
+    dated: float = 0.0  # faded count of changes whose date was known
+    undated: float = 0.0  # faded count of changes known only to lie within their interval
+    undated_time: float = 0.0  # those times their effective interval length c
+    exposure: float = 0.0  # faded time seen without a change: quiet intervals, dated changes' ages
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +57,8 @@ class Estimator:
     """Change rate (changes per second) of a page from its :class:`ChangeHistory`."""
 
     prior_rate: float  # assumed for a page with no history, e.g. 1 / new_interval
-    prior_weight: float = 1.0  # how many changes the prior counts as
-    memory: float = 20.0  # checks after which an old check weighs 1/e as much as a new one
+    prior_weight: float = 0.5  # how many changes the prior counts as
+    memory: float = 10.0  # changes after which an old check weighs 1/e as much as a new one
 
     def __post_init__(self) -> None:
         if not self.prior_rate > 0:
@@ -60,38 +68,41 @@ class Estimator:
         if not self.memory >= 1:
             raise ConfigError(f"memory must be >= 1, got {self.memory}")
 
-    def observe(self, history: ChangeHistory, interval: float, changed: bool) -> ChangeHistory:
-        """The history after one more check, ``interval`` seconds after the previous fetch."""
+    def observe(
+        self, history: ChangeHistory, interval: float, changed: bool, age: float | None = None
+    ) -> ChangeHistory:
+        """The history after one more check ``interval`` seconds after the previous fetch;
+        ``age``: a change's last date was this many seconds before the fetch (ignored unless
+        within the interval)."""
         interval = max(float(interval), 0.0)
-        lam = self.rate(history)
+        if not changed:
+            return replace(history, checks=history.checks + 1, exposure=history.exposure + interval)
         keep = 1.0 - 1.0 / self.memory
         faded = replace(
             history,
             checks=history.checks + 1,
-            changed=history.changed * keep,
-            changed_time=history.changed_time * keep,
-            unchanged_time=history.unchanged_time * keep,
+            changes=history.changes + 1,
+            dated=history.dated * keep,
+            undated=history.undated * keep,
+            undated_time=history.undated_time * keep,
+            exposure=history.exposure * keep,
         )
-        if changed:
-            x = faded.changed
-            total = _phi(lam, faded.changed_time / x) * x if x > 0 else 0.0
-            length = _length(lam, (total + _phi(lam, interval)) / (x + 1))
-            return replace(
-                faded,
-                changes=history.changes + 1,
-                changed=x + 1.0,
-                changed_time=(x + 1.0) * length,
-            )
-        return replace(faded, unchanged_time=faded.unchanged_time + interval)
+        if age is not None and 0.0 <= age <= interval:
+            return replace(faded, dated=faded.dated + 1.0, exposure=faded.exposure + age)
+        lam = self.rate(history)
+        x = faded.undated
+        total = _phi(lam, faded.undated_time / x) * x if x > 0 else 0.0
+        length = _length(lam, (total + _phi(lam, interval)) / (x + 1))
+        return replace(faded, undated=x + 1.0, undated_time=(x + 1.0) * length)
 
     def rate(self, history: ChangeHistory) -> float:
         """The posterior mode of the change rate, in changes per second (> 0)."""
-        k = self.prior_weight
-        exposure = k / self.prior_rate + history.unchanged_time
-        x = history.changed
-        if x <= 0 or history.changed_time <= 0:
+        k = self.prior_weight + history.dated
+        exposure = self.prior_weight / self.prior_rate + history.exposure
+        x = history.undated
+        if x <= 0 or history.undated_time <= 0:
             return k / exposure
-        mean = history.changed_time / x
+        mean = history.undated_time / x
 
         def excess(lam: float) -> float:  # decreasing in lam; the estimate is its root
             return k / lam + x * _phi(lam, mean) - exposure
