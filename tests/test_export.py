@@ -103,7 +103,8 @@ def crawled(new_db: NewDb, serve: Serve, tmp_path: Path) -> Crawled:
 
 
 _RECORDS = (
-    "SELECT d.*, r.text FROM documents d LEFT JOIN resources r ON r.id = d.resource_id"
+    "SELECT d.*, r.text, p.checks, p.changes, p.change_rate FROM documents d"
+    " LEFT JOIN resources r ON r.id = d.resource_id LEFT JOIN pages p ON p.norm_url = d.url"
     " ORDER BY d.id"
 )
 

@@ -78,6 +78,9 @@ def litecrawl(
     obey_robots: bool = True,
     strategy: str | type[BaseCrawlingStrategy] | None = None,
     strategy_args: dict[str, Any] | None = None,
+    schedule_policy: Literal["multiplicative", "uniform", "freshness"] = "multiplicative",
+    recrawl_budget: float | None = None,
+    host_recrawl_budget: float | None = None,
 ) -> None:
     """Run one batch: bootstrap, recover stale claims, claim ``n_claims`` due pages, process them.
 
@@ -85,7 +88,11 @@ def litecrawl(
     ``obey_robots=False`` skips robots.txt. ``strategy`` (a name such as ``"dfs"``, a
     ``"module:Class"`` or a :class:`~litecrawl.strategy.BaseCrawlingStrategy` subclass, with
     ``strategy_args``) replaces the default ``adaptive`` re-crawl: it decides which links are
-    queued and claims follow its scores. Invalid arguments raise ``ValueError`` (a
+    queued and claims follow its scores. ``schedule_policy`` picks when a crawled page is due
+    again: the multiplicative rule (``"multiplicative"``, the default), ``"uniform"`` or
+    ``"freshness"`` (by each page's estimated change rate, ``recrawl_budget`` re-crawls per
+    second in all and ``host_recrawl_budget`` per host; docs/freshness.md). Invalid arguments
+    raise ``ValueError`` (a
     :class:`~litecrawl.errors.ConfigError`) naming the parameter, before any database or network
     work.
     """
@@ -214,6 +221,9 @@ def _validate(kw: dict[str, Any]) -> tuple[UrlRules, Schedule]:
         max_interval_sec=kw.get("max_interval_sec", 60 * 60 * 24 * 30),
         fresh_factor=kw.get("fresh_factor", 0.2),
         stale_factor=kw.get("stale_factor", 2.0),
+        policy=kw.get("schedule_policy", "multiplicative"),
+        budget=kw.get("recrawl_budget"),
+        host_budget=kw.get("host_recrawl_budget"),
     )
     return rules, schedule
 

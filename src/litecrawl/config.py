@@ -14,7 +14,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -32,6 +32,9 @@ from litecrawl.errors import ConfigError
 from litecrawl.plugins import SPEC
 from litecrawl.urls import seed_problem
 from litecrawl.version import VERSION
+
+if TYPE_CHECKING:
+    from litecrawl.schedule import Schedule
 
 __all__ = [
     "ENV_VARS",
@@ -226,6 +229,41 @@ class StrategyConfig(_Section):
         return self
 
 
+class ScheduleConfig(_Section):
+    """When a crawled page is due again (``--watch``; docs/freshness.md). Times in seconds."""
+
+    policy: Literal["multiplicative", "uniform", "freshness"] = "multiplicative"
+    new_interval: int = Field(default=86400, ge=1)
+    min_interval: int = Field(default=3600, ge=1)
+    max_interval: int = Field(default=30 * 86400, ge=1)
+    fresh_factor: float = Field(default=0.2, gt=0, le=1, allow_inf_nan=False)
+    stale_factor: float = Field(default=2.0, ge=1, allow_inf_nan=False)
+    budget: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # re-crawls/s in all
+    host_budget: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # per host
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ScheduleConfig:
+        try:
+            self.to_schedule()
+        except ConfigError as exc:
+            raise PydanticCustomError("bad_schedule", "{problem}", {"problem": str(exc)}) from exc
+        return self
+
+    def to_schedule(self) -> Schedule:
+        from litecrawl.schedule import Schedule
+
+        return Schedule(
+            new_interval_sec=self.new_interval,
+            min_interval_sec=self.min_interval,
+            max_interval_sec=self.max_interval,
+            fresh_factor=self.fresh_factor,
+            stale_factor=self.stale_factor,
+            policy=self.policy,
+            budget=self.budget,
+            host_budget=self.host_budget,
+        )
+
+
 class SitesConfig(_Section):
     """The site queue (``litecrawl sites``, docs/sites.md)."""
 
@@ -270,6 +308,7 @@ class CrawlConfig(_Section):
     lease_timeout: float = Field(default=30.0, ge=1, le=86_400, allow_inf_nan=False)
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
     sites: SitesConfig = Field(default_factory=SitesConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     partition: str | None = Field(default=None, pattern=r"^\d+/\d+$", description="K/N")
     verbose: bool = False
     quiet: bool = False

@@ -26,7 +26,6 @@ from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.resume import known_sites, make_due_again
-from litecrawl.schedule import Schedule
 from litecrawl.store.backends import open_frontier
 from litecrawl.store.queue import ClaimFocus
 from litecrawl.strategy.loader import strategy_for
@@ -101,7 +100,7 @@ def _options(
     scope = DomainScope(sites) if config.same_domain_only else None
     return EngineOptions(
         rules=_rules(config),
-        schedule=Schedule(),
+        schedule=config.schedule.to_schedule(),
         n_concurrent=config.concurrency.global_,
         follow_links=d.follow_links,
         max_depth=config.max_depth,

@@ -83,6 +83,11 @@ FIELDS = (
     "crawled_at",
     "updated_at",
     "resource_id",
+    # the page's change statistics (docs/freshness.md): re-fetches compared, changes found,
+    # estimated changes per second
+    "checks",
+    "changes",
+    "change_rate",
 )
 _BATCH = 500  # documents whose vectors are read at once
 _MEDIA = re.compile(r"[a-z0-9][\w.+-]*/(\*|[a-z0-9][\w.+-]*)")

@@ -6,8 +6,9 @@ It needs pyarrow, a large package most crawls never use, so it is the ``parquet`
 (``pip install 'litecrawl[parquet]'``); without it the export says so and writes nothing.
 
 Columns: those of ``jsonl`` (:data:`~litecrawl.export.FIELDS`, then ``text`` and ``markdown``
-unless left out), with ``keywords`` a list of strings, ``status``, ``depth`` and
-``resource_id`` integers, times UTC timestamps, and missing values null.
+unless left out), with ``keywords`` a list of strings, ``status``, ``depth``, ``resource_id``,
+``checks`` and ``changes`` integers, ``change_rate`` a float, times UTC timestamps, and missing
+values null.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ __all__ = ["check_parquet", "write_parquet"]
 
 _ROWS = 1000  # documents per row group at most: memory holds one batch of texts
 _BYTES = 16 * 2**20  # and at most about this much text and Markdown
-_INTEGERS = frozenset({"status", "depth", "resource_id"})
+_INTEGERS = frozenset({"status", "depth", "resource_id", "checks", "changes"})
 _TIMES = frozenset({"crawled_at", "updated_at"})
 
 
@@ -91,6 +92,8 @@ def _type(pa: Any, name: str) -> Any:
         return pa.list_(pa.string())
     if name in _INTEGERS:
         return pa.int64()
+    if name == "change_rate":
+        return pa.float64()
     if name in _TIMES:
         return pa.timestamp("ms", tz="UTC")  # Parquet has no seconds unit
     return pa.string()

@@ -69,6 +69,7 @@ def stats_view(
         "due_now": s.due_now,
         "claimed": s.claimed,
         "next_due": iso(s.next_due),
+        "changes": s.changes,  # re-fetched pages by what their checks found ({}: none yet)
         "parked": {
             "pages": s.parked,
             "reason": PARKED_REASON,

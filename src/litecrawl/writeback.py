@@ -19,6 +19,7 @@ from litecrawl.fetch.base import FetchResult
 from litecrawl.hooks import await_me_maybe
 from litecrawl.index.document import IndexDocument
 from litecrawl.outcomes import CrawlStats, PageOutcomes
+from litecrawl.schedule.planner import Planner, change_age
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.queue import ClaimedPage, FinalizeResult, NewLink, PageUpdate
 from litecrawl.urls import host_of
@@ -55,6 +56,7 @@ class PageWriter:
         self._pending: list[PageUpdate] = []
         self._pending_since = 0.0
         self._write_lock = asyncio.Lock()
+        self.planner = Planner(options.schedule)
 
     async def finish(
         self,
@@ -114,15 +116,36 @@ class PageWriter:
         )
         self.outcomes.response(page, url, result, error, document, redirected)
         now = int(time.time())
-        schedule, last, nxt = self.options.schedule, page.last_crawl_time, page.next_crawl_time
+        await self._refresh_plan(now)
+        planner, last, nxt, host = (
+            self.planner,
+            page.last_crawl_time,
+            page.next_crawl_time,
+            host_of(url),
+        )
+        change = None
+        if result.ok and (content or document is not None):
+            # "changed" is about what the user keeps: the extracted text when it is indexed (an
+            # ad or a timestamp in the markup is no change); a 304 is no change
+            change = planner.observe(
+                page.change_history,
+                last,
+                now,
+                document.text_hash if document is not None else digest,
+                result.revalidated,
+                change_age(result.headers, now, last),
+            )
+        rate = change.change_rate if change else planner.rate(page.change_history)
         await self._write(
             PageUpdate(
                 norm_url=url,
-                host=host_of(url),
+                host=host,
                 last_crawl_time=now,
-                next_crawl_time=now + schedule.next_interval(last, nxt, fresh),
+                next_crawl_time=planner.next_crawl_time(now, last, nxt, fresh, host, rate),
                 next_crawl_time_if_new_links=(
-                    now + schedule.next_interval(last, nxt, True) if decide_in_write else None
+                    planner.next_crawl_time(now, last, nxt, True, host, rate)
+                    if decide_in_write
+                    else None
                 ),
                 content_hash=digest,
                 depth=page.depth,
@@ -138,6 +161,7 @@ class PageWriter:
                 links_out=links_out if fresh_content else None,
                 response_ms=round(result.elapsed * 1000),
                 kind=page.kind,
+                change=change,
             )
         )
 
@@ -156,15 +180,22 @@ class PageWriter:
             writes = self._strategy_event(page, url, result, [], error) if error else None
             links = None
         now = int(time.time())
-        interval = self.options.schedule.next_interval(
-            page.last_crawl_time, page.next_crawl_time, False
+        await self._refresh_plan(now)
+        host = host_of(url)
+        due = self.planner.next_crawl_time(
+            now,
+            page.last_crawl_time,
+            page.next_crawl_time,
+            False,
+            host,
+            self.planner.rate(page.change_history),
         )
         await self._write(
             PageUpdate(
                 norm_url=url,
-                host=host_of(url),
+                host=host,
                 last_crawl_time=now,
-                next_crawl_time=now + interval,
+                next_crawl_time=due,
                 content_hash=None,
                 depth=page.depth,
                 status=result.status if result else None,
@@ -176,6 +207,12 @@ class PageWriter:
                 response_ms=round(result.elapsed * 1000) if result and result.elapsed else None,
             )
         )
+
+    async def _refresh_plan(self, now: float) -> None:
+        """The uniform and freshness policies share the budget among all crawled pages: their
+        count and rates are read again every minute."""
+        if self.planner.due_refresh(now):
+            self.planner.refresh(await self.frontier.change_rates(), now)
 
     def _strategy_event(
         self,

@@ -107,6 +107,31 @@ def crawl(
         str | None, Opt(help="K/N: claim only URLs whose domain (or slot) hashes to K.")
     ] = None,
     watch: Annotated[bool, Opt("--watch", help="Keep running; re-crawl as scheduled.")] = False,
+    schedule: Annotated[
+        str | None,
+        Opt(
+            help="Re-crawl policy: multiplicative (default), uniform, or freshness (by each "
+            "page's estimated change rate under --budget)."
+        ),
+    ] = None,
+    new_interval: Annotated[
+        int | None, Opt(help="Seconds before a page crawled once is due again.")
+    ] = None,
+    min_interval: Annotated[int | None, Opt(help="Least seconds between two crawls.")] = None,
+    max_interval: Annotated[int | None, Opt(help="Most seconds between two crawls.")] = None,
+    fresh_factor: Annotated[
+        float | None, Opt(help="multiplicative: interval factor after a change.")
+    ] = None,
+    stale_factor: Annotated[
+        float | None, Opt(help="multiplicative: interval factor after no change.")
+    ] = None,
+    budget: Annotated[
+        float | None,
+        Opt(help="uniform, freshness: re-crawls per second in all (default: pages/new-interval)."),
+    ] = None,
+    host_budget: Annotated[
+        float | None, Opt(help="freshness: re-crawls per second per host.")
+    ] = None,
     lease_timeout: Annotated[
         float | None,
         Opt(help="Seconds without a heartbeat before a worker's claims go to others."),
@@ -168,6 +193,14 @@ def crawl(
         "strategy.name": strategy,
         "partition": partition,
         "watch": watch or None,
+        "schedule.policy": schedule,
+        "schedule.new_interval": new_interval,
+        "schedule.min_interval": min_interval,
+        "schedule.max_interval": max_interval,
+        "schedule.fresh_factor": fresh_factor,
+        "schedule.stale_factor": stale_factor,
+        "schedule.budget": budget,
+        "schedule.host_budget": host_budget,
         "lease_timeout": lease_timeout,
         "verbose": verbose or None,
         "quiet": quiet or None,

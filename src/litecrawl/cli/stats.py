@@ -132,6 +132,11 @@ def _print(v: dict[str, Any], console: Console) -> None:
         f"\ndue now: {v['due_now']}   claimed: {v['claimed']}   next due: "
         + (f"{_local(next_due)} ({_relative(next_due)})" if next_due else "-")
     )
+    if v["changes"]:  # docs/freshness.md: what re-fetches found
+        changes = table("re-fetches", "pages and checks", "count")
+        for name, n in v["changes"].items():
+            changes.add_row(name, str(n))
+        show("re-fetches", changes)
     parked = v["parked"]
     if parked["pages"]:
         console.print(

@@ -1,4 +1,5 @@
-"""The multiplicative re-crawl rule (docs/python-api.md, step 9): multiply the interval, clamp."""
+"""The re-crawl settings, and the multiplicative rule (docs/python-api.md, step 9): multiply the
+last interval by a factor, clamp. The other policies are in :mod:`litecrawl.schedule.planner`."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from dataclasses import dataclass
 
 from litecrawl.errors import ConfigError
 
-__all__ = ["Schedule"]
+__all__ = ["POLICIES", "Schedule"]
+
+POLICIES = ("multiplicative", "uniform", "freshness")
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,8 +19,23 @@ class Schedule:
     max_interval_sec: int = 60 * 60 * 24 * 30
     fresh_factor: float = 0.2
     stale_factor: float = 2.0
+    policy: str = "multiplicative"  # or "uniform", "freshness" (docs/freshness.md)
+    budget: float | None = None  # re-crawls per second in all (uniform, freshness)
+    host_budget: float | None = None  # re-crawls per second per host (freshness)
 
     def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ConfigError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        for name, value in (("budget", self.budget), ("host_budget", self.host_budget)):
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be > 0 re-crawls per second, got {value}")
+        if self.policy == "multiplicative" and (self.budget or self.host_budget):
+            raise ConfigError(
+                "budget is for the uniform and freshness policies; the multiplicative rule "
+                "has none (set policy)"
+            )
+        if self.policy == "uniform" and self.host_budget:
+            raise ConfigError("host_budget is for the freshness policy (uniform: budget)")
         if self.min_interval_sec <= 0:
             raise ConfigError(f"min_interval_sec must be > 0, got {self.min_interval_sec}")
         if self.max_interval_sec < self.min_interval_sec:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from litecrawl.store.sql import like_prefix
 
-__all__ = ["DocumentFilter", "documents_query", "fetched_query"]
+__all__ = ["PAGE_COLUMNS", "DocumentFilter", "documents_query", "fetched_query"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +80,21 @@ def fetched_query(
     return f"SELECT norm_url FROM pages WHERE {' AND '.join(where)} ORDER BY {order}", params
 
 
+# columns of the page row a document is exported with (its change statistics)
+PAGE_COLUMNS = frozenset({"checks", "changes", "change_rate"})
+
+
 def documents_query(
     columns: Sequence[str], flt: DocumentFilter, with_text: bool, placeholder: str
 ) -> tuple[str, list[object]]:
-    """The statement and its parameters (``columns``: names of the documents table, trusted)."""
-    names = ", ".join(f"d.{name}" for name in columns)
+    """The statement and its parameters (``columns``: names of the documents table, or of
+    :data:`PAGE_COLUMNS`, trusted)."""
+    names = ", ".join(f"p.{n}" if n in PAGE_COLUMNS else f"d.{n}" for n in columns)
     sql = f"SELECT {names}{', r.text' if with_text else ''} FROM documents AS d"
     if with_text:
         sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
-    if flt.hosts or flt.states:
-        sql += " JOIN pages AS p ON p.norm_url = d.url"
+    if flt.hosts or flt.states or PAGE_COLUMNS.intersection(columns):
+        sql += " LEFT JOIN pages AS p ON p.norm_url = d.url"
     where, params = _conditions(flt, "p", "d.content_type", placeholder)
     if flt.since is not None:
         where.append(f"d.updated_at >= {placeholder}")

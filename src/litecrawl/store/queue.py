@@ -18,6 +18,7 @@ from typing import Any
 from litecrawl.frontier.lost import ClaimKind
 from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
+from litecrawl.schedule.planner import PageChange
 from litecrawl.store.states import PageState
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
@@ -89,6 +90,7 @@ class ClaimedPage:
     lastmod: int | None = None
     score: float = 0.5
     meta: str | None = None  # the strategy's meta (JSON, see litecrawl.strategy.codec)
+    change_history: str | None = None  # the change-rate estimator's record (schedule.planner)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,7 @@ class PageUpdate:
     links_out: Sequence[str] | None = None
     response_ms: int | None = None  # the fetch's time to the whole body; None keeps the stored
     kind: str | None = None  # a link that turned out to be a feed: "feed"; None keeps the stored
+    change: PageChange | None = None  # the change statistics after this fetch; None keeps them
 
     def page_row(self) -> dict[str, Any]:
         """The pages row finalize upserts, by column name (both stores' statements)."""
@@ -143,6 +146,10 @@ class PageUpdate:
             "recheck_lastmod": self.recheck_lastmod,
             "response_ms": self.response_ms,
             "kind": self.kind,
+            "checks": self.change.checks if self.change else None,
+            "changes": self.change.changes if self.change else None,
+            "change_rate": self.change.change_rate if self.change else None,
+            "change_history": self.change.change_history if self.change else None,
             # the partition hash, for when the upsert inserts (a redirect target)
             "part": partition_hash(self.norm_url, host=self.host),
         }
@@ -240,6 +247,11 @@ class PageQueue(abc.ABC):
     async def known_urls(self, after: str, limit: int) -> list[str]:
         """Up to ``limit`` URLs the frontier knows (pages, sitemaps, feeds) after ``after``, in
         URL order: all of them, a batch at a time."""
+
+    @abc.abstractmethod
+    async def change_rates(self) -> list[tuple[str, float | None]]:
+        """(host, change rate per second, None: not estimated yet) of every page crawled at
+        least once: what the re-crawl budget is shared among (docs/freshness.md)."""
 
     async def make_all_due(self, now: int, match: Callable[[str], bool] | None = None) -> int:
         """Make every known, unclaimed page, sitemap and feed (or those ``match`` takes) due at

@@ -63,6 +63,8 @@ class FrontierSummary:
     parked_next: int | None = None
     # pages lost with their worker, not parked: tried alone at the next runs
     suspects: int = 0
+    # re-fetched pages by what their checks found (store.sql.change_bands; docs/freshness.md)
+    changes: dict[str, int] = field(default_factory=dict)
 
 
 class RunRecords(abc.ABC):

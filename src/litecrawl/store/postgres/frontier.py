@@ -41,6 +41,9 @@ __all__ = ["PostgresFrontier"]
 T = TypeVar("T")
 
 _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
+_CHANGE_RATES = (
+    "SELECT host, change_rate FROM pages WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
+)
 
 
 class PostgresFrontier(Frontier):
@@ -206,6 +209,9 @@ class PostgresFrontier(Frontier):
             (after, limit),
         )
         return [url for (url,) in rows]
+
+    async def change_rates(self) -> list[tuple[str, float | None]]:
+        return [(h, r) for h, r in await self._fetch(_CHANGE_RATES, ())]
 
     # -- leases -------------------------------------------------------------------------------
 

@@ -369,6 +369,15 @@ CREATE TRIGGER section_vectors_stale AFTER UPDATE OF text ON resources
   EXECUTE FUNCTION litecrawl_sections_stale();
 """
 
+# Each page's change statistics (docs/freshness.md): re-fetches compared, changes found, the
+# estimated change rate (per second) and the estimator's record (JSON), written with each fetch.
+_CHANGE_RATE = """
+ALTER TABLE pages ADD COLUMN checks INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN change_rate DOUBLE PRECISION;
+ALTER TABLE pages ADD COLUMN change_history TEXT;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -390,6 +399,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("private_suffixes", _PRIVATE_SUFFIXES),
     ("lost_claims", _LOST_CLAIMS),
     ("section_vectors", _SECTION_VECTORS),
+    ("change_rate", _CHANGE_RATE),
 ]
 
 

@@ -13,6 +13,7 @@ import psycopg
 from litecrawl.frontier.lost import PARK_AFTER
 from litecrawl.store.plans import Plan, Rows, arun, run
 from litecrawl.store.runs import ErrorSummary, FrontierSummary, HostSummary, RunSummary
+from litecrawl.store.sql import CHANGE_BANDS, change_bands
 from litecrawl.store.states import STATE_NAMES
 from litecrawl.store.strategies import PARKED
 from litecrawl.store.workers import WORKERS, WorkerRecord
@@ -74,6 +75,7 @@ def _summary(now: int, hosts: int | None) -> Plan[FrontierSummary]:
     runs = yield from _runs()
     top_hosts = yield from _hosts(now, hosts)
     workers = [WorkerRecord.from_row(r) for r in (yield WORKERS, None)]
+    ((*bands,),) = yield CHANGE_BANDS, None
     return FrontierSummary(
         by_state={STATE_NAMES.get(k, str(k)): v for k, v in states.items()},
         by_kind=kinds,
@@ -88,6 +90,7 @@ def _summary(now: int, hosts: int | None) -> Plan[FrontierSummary]:
         parked=parked,
         parked_next=parked_next,
         suspects=suspects,
+        changes=change_bands(tuple(bands)),
     )
 
 

@@ -67,7 +67,11 @@ ON CONFLICT (norm_url) DO UPDATE SET
   last_modified = coalesce(excluded.last_modified, pages.last_modified),
   fetch_count = pages.fetch_count + 1,
   response_ms = coalesce(excluded.response_ms, pages.response_ms),
-  kind = coalesce(%(kind)s, pages.kind)
+  kind = coalesce(%(kind)s, pages.kind),
+  checks = coalesce(%(checks)s, pages.checks),
+  changes = coalesce(%(changes)s, pages.changes),
+  change_rate = coalesce(%(change_rate)s, pages.change_rate),
+  change_history = coalesce(%(change_history)s, pages.change_history)
 """
 
 

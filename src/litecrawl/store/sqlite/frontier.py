@@ -44,6 +44,9 @@ __all__ = ["SQLiteFrontier"]
 T = TypeVar("T")
 
 _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
+_CHANGE_RATES = (
+    "SELECT host, change_rate FROM pages WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
+)
 # The reserved start is the later of the earliest wanted, a Retry-After and the previous
 # reservation's end; the row keeps the end of this one (its start + interval).
 _RESERVE_START = """
@@ -327,6 +330,12 @@ class SQLiteFrontier(Frontier):
             return [url for (url,) in rows]
 
         return await self._run(_urls)
+
+    async def change_rates(self) -> list[tuple[str, float | None]]:
+        def _rates(conn: sqlite3.Connection) -> list[tuple[str, float | None]]:
+            return [(h, r) for h, r in conn.execute(_CHANGE_RATES)]
+
+        return await self._run(_rates)
 
     # -- leases -------------------------------------------------------------------------------
 

@@ -363,6 +363,15 @@ WHEN old.text IS NOT new.text BEGIN
 END;
 """
 
+# Each page's change statistics (docs/freshness.md): re-fetches compared, changes found, the
+# estimated change rate (per second) and the estimator's record (JSON), written with each fetch.
+_CHANGE_RATE = """
+ALTER TABLE pages ADD COLUMN checks INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN change_rate REAL;
+ALTER TABLE pages ADD COLUMN change_history TEXT;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
     ("frontier_columns", _FRONTIER_COLUMNS),
@@ -384,6 +393,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("private_suffixes", _PRIVATE_SUFFIXES),
     ("lost_claims", _LOST_CLAIMS),
     ("section_vectors", _SECTION_VECTORS),
+    ("change_rate", _CHANGE_RATE),
 ]
 
 

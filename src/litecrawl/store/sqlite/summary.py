@@ -9,6 +9,7 @@ import sqlite3
 
 from litecrawl.frontier.lost import PARK_AFTER
 from litecrawl.store.runs import ErrorSummary, FrontierSummary, HostSummary, RunSummary
+from litecrawl.store.sql import CHANGE_BANDS, change_bands
 from litecrawl.store.sqlite.leases import read_workers
 from litecrawl.store.states import STATE_NAMES
 from litecrawl.store.strategies import PARKED
@@ -69,6 +70,7 @@ def read_summary(conn: sqlite3.Connection, now: int, hosts: int | None = 10) -> 
         parked=parked,
         parked_next=parked_next,
         suspects=suspects,
+        changes=change_bands(conn.execute(CHANGE_BANDS).fetchone()),
     )
 
 

@@ -60,7 +60,11 @@ ON CONFLICT (norm_url) DO UPDATE SET
   last_modified = coalesce(excluded.last_modified, pages.last_modified),
   fetch_count = pages.fetch_count + 1,
   response_ms = coalesce(excluded.response_ms, pages.response_ms),
-  kind = coalesce(:kind, pages.kind)
+  kind = coalesce(:kind, pages.kind),
+  checks = coalesce(:checks, pages.checks),
+  changes = coalesce(:changes, pages.changes),
+  change_rate = coalesce(:change_rate, pages.change_rate),
+  change_history = coalesce(:change_history, pages.change_history)
 """
 
 

@@ -1,0 +1,179 @@
+"""When a page just processed is due again, under the schedule's policy (docs/freshness.md).
+
+Every policy keeps each page's change statistics (``checks``, ``changes``, ``change_rate`` and the
+estimator's record, ``change_history``), so they are there to read and to switch policy on; the
+policy decides only the next visit:
+
+- ``multiplicative``: the last interval times ``fresh_factor`` or ``stale_factor``;
+- ``uniform``: every page every ``pages / budget`` seconds (``new_interval`` without a budget);
+- ``freshness``: the interval the budget's allocation gives the page's estimated change rate.
+
+Under ``uniform`` and ``freshness`` the next visit is one interval after the visit was *due*,
+not after it happened, as long as it was late by less than an interval: a page fetched late does
+not push its later visits back, so the budget planned is the budget spent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
+
+from litecrawl.schedule.estimate import ChangeHistory, Estimator
+from litecrawl.schedule.multiplicative import Schedule
+
+if TYPE_CHECKING:
+    from litecrawl.schedule.allocate import Allocation
+
+__all__ = ["PageChange", "Planner", "change_age"]
+
+REFRESH_SEC = 60.0  # how often the allocation is solved again from the stored rates
+_BINS_PER_DECADE = 20  # rates within 12% of each other are one group to the allocation
+
+
+@dataclass(frozen=True, slots=True)
+class PageChange:
+    """A page's change statistics after a check, as its row stores them."""
+
+    checks: int
+    changes: int
+    change_rate: float  # changes per second
+    change_history: str  # JSON: the estimator's record and the hash the next check compares
+
+
+def change_age(headers: dict[str, str] | object, now: float, previous: int | None) -> float | None:
+    """Seconds since the page last changed by its Last-Modified, when credible: after the
+    previous fetch, not in the future, and not the response's own Date (a server that stamps
+    every response with the time it is sent says nothing about the content)."""
+    get = getattr(headers, "get", None)
+    if get is None or previous is None:
+        return None
+    modified, date = get("last-modified"), get("date")
+    if not modified or modified == date:
+        return None
+    try:
+        at = parsedate_to_datetime(modified).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if not previous < at <= now:
+        return None
+    return now - at
+
+
+class Planner:
+    """The schedule's policy for one crawl; ``refresh`` it with the stored rates now and then."""
+
+    def __init__(self, schedule: Schedule) -> None:
+        self.schedule = schedule
+        self.estimator = Estimator(prior_rate=1.0 / schedule.new_interval_sec)
+        self.pages = 0
+        self.allocation: Allocation | None = None
+        self._refreshed = -math.inf
+
+    @property
+    def needs_rates(self) -> bool:
+        return self.schedule.policy != "multiplicative"
+
+    def due_refresh(self, now: float) -> bool:
+        return self.needs_rates and now - self._refreshed >= REFRESH_SEC
+
+    def refresh(self, rates: Sequence[tuple[str, float | None]], now: float | None = None) -> None:
+        """Solve the allocation again from every crawled page's (host, change rate); a page
+        without a rate yet counts at the prior's."""
+        self._refreshed = time.time() if now is None else now
+        self.pages = len(rates)
+        if self.schedule.policy != "freshness":
+            return
+        from litecrawl.schedule.allocate import RateGroup, allocate
+
+        prior = self.estimator.prior_rate
+        groups: dict[tuple[str, int], list[float]] = defaultdict(list)
+        for host, rate in rates:
+            r = rate if rate is not None and rate > 0 else prior
+            groups[(host, round(math.log10(r) * _BINS_PER_DECADE))].append(r)
+        s = self.schedule
+        self.allocation = allocate(
+            [RateGroup(sum(rs) / len(rs), len(rs), host) for (host, _), rs in groups.items()],
+            s.budget or max(self.pages, 1) / s.new_interval_sec,
+            s.min_interval_sec,
+            s.max_interval_sec,
+            s.host_budget,
+        )
+
+    def rate(self, change_history: str | None) -> float:
+        """A page's estimated change rate from its stored record (the prior's without one)."""
+        stored = _decode(change_history)
+        return self.estimator.rate(stored[0] if stored else ChangeHistory())
+
+    def observe(
+        self,
+        change_history: str | None,
+        last_crawl_time: int | None,
+        now: int,
+        change_hash: str,
+        revalidated: bool = False,
+        age: float | None = None,
+    ) -> PageChange:
+        """The page's statistics after this fetch: changed when ``change_hash`` differs from
+        the one stored (a 304, ``revalidated``, is no change)."""
+        stored = _decode(change_history)
+        if stored is None or last_crawl_time is None:
+            history = ChangeHistory()  # the first look: nothing to compare with yet
+        else:
+            history, previous = stored
+            changed = not revalidated and change_hash != previous
+            history = self.estimator.observe(
+                history, now - last_crawl_time, changed, age if changed else None
+            )
+        rate = self.estimator.rate(history)
+        return PageChange(history.checks, history.changes, rate, _encode(history, change_hash))
+
+    def next_crawl_time(
+        self,
+        now: int,
+        last_crawl_time: int | None,
+        next_crawl_time: int | None,
+        fresh: bool,
+        host: str,
+        rate: float | None,
+    ) -> int:
+        """When the page is due again."""
+        s = self.schedule
+        if s.policy == "multiplicative":
+            return now + s.next_interval(last_crawl_time, next_crawl_time, fresh)
+        if last_crawl_time is None:
+            interval = float(s.new_interval_sec)  # a first visit: nothing known of the page yet
+        elif s.policy == "uniform":
+            interval = s.new_interval_sec if s.budget is None else self.pages / s.budget
+        else:
+            if self.allocation is None:
+                self.refresh([])
+            assert self.allocation is not None
+            interval = self.allocation.interval(
+                rate if rate is not None else self.estimator.prior_rate, host
+            )
+        seconds = int(min(max(round(interval), s.min_interval_sec), s.max_interval_sec))
+        due = next_crawl_time
+        if last_crawl_time is not None and due is not None and now - seconds < due <= now:
+            return due + seconds
+        return now + seconds
+
+
+def _encode(history: ChangeHistory, change_hash: str) -> str:
+    return json.dumps({**asdict(history), "hash": change_hash}, separators=(",", ":"))
+
+
+def _decode(text: str | None) -> tuple[ChangeHistory, str] | None:
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+        change_hash = str(data.pop("hash"))
+        return ChangeHistory(**data), change_hash
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None  # a damaged record starts again rather than stop the page

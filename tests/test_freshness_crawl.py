@@ -1,0 +1,107 @@
+"""The freshness schedule on a real crawl: a local server whose pages change (or not), crawled
+round after round. Time passing is simulated by moving the stored crawl times back, so nothing
+here waits."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from aiohttp import web
+from conftest import LocalServer, NewDb, db_execute, db_rows, html_page
+from typer.testing import CliRunner
+
+from litecrawl import litecrawl
+from litecrawl.cli import app
+
+runner = CliRunner()
+Serve = Callable[[web.Application], LocalServer]
+HOUR = 3600
+
+
+def changing_site() -> web.Application:
+    """/fast is new at every request; /static never changes and answers 304 to its ETag."""
+    served = {"fast": 0}
+
+    async def fast(request: web.Request) -> web.Response:
+        served["fast"] += 1
+        body = html_page(f"<p>news item number {served['fast']}</p>", "Fast")
+        return web.Response(text=body, content_type="text/html")
+
+    async def static(request: web.Request) -> web.Response:
+        headers = {"ETag": '"s1"', "Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"}
+        if request.headers.get("If-None-Match") == '"s1"':
+            return web.Response(status=304, headers=headers)
+        body = html_page("<p>the same words as always</p>", "Static")
+        return web.Response(text=body, content_type="text/html", headers=headers)
+
+    web_app = web.Application()
+    web_app.router.add_get("/fast", fast)
+    web_app.router.add_get("/static", static)
+    return web_app
+
+
+def pass_an_hour(db: str) -> None:
+    """An hour passes: every stored crawl time moves an hour back."""
+    db_execute(
+        db,
+        f"UPDATE pages SET last_crawl_time = last_crawl_time - {HOUR}, "
+        f"next_crawl_time = next_crawl_time - {HOUR}",
+    )
+
+
+def test_fast_pages_are_refetched_more_often_than_static_ones(tmp_path: Path, serve: Serve) -> None:
+    site = serve(changing_site())
+    db = str(tmp_path / "fresh.db")
+    for _ in range(8):
+        litecrawl(
+            db,
+            [site.url("/fast"), site.url("/static")],
+            fetcher="http",
+            obey_robots=False,
+            new_interval_sec=HOUR,
+            min_interval_sec=600,
+            max_interval_sec=48 * HOUR,
+            schedule_policy="freshness",
+        )
+        pass_an_hour(db)
+    rows = db_rows(db)
+    fast, static = rows[site.url("/fast")], rows[site.url("/static")]
+    assert site.count("/fast") > site.count("/static") >= 2
+    assert fast["checks"] == site.count("/fast") - 1 == fast["changes"]
+    assert static["checks"] == site.count("/static") - 1 and static["changes"] == 0
+    assert fast["change_rate"] > static["change_rate"] > 0
+    fast_interval = fast["next_crawl_time"] - fast["last_crawl_time"]
+    static_interval = static["next_crawl_time"] - static["last_crawl_time"]
+    assert fast_interval < static_interval
+
+
+def test_a_304_is_no_change(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
+    site = serve(changing_site())
+    db = new_db("fresh")
+    cfg = tmp_path / "crawl.toml"
+    cfg.write_text(f'[cache]\ndir = "{tmp_path / "cache"}"\n[schedule]\npolicy = "freshness"\n')
+    args = [
+        "crawl", site.url("/fast"), site.url("/static"), "--db", str(db), "--config", str(cfg),
+        "--quiet", "--delay-ms", "0", "--no-embed", "--new-interval", str(HOUR),
+    ]  # fmt: skip
+    for _ in range(2):
+        result = runner.invoke(app, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        pass_an_hour(db)
+    rows = db_rows(db)
+    fast, static = rows[site.url("/fast")], rows[site.url("/static")]
+    again = [r for r in site.requests if r.path == "/static"][1:]
+    assert len(again) == 1 and again[0].headers.get("If-None-Match") == '"s1"'
+    assert (static["checks"], static["changes"]) == (1, 0)  # answered 304: no change
+    assert (fast["checks"], fast["changes"]) == (1, 1)
+    shown = runner.invoke(app, ["stats", "--db", str(db), "--json"], catch_exceptions=False)
+    changes = json.loads(shown.output)["changes"]
+    assert changes["pages re-fetched"] == 2 and changes["checks"] == 2
+    assert changes["changes found"] == 1 and changes["no change seen"] == 1
+    export = runner.invoke(app, ["export", "--db", str(db), "--format", "jsonl", "--no-text"])
+    lines = [line for line in export.output.splitlines() if line.startswith("{")]  # not the count
+    records = {r["url"]: r for r in map(json.loads, lines)}
+    assert records[site.url("/fast")]["changes"] == 1
+    assert records[site.url("/static")]["change_rate"] == static["change_rate"]
