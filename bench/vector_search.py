@@ -6,9 +6,10 @@ embedding a page.
 Builds one index per N (in a temporary folder) through the store the crawler uses
 (``write_documents``, with each page's vector): texts of 150-400 words drawn with a fixed seed
 from the words of PostgreSQL's documentation (``postgresql-doc-15``), so the FTS5 index and the
-vectors look like a real crawl's. Then times :func:`litecrawl.index.semantic.find` for 20
-queries in each mode (the model already loaded, as in a long-lived process; a CLI call adds the
-model's load, printed separately) and reports the median and the slowest.
+vectors look like a real crawl's (``--sections K``: K section vectors per page too). Then
+times :func:`litecrawl.index.semantic.find` for 20 queries in each mode (the model already
+loaded, as in a long-lived process; a CLI call adds the model's load, printed separately) and
+reports the median and the slowest.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from litecrawl.index.document import IndexDocument
+from litecrawl.index.document import IndexDocument, SectionVector
 from litecrawl.index.embed import Embedder, embed_text, embedder
 from litecrawl.index.semantic import MODES, find
 from litecrawl.index.simhash import simhash
@@ -63,8 +64,9 @@ def vocabulary() -> list[str]:
     return words
 
 
-def build(path: Path, n: int, words: list[str]) -> float:
-    """The index of ``n`` pages; returns the embedding's ms per page."""
+def build(path: Path, n: int, words: list[str], sections: int = 0) -> float:
+    """The index of ``n`` pages, each with ``sections`` section vectors (40-word slices of
+    its text, as the crawler's); returns the embedding's ms per page."""
     rng = random.Random(n)
     conn = connect(path)
     migrate(conn)
@@ -75,6 +77,10 @@ def build(path: Path, n: int, words: list[str]) -> float:
         text = " ".join(words[start : start + rng.randint(150, 400)]) + f" page{i}"
         t0 = time.perf_counter()
         vector = embed_text(text)
+        parts = text.split()
+        cut = max(1, len(parts) // max(1, sections))
+        slices = [" ".join(parts[k * cut : k * cut + 40]) for k in range(sections)]
+        blobs = [embed_text(piece) for piece in slices]
         embedding_s += time.perf_counter() - t0
         batch.append(
             IndexDocument(
@@ -86,6 +92,11 @@ def build(path: Path, n: int, words: list[str]) -> float:
                 text_hash=hashlib.sha256(text.encode()).hexdigest(),
                 simhash=simhash(text),
                 embedding=vector,
+                sections=tuple(
+                    SectionVector(f"part {k}", f"p{k}", blob)
+                    for k, blob in enumerate(blobs)
+                    if blob is not None
+                ),
             )
         )
         if len(batch) == 1000:
@@ -104,6 +115,8 @@ def build(path: Path, n: int, words: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--sections", type=int, default=0, help="section vectors per page")
+    parser.add_argument("--keep", type=Path, help="build the indexes in this folder and keep them")
     args = parser.parse_args()
     t0 = time.perf_counter()
     Embedder()
@@ -114,8 +127,8 @@ def main() -> None:
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:
-            db = Path(tmp) / f"v{n}.db"
-            per_page = build(db, n, words)
+            db = (args.keep or Path(tmp)) / f"v{n}-s{args.sections}.db"
+            per_page = build(db, n, words, args.sections)
             for mode in MODES:
                 find(db, QUERIES[0], mode=mode)  # warm the page cache
                 times = []

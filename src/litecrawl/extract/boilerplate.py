@@ -41,21 +41,17 @@ FRAME_WORDS = frozenset({
 PERMALINK_MARKS = frozenset({"¶", "§", "#", "🔗", "⚓", "¶¶"})
 _ROLES = ("navigation", "banner", "contentinfo", "search")
 _MAX_SHARE = 0.5
-# candidates found in C; their class/id words are checked in Python
-_CANDIDATES = etree.XPath(
-    ".//nav | .//header | .//footer"
-    f" | .//*[{' or '.join(f'@role={r!r}' for r in _ROLES)}]"
-    " | .//*[contains(@class, 'nav') or contains(@class, 'sidebar') or contains(@class, 'footer')"
-    " or contains(@class, 'breadcrumb') or contains(@class, 'related') or contains(@class, 'menu')"
-    " or contains(@class, 'skip') or contains(@class, 'masthead') or contains(@class, 'cookie')"
-    " or contains(@class, 'topbar')"
-    " or contains(@id, 'nav') or contains(@id, 'sidebar') or contains(@id, 'footer')"
-    " or contains(@id, 'breadcrumb') or contains(@id, 'menu') or contains(@id, 'masthead')]"
-)
+# The frame sits in the page's outer blocks: the walk looks this deep below <body>, never into
+# the main content or into blocks that hold text rather than layout (a full-tree XPath scan
+# cost more than the rest of the page's extraction).
+MAX_DEPTH = 12
+_NOT_LAYOUT = frozenset({
+    "p", "pre", "table", "dl", "blockquote", "code", "span", "a", "em", "strong", "b", "i",
+    "h1", "h2", "h3", "h4", "h5", "h6", "img", "figure", "form", "select", "textarea",
+})  # fmt: skip
 _MARK_LINKS = etree.XPath(".//a[not(*) and string-length(normalize-space(.)) <= 2]")
 _HOLDS_MAIN = etree.XPath("boolean(descendant-or-self::main | descendant-or-self::*[@role='main'])")
-_IN_MAIN = etree.XPath("boolean(ancestor::article | ancestor::main | ancestor::*[@role='main'])")
-_IN_SECTION = etree.XPath("boolean(ancestor::section)")
+_TEXT_LENGTH = etree.XPath("string-length(.)")
 _WORD_SPLIT = re.compile(r"[\s_-]+")
 
 
@@ -67,37 +63,42 @@ def _names_frame(el: etree._Element) -> bool:
     return False
 
 
-def _is_frame(el: etree._Element) -> bool:
-    if _IN_MAIN(el):
-        return False  # the content's own contents list, sidebar or notes
+def _is_frame(el: etree._Element, in_section: bool) -> bool:
     tag = el.tag
     if tag == "nav" or el.get("role") in _ROLES:
         return True
     if tag in ("header", "footer"):
-        return not _IN_SECTION(el)
+        return not in_section
     return _names_frame(el)
 
 
-def _text_length(el: etree._Element) -> int:
-    return sum(len(t) for t in cast("list[str]", el.itertext()))
+def _is_main(el: etree._Element) -> bool:
+    return el.tag in ("main", "article") or el.get("role") == "main"
 
 
 def drop_boilerplate(body: etree._Element) -> int:
     """Remove the page frame from ``body`` (see the module doc), in place; the number of
     elements removed."""
-    found = [el for el in cast("list[etree._Element]", _CANDIDATES(body)) if _is_frame(el)]
+    total = -1.0  # the page's text length, measured when first needed
     removed = 0
-    if found:
-        chosen = set(found)
-        total = _text_length(body)
-        for el in found:
-            if any(a in chosen for a in el.iterancestors()):
-                continue  # goes with its ancestor
-            if _HOLDS_MAIN(el) or _text_length(el) > total * _MAX_SHARE:
-                chosen.discard(el)  # the page itself, not its frame: its parts may still go
-                continue
-            _drop(el)
-            removed += 1
+    stack: list[tuple[etree._Element, int, bool]] = [(body, 0, False)]
+    while stack:
+        parent, depth, in_section = stack.pop()
+        for el in list(parent):
+            tag = el.tag
+            if not isinstance(tag, str) or _is_main(el):
+                continue  # comments; the content's own contents list, sidebar or notes
+            if _is_frame(el, in_section):
+                if total < 0:
+                    total = float(cast("float", _TEXT_LENGTH(body)))
+                length = float(cast("float", _TEXT_LENGTH(el)))
+                if not _HOLDS_MAIN(el) and length <= total * _MAX_SHARE:
+                    _drop(el)
+                    removed += 1
+                    continue
+                # the page itself, not its frame: its parts may still go
+            if depth < MAX_DEPTH and tag not in _NOT_LAYOUT and len(el):
+                stack.append((el, depth + 1, in_section or tag == "section"))
     for a in cast("list[etree._Element]", _MARK_LINKS(body)):
         if "".join(cast("list[str]", a.itertext())).strip() in PERMALINK_MARKS:
             _drop(a)

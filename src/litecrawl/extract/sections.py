@@ -17,7 +17,6 @@ it opens (Sphinx's ``<section id>``, DocBook's ``<div id>``): None when there is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 from lxml import etree
 
@@ -28,7 +27,7 @@ __all__ = ["MAX_SECTIONS", "MIN_WORDS", "Section", "mark_headings", "split_secti
 MAX_SECTIONS = 16
 MIN_WORDS = 25
 MARK = "\ue000"  # a private-use character: in no page's text (removed if it is)
-_HEADINGS = etree.XPath(".//h1 | .//h2 | .//h3 | .//h4 | .//h5 | .//h6 | .//dt[@id]")
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6", "dt")
 _NAMED = etree.XPath("string((.//a[@id] | .//a[@name])[1]/@*[name()='id' or name()='name'])")
 
 
@@ -65,7 +64,9 @@ def mark_headings(body: etree._Element) -> list[str | None]:
     """Put :data:`MARK` before the text of every heading of ``body`` (in place); the anchor of
     each, in document order."""
     anchors: list[str | None] = []
-    for el in cast("list[etree._Element]", _HEADINGS(body)):
+    for el in body.iter(*_HEADINGS):
+        if el.tag == "dt" and el.get("id") is None:
+            continue  # a definition list's term, not an entry someone links to
         anchors.append(_anchor(el))
         el.text = MARK + (el.text or "")
     return anchors
@@ -76,18 +77,18 @@ def split_sections(marked: str, anchors: list[str | None]) -> tuple[str, tuple[S
     :func:`mark_headings` marked: the text is what the unmarked tree gives (lines
     normalized)."""
     parts = marked.split(MARK)
-    text = normalize_lines("".join(parts))
     if len(parts) - 1 != len(anchors):  # a marker lost in the text pass, or one in the page
-        return text, ()
+        return normalize_lines("".join(parts)), ()
+    # each marker starts a heading's line (headings are blocks), so the parts' lines are the
+    # page's lines: the page's text is the parts' text joined
+    lines = [normalize_lines(part) for part in parts]
     found: list[Section] = []
-    lead = normalize_lines(parts[0])
-    if lead:
-        found.append(Section("", None, lead))
-    for part, anchor in zip(parts[1:], anchors, strict=True):
-        body = normalize_lines(part)
+    if lines[0]:
+        found.append(Section("", None, lines[0]))
+    for body, anchor in zip(lines[1:], anchors, strict=True):
         if body:
             found.append(Section(body.partition("\n")[0], anchor, body))
-    return text, _bounded(found)
+    return "\n".join(line for line in lines if line), _bounded(found)
 
 
 def _bounded(found: list[Section]) -> tuple[Section, ...]:
