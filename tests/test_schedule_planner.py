@@ -1,0 +1,102 @@
+"""The schedule's policies as a crawl runs them (schedule/planner.py)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from litecrawl import ConfigError, litecrawl
+from litecrawl.cli import app
+from litecrawl.schedule import Schedule
+from litecrawl.schedule.planner import Planner, change_age
+
+DAY = 86400
+
+
+def test_every_policy_waits_new_interval_after_a_first_visit() -> None:
+    for policy in ("multiplicative", "uniform", "freshness"):
+        planner = Planner(Schedule(new_interval_sec=5000, policy=policy))
+        assert planner.next_crawl_time(1000, None, None, True, "h", None) == 6000
+
+
+def test_uniform_spreads_the_budget_over_the_pages() -> None:
+    planner = Planner(Schedule(policy="uniform", budget=10 / DAY, max_interval_sec=100 * DAY))
+    planner.refresh([("h", None)] * 50, now=0)
+    # 50 pages, 10 re-crawls a day: each page every 5 days (after it was due: day 9)
+    assert planner.next_crawl_time(10 * DAY, 8 * DAY, 9 * DAY, True, "h", None) == 14 * DAY
+
+
+def test_a_late_page_keeps_its_rhythm() -> None:
+    planner = Planner(Schedule(policy="uniform"))  # every new_interval (a day) without a budget
+    planner.refresh([("h", None)], now=0)
+    due, now = 10 * DAY, 10 * DAY + 3600  # fetched an hour after it was due
+    assert planner.next_crawl_time(now, due - DAY, due, False, "h", None) == due + DAY
+    # late by more than an interval: from now
+    assert planner.next_crawl_time(due + 2 * DAY, due - DAY, due, False, "h", None) == 13 * DAY
+
+
+def test_freshness_waits_longer_for_a_page_that_does_not_change() -> None:
+    planner = Planner(Schedule(policy="freshness", budget=2 / DAY))
+    quiet = busy = None
+    last = 0
+    for k in range(1, 6):
+        now = k * DAY
+        quiet_change = planner.observe(quiet, last if quiet else None, now, "same")
+        busy_change = planner.observe(busy, last if busy else None, now, f"v{k}")
+        quiet, busy, last = quiet_change.change_history, busy_change.change_history, now
+    assert (quiet_change.checks, quiet_change.changes) == (4, 0)
+    assert (busy_change.checks, busy_change.changes) == (4, 4)
+    planner.refresh([("h", quiet_change.change_rate), ("h", busy_change.change_rate)], now=last)
+    at = 5 * DAY
+    quiet_next = planner.next_crawl_time(at, at - DAY, at, False, "h", quiet_change.change_rate)
+    busy_next = planner.next_crawl_time(at, at - DAY, at, True, "h", busy_change.change_rate)
+    assert busy_next < quiet_next
+
+
+def test_a_304_is_no_change() -> None:
+    planner = Planner(Schedule(policy="freshness"))
+    first = planner.observe(None, None, 0, "a")
+    again = planner.observe(first.change_history, 0, DAY, "b", revalidated=True)
+    assert (again.checks, again.changes) == (1, 0)
+
+
+def test_last_modified_is_believed_only_inside_the_interval() -> None:
+    stamp = "Wed, 21 Oct 2015 07:28:00 GMT"
+    at = 1445412480.0  # that time
+    assert change_age({"last-modified": stamp}, at + 60, int(at) - 10) == 60
+    assert change_age({"last-modified": stamp}, at + 60, int(at) + 10) is None  # before
+    assert change_age({"last-modified": stamp, "date": stamp}, at + 60, int(at) - 10) is None
+    assert change_age({"last-modified": "garbage"}, at, 0) is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"policy": "sometimes"}, "policy"),
+        ({"budget": 1.0}, "budget"),  # the multiplicative rule has no budget
+        ({"policy": "uniform", "host_budget": 1.0}, "host_budget"),
+        ({"policy": "freshness", "budget": -1.0}, "budget"),
+    ],
+)
+def test_bad_schedules_are_named(kwargs: dict[str, object], name: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        Schedule(**kwargs)  # type: ignore[arg-type]
+
+
+def test_litecrawl_refuses_a_budget_for_the_multiplicative_rule(tmp_path: object) -> None:
+    with pytest.raises(ConfigError, match="budget"):
+        litecrawl(str(tmp_path) + "/x.db", ["http://127.0.0.1:1/"], recrawl_budget=1.0)
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--schedule", "sometimes"], "sometimes"),
+        (["--budget", "0.5"], "budget"),
+        (["--schedule", "freshness", "--min-interval", "100", "--max-interval", "10"], "max"),
+    ],
+)
+def test_bad_schedule_flags_exit_2(flags: list[str], named: str) -> None:
+    result = CliRunner().invoke(app, ["crawl", "http://127.0.0.1:1/", *flags])
+    assert result.exit_code == 2
+    assert named in result.output
