@@ -100,3 +100,17 @@ def test_bad_schedule_flags_exit_2(flags: list[str], named: str) -> None:
     result = CliRunner().invoke(app, ["crawl", "http://127.0.0.1:1/", *flags])
     assert result.exit_code == 2
     assert named in result.output
+
+
+def test_the_freshness_host_budget_defaults_to_the_polite_rate() -> None:
+    from litecrawl.config import load_config
+    from litecrawl.crawl import _options
+
+    def schedule(flat: dict[str, object]) -> Schedule:
+        return _options(load_config([], {}, flat), [], None).schedule
+
+    assert schedule({"schedule.policy": "freshness"}).host_budget == 2.0  # 500 ms a request
+    polite = {"schedule.policy": "freshness", "rate_limit.requests_per_second": 0.5}
+    assert schedule(polite).host_budget == 0.5
+    assert schedule({**polite, "schedule.host_budget": 0.1}).host_budget == 0.1
+    assert schedule({"schedule.policy": "uniform"}).host_budget is None

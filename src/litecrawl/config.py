@@ -249,9 +249,14 @@ class ScheduleConfig(_Section):
             raise PydanticCustomError("bad_schedule", "{problem}", {"problem": str(exc)}) from exc
         return self
 
-    def to_schedule(self) -> Schedule:
+    def to_schedule(self, polite_rate: float | None = None) -> Schedule:
+        """The schedule; ``polite_rate`` (requests per second a host allows) is the freshness
+        policy's ``host_budget`` when none is set: it plans no more than politeness lets out."""
         from litecrawl.schedule import Schedule
 
+        host_budget = self.host_budget
+        if host_budget is None and self.policy == "freshness":
+            host_budget = polite_rate
         return Schedule(
             new_interval_sec=self.new_interval,
             min_interval_sec=self.min_interval,
@@ -260,7 +265,7 @@ class ScheduleConfig(_Section):
             stale_factor=self.stale_factor,
             policy=self.policy,
             budget=self.budget,
-            host_budget=self.host_budget,
+            host_budget=host_budget,
         )
 
 

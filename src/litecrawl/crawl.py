@@ -88,6 +88,15 @@ def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
     )
 
 
+def _polite_rate(config: CrawlConfig) -> float | None:
+    """Requests per second one host allows under the politeness settings (None: no limit)."""
+    rates = [config.rate_limit.requests_per_second]
+    if config.rate_limit.per_host_delay_ms > 0:
+        rates.append(1000 / config.rate_limit.per_host_delay_ms)
+    known = [r for r in rates if r is not None]
+    return min(known) if known else None
+
+
 def _options(
     config: CrawlConfig,
     seeds: list[str],
@@ -100,7 +109,7 @@ def _options(
     scope = DomainScope(sites) if config.same_domain_only else None
     return EngineOptions(
         rules=_rules(config),
-        schedule=config.schedule.to_schedule(),
+        schedule=config.schedule.to_schedule(_polite_rate(config)),
         n_concurrent=config.concurrency.global_,
         follow_links=d.follow_links,
         max_depth=config.max_depth,
