@@ -68,16 +68,17 @@ def _conditions(
 
 
 def fetched_query(
-    since: int | None, flt: DocumentFilter, placeholder: str, order: str
+    since: int | None, flt: DocumentFilter, placeholder: str
 ) -> tuple[str, list[object]]:
     """The URLs fetched with a 2xx answer (at or after the epoch ``since``) that ``flt`` keeps
-    (its ``since`` aside: the caller's is a fetch time), in ``order``."""
+    (its ``since`` aside: the caller's is a fetch time), in the order they were fetched."""
     where, params = _conditions(flt, "pages", "content_type", placeholder)
     where[:0] = ["last_crawl_time IS NOT NULL", "status BETWEEN 200 AND 299"]
     if since is not None:
         where.append(f"last_crawl_time >= {placeholder}")
         params.append(since)
-    return f"SELECT norm_url FROM pages WHERE {' AND '.join(where)} ORDER BY {order}", params
+    sql = f"SELECT norm_url FROM pages WHERE {' AND '.join(where)}"
+    return sql + " ORDER BY last_crawl_time, norm_url", params
 
 
 # columns of the page row a document is exported with (its change statistics)

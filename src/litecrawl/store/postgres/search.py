@@ -142,7 +142,7 @@ class PostgresIndex(IndexReader):
         yield from self._stream(sql, tuple(params))
 
     def fetched_urls(self, since: int | None, flt: DocumentFilter) -> Iterator[str]:
-        sql, params = fetched_query(since, flt, "%s", "last_crawl_time, norm_url")
+        sql, params = fetched_query(since, flt, "%s")
         for (url,) in self._stream(sql, tuple(params)):
             yield str(url)
 

@@ -121,7 +121,7 @@ class SQLiteIndex(IndexReader):
         yield from self._stream(sql, tuple(params))
 
     def fetched_urls(self, since: int | None, flt: DocumentFilter) -> Iterator[str]:
-        sql, params = fetched_query(since, flt, "?", "rowid")
+        sql, params = fetched_query(since, flt, "?")
         for (url,) in self._stream(sql, tuple(params)):
             yield str(url)
 
