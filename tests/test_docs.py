@@ -200,3 +200,10 @@ def test_module_paths_named_in_the_docs_exist(page: Path) -> None:
     bases = (ROOT, ROOT / "src", ROOT / "src" / "litecrawl")
     missing = sorted(p for p in named if not any((base / p).exists() for base in bases))
     assert not missing, f"{page.relative_to(ROOT)} names files that do not exist: {missing}"
+
+
+def test_the_readme_links_every_docs_page() -> None:
+    """The README is the way in: a page of docs/ it does not link is a page nobody finds."""
+    linked = {(ROOT / link.partition("#")[0]).resolve() for link in _links(ROOT / "README.md")}
+    missing = [p.name for p in sorted(DOCS.glob("*.md")) if p.resolve() not in linked]
+    assert not missing, f"docs pages the README does not link: {missing}"
