@@ -49,16 +49,18 @@ _NOT_LAYOUT = frozenset({
     "p", "pre", "table", "dl", "blockquote", "code", "span", "a", "em", "strong", "b", "i",
     "h1", "h2", "h3", "h4", "h5", "h6", "img", "figure", "form", "select", "textarea",
 })  # fmt: skip
-_MARK_LINKS = etree.XPath(".//a[not(*) and string-length(normalize-space(.)) <= 2]")
-_HOLDS_MAIN = etree.XPath("boolean(descendant-or-self::main | descendant-or-self::*[@role='main'])")
 _TEXT_LENGTH = etree.XPath("string-length(.)")
-_WORD_SPLIT = re.compile(r"[\s_-]+")
+# one of FRAME_WORDS as a whole word of a class or id (words split at whitespace, "-" and "_")
+_FRAME_NAME = re.compile(
+    r"(?:^|[\s_-])(?:" + "|".join(sorted(FRAME_WORDS, key=len, reverse=True)) + r")(?=$|[\s_-])",
+    re.IGNORECASE,
+)
 
 
 def _names_frame(el: etree._Element) -> bool:
     for attr in ("class", "id"):
         value = el.get(attr)
-        if value and any(w in FRAME_WORDS for w in _WORD_SPLIT.split(value.lower())):
+        if value and _FRAME_NAME.search(value):
             return True
     return False
 
@@ -70,6 +72,10 @@ def _is_frame(el: etree._Element, in_section: bool) -> bool:
     if tag in ("header", "footer"):
         return not in_section
     return _names_frame(el)
+
+
+def _holds_main(el: etree._Element) -> bool:
+    return any(_is_main(d) for d in el.iter(etree.Element) if d.tag != "a")
 
 
 def _is_main(el: etree._Element) -> bool:
@@ -92,17 +98,17 @@ def drop_boilerplate(body: etree._Element) -> int:
                 if total < 0:
                     total = float(cast("float", _TEXT_LENGTH(body)))
                 length = float(cast("float", _TEXT_LENGTH(el)))
-                if not _HOLDS_MAIN(el) and length <= total * _MAX_SHARE:
+                if length <= total * _MAX_SHARE and not _holds_main(el):
                     _drop(el)
                     removed += 1
                     continue
                 # the page itself, not its frame: its parts may still go
             if depth < MAX_DEPTH and tag not in _NOT_LAYOUT and len(el):
                 stack.append((el, depth + 1, in_section or tag == "section"))
-    for a in cast("list[etree._Element]", _MARK_LINKS(body)):
-        if "".join(cast("list[str]", a.itertext())).strip() in PERMALINK_MARKS:
-            _drop(a)
-            removed += 1
+    marks = [a for a in body.iter("a") if len(a) == 0 and (a.text or "").strip() in PERMALINK_MARKS]
+    for a in marks:
+        _drop(a)
+        removed += 1
     return removed
 
 

@@ -95,7 +95,7 @@ def _bounded(found: list[Section]) -> tuple[Section, ...]:
     merged: list[Section] = []
     sizes: list[int] = []
     for section in found:
-        size = len(section.text.split())
+        size = _words(section.text)
         if merged and (size < MIN_WORDS or (len(merged) == 1 and sizes[0] < MIN_WORDS)):
             # a short section joins the one before; a short first one takes the next
             merged[-1] = _join(merged[-1], section)
@@ -109,6 +109,12 @@ def _bounded(found: list[Section]) -> tuple[Section, ...]:
         merged[i : i + 2] = [_join(merged[i], merged[i + 1])]
         sizes[i : i + 2] = [sizes[i] + sizes[i + 1]]
     return tuple(merged)
+
+
+def _words(text: str) -> int:
+    """About the number of words of normalized text (single spaces and newlines), without
+    splitting it."""
+    return text.count(" ") + text.count("\n") + 1
 
 
 def _join(first: Section, second: Section) -> Section:
