@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 class PostgresDashboardQueries(SQLDashboard):
     dialect = POSTGRES
-    site_reads = sites
+    site_reads = sites.READS
 
     def __init__(self, url: str) -> None:
         self.url = url

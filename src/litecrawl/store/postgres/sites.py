@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 import psycopg
 
 from litecrawl.sites.model import (
-    LISTINGS,
     Annotation,
     Site,
     SiteCrawl,
@@ -21,7 +20,9 @@ from litecrawl.sites.model import (
     SiteSchedule,
     StartPage,
 )
+from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.postgres.connection import SyncDatabase
+from litecrawl.store.site_reads import SiteReads
 from litecrawl.store.sites import CRAWL_COLUMNS, SITE_COLUMNS, SiteStore
 from litecrawl.urls import host_of, shown_location
 
@@ -39,10 +40,15 @@ log = logging.getLogger("litecrawl")
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]
 
-# the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
-_LISTING = """(SELECT a.kind FROM site_annotations a
-  WHERE a.base_url = sites.base_url AND a.kind IN ('whitelist', 'blacklist')
-  ORDER BY a.created_at DESC, a.id DESC LIMIT 1)"""
+
+# the site queue's reads, written once (store/site_reads.py)
+READS = SiteReads(POSTGRES)
+read_annotations = READS.read_annotations
+read_site = READS.read_site
+read_sites = READS.read_sites
+read_crawls = READS.read_crawls
+read_site_links = READS.read_site_links
+read_feeds = READS.read_feeds
 
 
 class PostgresSites(SiteStore):
@@ -258,66 +264,6 @@ class PostgresSites(SiteStore):
     def counts(self) -> dict[str, int]:
         rows = self._rows("SELECT status, count(*) FROM sites GROUP BY status")
         return {status: int(n) for status, n in rows}
-
-
-def read_annotations(conn: Conn, base_url: str) -> list[Annotation]:
-    rows = conn.execute(
-        "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
-        "WHERE base_url = %s ORDER BY created_at, id",
-        (base_url,),
-    ).fetchall()
-    return [Annotation(*r) for r in rows]
-
-
-def read_site(conn: Conn, base_url: str) -> Site | None:
-    row = conn.execute(
-        f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = %s", (base_url,)
-    ).fetchone()
-    return None if row is None else Site.from_row(row)
-
-
-def read_sites(conn: Conn, status: str | None, limit: int | None) -> list[Site]:
-    """Sites with ``status`` (one of STATUSES), or ``whitelisted`` / ``blacklisted``."""
-    value: str | None = status
-    if status in LISTINGS:
-        where, value = f"{_LISTING} = %(status)s", status.removesuffix("ed")
-    else:
-        where = "(%(status)s::text IS NULL OR status = %(status)s)"
-    rows = conn.execute(
-        f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT %(limit)s",
-        {"status": value, "limit": limit},
-    ).fetchall()
-    return [Site.from_row(r) for r in rows]
-
-
-def read_crawls(conn: Conn, site_id: int, limit: int) -> list[SiteCrawl]:
-    rows = conn.execute(
-        f"SELECT {CRAWL_COLUMNS} FROM site_crawls WHERE site_id = %s "
-        "ORDER BY started_at DESC, id DESC LIMIT %s",
-        (site_id, limit),
-    ).fetchall()
-    return [SiteCrawl.from_row(r) for r in rows]
-
-
-def read_site_links(conn: Conn, site_id: int, inbound: bool, limit: int) -> list[tuple[str, int]]:
-    mine, other = ("to_site", "from_site") if inbound else ("from_site", "to_site")
-    rows = conn.execute(
-        f"SELECT s.base_url, l.count FROM site_links l JOIN sites s ON s.id = l.{other} "
-        f"WHERE l.{mine} = %s ORDER BY l.count DESC, s.base_url LIMIT %s",
-        (site_id, limit),
-    ).fetchall()
-    return [(u, n) for u, n in rows]
-
-
-def read_feeds(conn: Conn, site_id: int) -> list[SiteFeed]:
-    rows = conn.execute(
-        """SELECT f.url, f.first_seen, p.last_crawl_time, p.status, p.etag, p.last_modified,
-          (SELECT count(*) FROM page_links l WHERE l.src = f.url)
-        FROM site_feeds f LEFT JOIN pages p ON p.norm_url = f.url
-        WHERE f.site_id = %s ORDER BY f.url""",
-        (site_id,),
-    ).fetchall()
-    return [SiteFeed(*r) for r in rows]
 
 
 def _insert_sites(conn: Conn, base_urls: Sequence[str], now: float, source: str) -> int:

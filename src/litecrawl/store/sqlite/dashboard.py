@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 class SQLiteDashboardQueries(SQLDashboard):
     dialect = SQLITE
-    site_reads = sites
+    site_reads = sites.READS
 
     def __init__(self, path: str | Path) -> None:
         if not Path(path).is_file():

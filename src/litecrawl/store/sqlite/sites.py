@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 from litecrawl.errors import FrontierError
 from litecrawl.sites.model import (
-    LISTINGS,
     Annotation,
     Site,
     SiteCrawl,
@@ -19,6 +18,8 @@ from litecrawl.sites.model import (
     SiteSchedule,
     StartPage,
 )
+from litecrawl.store.dialect import SQLITE
+from litecrawl.store.site_reads import SiteReads
 from litecrawl.store.sites import CRAWL_COLUMNS, SITE_COLUMNS, SiteStore
 from litecrawl.store.sqlite.connection import connect
 from litecrawl.store.sqlite.failures import translate
@@ -38,6 +39,16 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+
+# the site queue's reads, written once (store/site_reads.py)
+READS = SiteReads(SQLITE)
+read_annotations = READS.read_annotations
+read_site = READS.read_site
+read_sites = READS.read_sites
+read_crawls = READS.read_crawls
+read_site_links = READS.read_site_links
+read_feeds = READS.read_feeds
 
 
 class SQLiteSites(SiteStore):
@@ -302,74 +313,6 @@ class SQLiteSites(SiteStore):
             lambda c: c.execute("SELECT status, count(*) FROM sites GROUP BY status").fetchall()
         )
         return {status: n for status, n in rows}
-
-
-def read_annotations(conn: sqlite3.Connection, base_url: str) -> list[Annotation]:
-    rows = conn.execute(
-        "SELECT id, base_url, site_id, kind, text, created_at FROM site_annotations "
-        "WHERE base_url = ? ORDER BY created_at, id",
-        (base_url,),
-    ).fetchall()
-    return [Annotation(*r) for r in rows]
-
-
-def read_site(conn: sqlite3.Connection, base_url: str) -> Site | None:
-    row = conn.execute(
-        f"SELECT {SITE_COLUMNS} FROM sites WHERE base_url = ?", (base_url,)
-    ).fetchone()
-    return None if row is None else Site.from_row(row)
-
-
-# the latest whitelist or blacklist annotation of a site decides its listing (relevance.listing)
-_LISTING = """(SELECT a.kind FROM site_annotations a
-  WHERE a.base_url = sites.base_url AND a.kind IN ('whitelist', 'blacklist')
-  ORDER BY a.created_at DESC, a.id DESC LIMIT 1)"""
-
-
-def read_sites(conn: sqlite3.Connection, status: str | None, limit: int | None) -> list[Site]:
-    """Sites with ``status`` (one of STATUSES), or ``whitelisted`` / ``blacklisted``."""
-    value: str | None = status
-    if status in LISTINGS:
-        where, value = f"{_LISTING} = :status", status.removesuffix("ed")
-    else:
-        where = "(:status IS NULL OR status = :status)"
-    rows = conn.execute(
-        f"SELECT {SITE_COLUMNS} FROM sites WHERE {where} ORDER BY base_url LIMIT :limit",
-        {"status": value, "limit": -1 if limit is None else limit},
-    ).fetchall()
-    return [Site.from_row(r) for r in rows]
-
-
-def read_crawls(conn: sqlite3.Connection, site_id: int, limit: int) -> list[SiteCrawl]:
-    rows = conn.execute(
-        f"SELECT {CRAWL_COLUMNS} FROM site_crawls WHERE site_id = ? "
-        "ORDER BY started_at DESC, id DESC LIMIT ?",
-        (site_id, limit),
-    ).fetchall()
-    return [SiteCrawl.from_row(r) for r in rows]
-
-
-def read_site_links(
-    conn: sqlite3.Connection, site_id: int, inbound: bool, limit: int
-) -> list[tuple[str, int]]:
-    mine, other = ("to_site", "from_site") if inbound else ("from_site", "to_site")
-    rows = conn.execute(
-        f"SELECT s.base_url, l.count FROM site_links l JOIN sites s ON s.id = l.{other} "
-        f"WHERE l.{mine} = ? ORDER BY l.count DESC, s.base_url LIMIT ?",
-        (site_id, limit),
-    ).fetchall()
-    return [(u, n) for u, n in rows]
-
-
-def read_feeds(conn: sqlite3.Connection, site_id: int) -> list[SiteFeed]:
-    rows = conn.execute(
-        """SELECT f.url, f.first_seen, p.last_crawl_time, p.status, p.etag, p.last_modified,
-          (SELECT count(*) FROM page_links l WHERE l.src = f.url)
-        FROM site_feeds f LEFT JOIN pages p ON p.norm_url = f.url
-        WHERE f.site_id = ? ORDER BY f.url""",
-        (site_id,),
-    ).fetchall()
-    return [SiteFeed(*r) for r in rows]
 
 
 def _add_feeds(conn: sqlite3.Connection, site_id: int, feeds: Sequence[str], now: float) -> None:
