@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["STATES", "STATE_NAMES", "PageState"]
+__all__ = ["RELEASED_STATE", "STATES", "STATE_NAMES", "PageState"]
 
 
 class PageState(enum.IntEnum):
@@ -31,3 +31,9 @@ class PageState(enum.IntEnum):
 STATE_NAMES: dict[int, str] = {state.value: state.name.lower() for state in PageState}
 #: name -> state number (the export's ``--state``, the dashboard's filter)
 STATES: dict[str, int] = {name: value for value, name in STATE_NAMES.items()}
+
+#: the state a claim given back unprocessed returns to, as SQL (never crawled, or crawled)
+RELEASED_STATE = (
+    f"CASE WHEN last_crawl_time IS NULL THEN {PageState.NOT_CRAWLED:d} "
+    f"ELSE {PageState.CRAWLED:d} END"
+)

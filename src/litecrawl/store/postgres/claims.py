@@ -15,6 +15,7 @@ from typing import Any
 from litecrawl.frontier.lost import ClaimKind, claim_terms
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.queue import ClaimedPage, ClaimFocus, HostRules
+from litecrawl.store.states import PageState
 
 __all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
 
@@ -114,7 +115,8 @@ async def claim_pages(
 
 
 def _claim_statement(chosen: str) -> str:
-    return f"""UPDATE pages SET processing_time = %(now)s, state = 1, worker_id = %(worker)s
+    return f"""UPDATE pages SET processing_time = %(now)s, state = {PageState.QUEUED:d},
+        worker_id = %(worker)s
         WHERE norm_url IN ({chosen}) RETURNING {CLAIM_COLUMNS}, host"""
 
 

@@ -32,6 +32,7 @@ from litecrawl.store.queue import (
     PageUpdate,
 )
 from litecrawl.store.runs import FrontierSummary
+from litecrawl.store.states import RELEASED_STATE, PageState
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.store.workers import WorkerIdentity, WorkerRecord
 from litecrawl.strategy.domain import partition_hash
@@ -144,7 +145,8 @@ class PostgresFrontier(Frontier):
                 (url, host, depth, partition_hash(url, host=host)),
             )
             cur = await conn.execute(
-                f"UPDATE pages SET processing_time = %s, state = 1, worker_id = %s "
+                f"UPDATE pages SET processing_time = %s, state = {PageState.QUEUED:d}, "
+                "worker_id = %s "
                 f"WHERE norm_url = %s AND processing_time IS NULL RETURNING {_CLAIM_COLUMNS}",
                 (now, self.worker_id, url),
             )
@@ -191,7 +193,7 @@ class PostgresFrontier(Frontier):
         await self._rowcount(
             "UPDATE pages SET processing_time = NULL, worker_id = NULL, "
             "next_crawl_time = coalesce(%s, next_crawl_time), "
-            "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END "
+            f"state = {RELEASED_STATE} "
             "WHERE norm_url = ANY(%s)",
             (not_before, list(urls)),
         )
@@ -242,7 +244,7 @@ class PostgresFrontier(Frontier):
             return 0
         released = await self._rowcount(
             "UPDATE pages SET processing_time = NULL, worker_id = NULL, "
-            "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END WHERE worker_id = %s",
+            f"state = {RELEASED_STATE} WHERE worker_id = %s",
             (worker_id,),
         )
         await self._rowcount("DELETE FROM workers WHERE id = %s", (worker_id,))

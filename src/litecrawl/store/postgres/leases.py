@@ -11,6 +11,7 @@ import psycopg
 
 from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
+from litecrawl.store.states import PageState
 from litecrawl.store.workers import CLAIM_TIMEOUT, WORKERS, WorkerIdentity, WorkerRecord
 
 __all__ = [
@@ -138,7 +139,8 @@ async def reset_claims(
     ]
     if again:
         await conn.execute(
-            "UPDATE pages SET processing_time = NULL, worker_id = NULL, error = %s, state = 0 "
+            "UPDATE pages SET processing_time = NULL, worker_id = NULL, error = %s, "
+            f"state = {PageState.NOT_CRAWLED:d} "
             "WHERE norm_url = ANY(%s)",
             (CLAIM_TIMEOUT, again),
         )
@@ -148,7 +150,7 @@ async def reset_claims(
     if stale:
         await conn.execute(
             "UPDATE pages SET processing_time = NULL, worker_id = NULL, last_crawl_time = %s, "
-            "next_crawl_time = s.next, error = %s, state = 3 "
+            f"next_crawl_time = s.next, error = %s, state = {PageState.ERROR:d} "
             "FROM unnest(%s::text[], %s::bigint[]) AS s(url, next) WHERE norm_url = s.url",
             (now, CLAIM_TIMEOUT, [u for u, _ in stale], [n for _, n in stale]),
         )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from litecrawl.frontier.lost import ClaimKind, claim_terms
 from litecrawl.store.queue import ClaimedPage, ClaimFocus, HostRules
+from litecrawl.store.states import PageState
 
 __all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
 
@@ -81,7 +82,8 @@ def claim_pages(
               LEFT JOIN json_each(:room) r ON r.key = c.host)
             WHERE nth <= room ORDER BY {order} LIMIT :limit"""
     rows = conn.execute(
-        f"""UPDATE pages SET processing_time = :now, state = 1, worker_id = :worker
+        f"""UPDATE pages SET processing_time = :now, state = {PageState.QUEUED:d},
+        worker_id = :worker
         WHERE rowid IN ({chosen})
         RETURNING {CLAIM_COLUMNS}, host""",
         params,

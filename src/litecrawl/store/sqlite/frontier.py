@@ -35,6 +35,7 @@ from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
 from litecrawl.store.sqlite.waits import LockWatch
+from litecrawl.store.states import RELEASED_STATE, PageState
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.store.workers import WorkerIdentity, WorkerRecord
 from litecrawl.strategy.domain import partition_hash
@@ -232,7 +233,8 @@ class SQLiteFrontier(Frontier):
                     (url, host, depth, partition_hash(url, host=host)),
                 )
                 row = conn.execute(
-                    "UPDATE pages SET processing_time = ?, state = 1, worker_id = ? "
+                    f"UPDATE pages SET processing_time = ?, state = {PageState.QUEUED:d}, "
+                    "worker_id = ? "
                     f"WHERE norm_url = ? AND processing_time IS NULL RETURNING {_CLAIM_COLUMNS}",
                     (now, self.worker_id, url),
                 ).fetchone()
@@ -298,7 +300,7 @@ class SQLiteFrontier(Frontier):
                 lambda: conn.executemany(
                     "UPDATE pages SET processing_time = NULL, worker_id = NULL, "
                     "next_crawl_time = coalesce(?, next_crawl_time), "
-                    "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END "
+                    f"state = {RELEASED_STATE} "
                     "WHERE norm_url = ?",
                     [(not_before, u) for u in urls],
                 ),

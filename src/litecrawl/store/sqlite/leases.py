@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
+from litecrawl.store.states import RELEASED_STATE, PageState
 from litecrawl.store.workers import CLAIM_TIMEOUT, WORKERS, WorkerIdentity, WorkerRecord
 
 __all__ = [
@@ -75,7 +76,7 @@ def remove_worker(conn: sqlite3.Connection, worker_id: int) -> int:
     """Clean exit: claims still held go back unprocessed (due as before), then the row goes."""
     cur = conn.execute(
         "UPDATE pages SET processing_time = NULL, worker_id = NULL, "
-        "state = CASE WHEN last_crawl_time IS NULL THEN 0 ELSE 2 END WHERE worker_id = ?",
+        f"state = {RELEASED_STATE} WHERE worker_id = ?",
         (worker_id,),
     )
     conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
@@ -138,14 +139,15 @@ def reset_claims(
         if retry_uncrawled and last is None and error != CLAIM_TIMEOUT
     ]
     conn.executemany(
-        "UPDATE pages SET processing_time = NULL, worker_id = NULL, error = ?, state = 0 "
+        "UPDATE pages SET processing_time = NULL, worker_id = NULL, error = ?, "
+        f"state = {PageState.NOT_CRAWLED:d} "
         "WHERE norm_url = ?",
         [(CLAIM_TIMEOUT, url) for (url,) in again],
     )
     retried = {url for (url,) in again}
     conn.executemany(
         "UPDATE pages SET processing_time = NULL, worker_id = NULL, last_crawl_time = ?, "
-        "next_crawl_time = ?, error = ?, state = 3 WHERE norm_url = ?",
+        f"next_crawl_time = ?, error = ?, state = {PageState.ERROR:d} WHERE norm_url = ?",
         [
             (now, now + schedule.next_interval(last, nxt, False), CLAIM_TIMEOUT, url)
             for url, last, nxt, _ in rows
