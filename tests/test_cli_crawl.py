@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import os
@@ -179,6 +180,8 @@ def test_conditional_get_304_reuses_cached_body(
     assert first["etag"] == '"v1"'
     cached = list(cache.rglob("*.html"))
     assert len(cached) == 1 and b"cached body" in cached[0].read_bytes()
+    # the analysis worker hashed the body for the page row: the same hash as the body's
+    assert first["content_hash"] == hashlib.sha256(cached[0].read_bytes()).hexdigest()
     assert len(list(cache.rglob("*.headers.json"))) == 1
     db_execute(db, "UPDATE pages SET next_crawl_time = 1")
     result = run()

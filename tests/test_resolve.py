@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import pickle
 from html import escape
 
@@ -60,7 +61,9 @@ def _event_loop_way(body: bytes, url: str, how: LinkRules) -> ResolvedLinks:
     the worker resolved them (engine._page_links), with a fresh UrlRules, so no memo is shared
     with the worker's."""
     rules = UrlRules(*_patterns(how.rules))
-    _, found = analyze(url, body, {"content-type": "text/html"}, 200, 1, "link", _NO_VECTORS, 0.0)
+    _, found, _ = analyze(
+        url, body, {"content-type": "text/html"}, 200, 1, "link", _NO_VECTORS, 0.0
+    )
     assert isinstance(found, PageLinks)
     raw = list(found.links)
     if how.canonical and found.canonical:
@@ -103,7 +106,7 @@ def test_the_worker_resolves_links_as_the_event_loop_did(
     body = _page(links, base, canonical, feeds)
     how = LinkRules(rules, follow_canonical, resolve_feeds)
     # as the worker gets them: through a pickle (UrlRules travels as its patterns)
-    document, resolved = analyze(
+    document, resolved, _ = analyze(
         url, body, {"content-type": "text/html"}, 200, 1, "link", _NO_VECTORS, 0.0, False,
         pickle.loads(pickle.dumps(how)),
     )  # fmt: skip
@@ -126,7 +129,7 @@ def test_url_rules_travel_as_their_patterns_and_keep_one_memo_per_process() -> N
 
 def test_without_rules_the_worker_sends_the_links_as_written() -> None:
     body = _page(["../a", "mailto:x"], None, "/c", [])
-    _, links = analyze(
+    _, links, _ = analyze(
         "http://a.com/d/e.html", body, {"content-type": "text/html"}, 200, 1, "link",
         _NO_VECTORS, 0.0,
     )  # fmt: skip
@@ -152,3 +155,4 @@ async def _through_a_worker() -> None:
     )
     assert analysis.document is not None
     assert analysis.document.canonical == "http://a.com/d/e.html"
+    assert analysis.content_hash == hashlib.sha256(body).hexdigest()  # not hashed again

@@ -289,6 +289,7 @@ class Engine:
         extra: list[NewLink] = []
         links_out: list[str] | None = None  # None: this fetch did not read the page's links
         document: IndexDocument | None = None
+        digest: str | None = None  # the body's SHA-256 when a worker hashed it
         if page.kind == "page" and result.ok and is_feed_content_type(result.content_type):
             page = dataclasses.replace(page, kind="feed")  # a link that turned out to be a feed
         if content and page.kind != "page":
@@ -309,6 +310,7 @@ class Engine:
                     url, result, page.depth, page.source, self._link_rules
                 )
                 document, found, resolved = analysis.document, analysis.links, analysis.resolved
+                digest = analysis.content_hash
             if resolved is None:  # no worker resolved them (none, or it could not parse)
                 if found is None:
                     found = extract_links(content, url, result.content_type)
@@ -332,7 +334,10 @@ class Engine:
                 await self.writer.finish_stale(page, url, "hook", result, links)
                 return
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
-        await self.writer.finish(page, url, result, content, links, extra, document, links_out)
+            digest = None  # the hash is of what is stored: the transformed content
+        await self.writer.finish(
+            page, url, result, content, links, extra, document, links_out, digest
+        )
 
     def _page_links(
         self, found: ResolvedLinks, depth: int

@@ -68,8 +68,10 @@ class PageWriter:
         extra: list[NewLink] | None = None,
         document: IndexDocument | None = None,
         links_out: list[str] | None = None,
+        digest: str | None = None,
     ) -> None:
         """Steps 8-9 (docs/python-api.md): freshness, schedule, downstream hook, the batched write.
+        ``digest``: ``content``'s SHA-256 if already known (an analysis worker hashed the body).
 
         Fresh = a new valid link or a changed content hash. The downstream hook must be told
         before the write, so with a hook the links are looked up first; without one the write
@@ -87,7 +89,8 @@ class PageWriter:
             links = [u for u in queued if u not in listed]
             extra = [link for link in extra if link.kind != "page" or link.url in set(queued)]
         candidates = links + [link.url for link in extra]
-        digest = content_hash(content)
+        if digest is None:
+            digest = content_hash(content)
         fresh = fresh_content = digest != page.content_hash
         decide_in_write = (
             not fresh

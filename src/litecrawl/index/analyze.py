@@ -77,7 +77,7 @@ def analyze_page(
 ) -> IndexDocument | None:
     """Analyze one fetched page (in the calling thread); None, with a warning, if that fails."""
     when = time.time() if fetched_at is None else fetched_at
-    outcome, _links = _inline(_worker_args(url, result, depth, source, settings, when))
+    outcome, _links, _hash = _inline(_worker_args(url, result, depth, source, settings, when))
     if isinstance(outcome, str):
         log.warning("analysis failed for %s: %s", url, outcome)
         return None
@@ -122,15 +122,15 @@ class PageAnalyzer:
         args = (*_worker_args(url, result, depth, source, self.settings, time.time()), link_rules)
         links: PageLinks | ResolvedLinks | None = None
         if self.workers == 0:
-            outcome, links = _inline(args)
+            outcome, links, body_hash = _inline(args)
         else:
             if self._pool is None:
                 raise RuntimeError("use 'async with PageAnalyzer(...)' before calling it")
             try:
-                outcome, links = await self._pool.run(*args)
+                outcome, links, body_hash = await self._pool.run(*args)
             except NoWorker:
                 log.warning("no analysis worker could be started: analyzing %s inline", url)
-                outcome, links = _inline(args)
+                outcome, links, body_hash = _inline(args)
             except WorkerDied:
                 # killed, out of memory, a crash in C code: the pool starts a new worker
                 log.warning("analysis worker died on %s; a new worker takes over", url)
@@ -144,13 +144,13 @@ class PageAnalyzer:
         else:
             document = outcome
         if isinstance(links, ResolvedLinks):
-            return PageAnalysis(document, resolved=links)
-        return PageAnalysis(document, links)
+            return PageAnalysis(document, resolved=links, content_hash=body_hash)
+        return PageAnalysis(document, links, content_hash=body_hash)
 
 
 def _inline(
     args: tuple[Any, ...],
-) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None]:
+) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None, str]:
     """The work for one page in this process (the extraction stack is imported on first use)."""
     from litecrawl.index.work import analyze
 

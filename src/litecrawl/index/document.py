@@ -52,3 +52,4 @@ class PageAnalysis:
     document: IndexDocument | None
     links: PageLinks | None = None
     resolved: ResolvedLinks | None = None
+    content_hash: str | None = None  # the body's SHA-256, hashed by the worker

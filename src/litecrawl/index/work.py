@@ -83,11 +83,13 @@ def analyze(
     fetched_at: float,
     revalidated: bool = False,
     link_rules: LinkRules | None = None,
-) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None]:
-    """The worker: an :class:`IndexDocument` (or the reason it could not be made) and the
-    page's links (None if they could not be had): resolved by ``link_rules`` if given, else as
-    written. ``revalidated``: the body is the disk cache's, confirmed by a 304."""
+) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None, str]:
+    """The worker: an :class:`IndexDocument` (or the reason it could not be made), the page's
+    links (None if they could not be had): resolved by ``link_rules`` if given, else as written,
+    and the body's SHA-256 (the page's ``content_hash``: hashed here once, not again by the
+    event loop). ``revalidated``: the body is the disk cache's, confirmed by a 304."""
     content_type = headers.get("content-type", "")
+    body_hash = hashlib.sha256(body).hexdigest()
     links: PageLinks | None = None
     resolved: ResolvedLinks | None = None
     try:
@@ -120,6 +122,7 @@ def analyze(
                 settings,
                 fetched_at,
                 extracted,
+                body_hash,
             )
         text = extracted.text
         document = IndexDocument(
@@ -144,8 +147,8 @@ def analyze(
             canonical=resolved.canonical if resolved is not None else None,
         )
     except Exception as exc:  # never let one page take the worker (or the crawl) down
-        return f"{type(exc).__name__}: {exc}", links if resolved is None else resolved
-    return document, links if resolved is None else resolved
+        return f"{type(exc).__name__}: {exc}", links if resolved is None else resolved, body_hash
+    return document, links if resolved is None else resolved, body_hash
 
 
 def _embedding(url: str, title: str, text: str) -> bytes | None:
@@ -196,6 +199,7 @@ def _write_outputs(
     settings: AnalyzerSettings,
     fetched_at: float,
     extracted: Extracted,
+    body_hash: str,
 ) -> Path | None:
     """Markdown file + sidecar; each is rewritten only when its content changed, and the
     sidecar also after a 304 (its fetch fields: ``fetched_at``, ``status`` 304, validators)."""
@@ -222,7 +226,7 @@ def _write_outputs(
         source=source,
         depth=depth,
         status=status,
-        content_hash=hashlib.sha256(body).hexdigest(),
+        content_hash=body_hash,
         cache_path=cache_path,
     )
     meta_path = sidecar_path(md_path)
