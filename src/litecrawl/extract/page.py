@@ -173,12 +173,14 @@ def _extract(
     chosen = ""  # the engine's article text
     if lxml_doc is not None and with_metadata:  # on the tree as parsed: JSON-LD is in <script>
         author, date = markup_metadata(lxml_doc.root, html)
-    if main_article:
+    # No engine for a page lxml gave up on (nesting over 255 levels, ...): its article could
+    # not be located in the tree (_keep_article), and resiliparse's time on such a page grows
+    # with the square of its nesting (minutes at 30,000 levels).
+    if main_article and lxml_doc is not None:
         source = html
-        if lxml_doc is not None and lxml_doc.remove_selected(extra_remove):
+        if lxml_doc.remove_selected(extra_remove):
             source = lxml_doc.serialize()  # the filters hold for the article too
-        root = lxml_doc.root if lxml_doc is not None else None
-        chosen = engine_text(root, source, url, engine)
+        chosen = engine_text(lxml_doc.root, source, url, engine)
     if lxml_doc is not None:
         lxml_doc.strip_raw()
     doc: _Doc = lxml_doc or RegexDoc(html)
