@@ -34,7 +34,7 @@ def test_a_long_wait_for_another_process_lock_is_told(
     async def go() -> tuple[int, int]:
         async with SQLiteFrontier(db) as f:
             holder = subprocess.Popen(
-                [sys.executable, "-c", HOLD, str(db), "2"], stdout=subprocess.PIPE, text=True
+                [sys.executable, "-c", HOLD, str(db), "6"], stdout=subprocess.PIPE, text=True
             )
             assert holder.stdout is not None and holder.stdout.readline() == "held\n"
             added = await f.add([NewLink("http://a.test/", "a.test")])
