@@ -63,7 +63,7 @@ def _all_rows(db: Path | str) -> dict[str, list[tuple[Any, ...]]]:
             with psycopg.connect(str(db)) as pg:
                 cur = pg.execute(
                     "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
-                    "AND is_generated = 'NEVER' ORDER BY column_name",
+                    "AND is_generated = 'NEVER' AND column_name <> 'tsv' ORDER BY column_name",
                     (table.name,),
                 )
                 cols = [r[0] for r in cur.fetchall()]

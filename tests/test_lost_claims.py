@@ -150,6 +150,7 @@ _UNDO = {
     " DROP TABLE section_vectors;",
     "change_rate": "ALTER TABLE pages DROP COLUMN checks; ALTER TABLE pages DROP COLUMN changes;"
     " ALTER TABLE pages DROP COLUMN change_rate; ALTER TABLE pages DROP COLUMN change_history;",
+    "tsv_written": "",  # nothing on SQLite (PostgreSQL's tsvector)
 }
 
 

@@ -26,7 +26,7 @@ from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.resume import known_sites, make_due_again
-from litecrawl.store.backends import open_frontier
+from litecrawl.store.backends import is_postgres, open_frontier
 from litecrawl.store.queue import ClaimFocus
 from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
@@ -85,6 +85,7 @@ def _analyzer_settings(config: CrawlConfig) -> AnalyzerSettings:
         output_dir=Path(config.output.dir).absolute() if config.output.dir else None,
         cache_dir=Path(config.cache.dir) if config.cache.respect_conditional else None,
         cache_layout=config.cache.layout,
+        tsvector=is_postgres(config.db),
     )
 
 

@@ -55,6 +55,8 @@ class AnalyzerSettings:
     Markdown + ``.meta.json`` go (None: no files). ``cache_dir``: the disk cache directory, for
     the sidecar's ``cache_path`` (None: the sidecar says null). ``embed``: a vector of the text
     for semantic search (``extract.embed``; the model loads in each worker on its first page).
+    ``tsvector``: the page's PostgreSQL full-text vector (the database is PostgreSQL: built
+    here, in the worker, rather than by the database, see ``index/tsvector.py``).
     """
 
     extra_remove: tuple[str, ...] = ()
@@ -64,6 +66,7 @@ class AnalyzerSettings:
     cache_dir: Path | None = None
     cache_layout: CacheLayout = "files"
     embed: bool = True
+    tsvector: bool = False
 
 
 def analyze_page(

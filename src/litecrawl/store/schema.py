@@ -370,6 +370,7 @@ STEPS: list[tuple[str, str]] = [
     ("lost_claims", _LOST_CLAIMS),
     ("section_vectors", _SECTION_VECTORS),
     ("change_rate", _CHANGE_RATE),
+    ("tsv_written", ""),  # PostgreSQL's tsvector written with its resource
 ]
 
 

@@ -2,9 +2,11 @@
 
 The resource of each document is decided by :class:`litecrawl.index.placement.Placement`, as on
 SQLite; look-ups take their keys as arrays (``= ANY(%s)``), new resources go out in one
-``INSERT ... SELECT FROM unnest(...)``, documents in one ``executemany``. The full-text index
-is the generated ``tsv`` column, so it is never written here. Runs inside the caller's
-transaction (``PostgresFrontier.finalize``).
+``INSERT ... SELECT FROM unnest(...)``, documents in one ``executemany``. The full-text vector
+``tsv`` is written with its resource as the analysis worker built it
+(:mod:`litecrawl.index.tsvector`), so the database only parses and indexes it; a document
+without one leaves it NULL and the database builds it (the ``tsv_written`` migration's
+triggers). Runs inside the caller's transaction (``PostgresFrontier.finalize``).
 """
 
 from __future__ import annotations
@@ -70,14 +72,15 @@ ON CONFLICT (url) DO UPDATE SET
   canonical = excluded.canonical
 """
 _INSERT_RESOURCES = """
-INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, title, text, language)
+INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, title, text, language,
+                       tsv)
 SELECT * FROM unnest(%s::text[], %s::bigint[], %s::int[], %s::int[], %s::int[], %s::int[],
-                     %s::text[], %s::text[], %s::text[])
+                     %s::text[], %s::text[], %s::text[], %s::tsvector[])
 RETURNING id, text_hash
 """
 _REWRITE_RESOURCE = """
 UPDATE resources SET text_hash = %s, simhash = %s, band0 = %s, band1 = %s, band2 = %s,
-  band3 = %s, title = %s, text = %s, language = %s WHERE id = %s
+  band3 = %s, title = %s, text = %s, language = %s, tsv = %s::tsvector WHERE id = %s
 """
 _DELETE_ORPHANS = """
 DELETE FROM resources WHERE id = ANY(%s)
@@ -191,10 +194,10 @@ async def _write(conn: psycopg.AsyncConnection[Any], plan: Placement) -> None:
         if plan.rewrites:
             await cur.executemany(
                 _REWRITE_RESOURCE,
-                [(*resource_row(doc), rid) for rid, doc in plan.rewrites.items()],
+                [(*resource_row(doc), doc.tsvector, rid) for rid, doc in plan.rewrites.items()],
             )
         ids: dict[str, int] = {}
-        new = [resource_row(doc) for doc in plan.new_resources()]
+        new = [(*resource_row(doc), doc.tsvector) for doc in plan.new_resources()]
         if new:
             await cur.execute(
                 _INSERT_RESOURCES, [list(column) for column in zip(*new, strict=True)]

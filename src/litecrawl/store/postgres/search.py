@@ -1,12 +1,14 @@
 """Full-text search over the PostgreSQL index: the ``tsvector`` of each resource (title weight A,
 text weight B) ranked with ``ts_rank_cd``. See :mod:`litecrawl.store.index` for the interface.
 
-The index holds each text's words as SQLite's FTS5 splits them (``litecrawl_words``, migration
-``fts_words``), and the query is read as FTS5 reads it (:mod:`litecrawl.index.query`: the same
-phrases, prefixes, column filters, operators and precedence, the same retry with every word
-quoted), then written as a ``tsquery``: a phrase ``a <-> b`` (in one column, as FTS5's phrases
-are), ``word:*`` a prefix, ``title:word`` a title-only match (weight A), ``NOT`` ``& !``. So
-both backends match the same documents. Snippets are made as FTS5 makes them
+The index holds each text's words as SQLite's FTS5 splits them (built by the analysis worker:
+:mod:`litecrawl.index.tsvector`), and the query is read as FTS5 reads it
+(:mod:`litecrawl.index.query`: the same phrases, prefixes, column filters, operators and
+precedence, the same retry with every word quoted), then written as a ``tsquery`` of the same
+folded words taken as they are (no text-search parser re-reads them, so query and index agree
+whatever the server's locale): a phrase ``a <-> b`` (in one column, as FTS5's phrases are),
+``word:*`` a prefix, ``title:word`` a title-only match (weight A), ``NOT`` ``& !``. So both
+backends match the same documents. Snippets are made as FTS5 makes them
 (:mod:`litecrawl.index.snippet`): ``ts_headline`` re-reads the text with PostgreSQL's parser,
 which would not mark ``example`` in ``www.example.com`` nor put an ellipsis where it cuts.
 """
@@ -30,6 +32,7 @@ from litecrawl.index.query import (
     parse,
 )
 from litecrawl.index.snippet import snippet
+from litecrawl.index.tsvector import MAX_WORD_BYTES
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
 from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
 from litecrawl.store.postgres.connection import connect, migrate_database
@@ -45,7 +48,7 @@ _BATCH = 500  # rows per round trip when streaming
 _WEIGHTS = [0.0, 0.0, 1.0 / TITLE_WEIGHT, 1.0]
 _RANKED = """
 SELECT r.id, ts_rank_cd(%(weights)s::float4[], r.tsv, q, 1) AS score, r.title
-FROM resources AS r, to_tsquery('simple', %(query)s) AS q
+FROM resources AS r, CAST(%(query)s AS tsquery) AS q
 WHERE r.tsv @@ q AND EXISTS (SELECT 1 FROM documents AS d WHERE d.resource_id = r.id)
 ORDER BY score DESC, r.id
 LIMIT %(limit)s OFFSET %(offset)s
@@ -203,6 +206,10 @@ def _phrase(phrase: Phrase) -> str:
 
 
 def _lexeme(word: str, prefix: bool, weight: str) -> str:
+    """A word as the index holds it, taken as it is (no parser in between: the index's words
+    are folded in Python too, whatever the server's locale)."""
+    if len(word) * 4 >= MAX_WORD_BYTES and len(word.encode()) >= MAX_WORD_BYTES:
+        word = "-"  # never indexed (index/tsvector.py): a word that is in no vector
     marks = ("*" if prefix else "") + weight
     quoted = word.replace("\\", "\\\\").replace("'", "''")
     return f"'{quoted}'" + (f":{marks}" if marks else "")

@@ -45,10 +45,12 @@ class PostgresTables(TableStore):
         self._run("COMMIT")
 
     def columns(self, table: str) -> list[str]:
+        # the full-text vector is left out: the target builds its own from the copied text
+        # (SQLite's FTS5; here the tsv_written migration's triggers)
         rows = self._run(
             "SELECT column_name FROM information_schema.columns "
             "WHERE table_schema = current_schema() AND table_name = %s AND is_generated = 'NEVER' "
-            "ORDER BY ordinal_position",
+            "AND column_name <> 'tsv' ORDER BY ordinal_position",
             (table,),
         )
         return [str(r[0]) for r in rows]
