@@ -1,8 +1,9 @@
 """The schema's migrations (store/schema.py) as the PostgreSQL store runs them, tracked in
 ``litecrawl_schema``: BIGINT epoch times, DOUBLE PRECISION, BYTEA, identity columns instead of
 AUTOINCREMENT, and full text as a ``tsvector`` (written with each resource since
-``tsv_written``) with a GIN index where SQLite keeps an FTS5 table. Each step runs in one transaction under an advisory lock, so workers starting on a
-fresh database at once apply each step exactly once.
+``tsv_written``) with a GIN index where SQLite keeps an FTS5 table. Each step runs in one
+transaction under an advisory lock, so workers starting on a fresh database at once apply each
+step exactly once.
 """
 
 from __future__ import annotations
