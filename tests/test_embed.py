@@ -65,15 +65,29 @@ def test_odd_text_embeds(text: str) -> None:
 
 
 def test_word_cache_stays_within_its_bound_and_changes_no_vector() -> None:
-    # A crawl of many distinct words: the small cache starts afresh several times, its sums never
-    # grow past the bound, and every vector equals the one of a cache that never filled.
-    small = Embedder(cache_words=MAX_WORDS + 1)
+    # A crawl of many distinct words: the small cache fills several times, its sums never grow
+    # past the bound, and every vector equals the one of a cache that never filled.
+    small = Embedder(cache_words=2 * (MAX_WORDS + 1))
     pages = [" ".join(f"w{page}x{i}" for i in range(MAX_WORDS)) for page in range(6)]
     pages.append(" ".join(TEXTS))
     for text in pages * 2:
         got, expected = small.vector(text), embedder().vector(text)
         assert got is not None and expected is not None
         assert np.array_equal(got, expected), text[:40]
-        assert len(small._rows) <= MAX_WORDS + 1
-        assert len(small._sums) <= max(1024, MAX_WORDS + 1)
-    assert CACHE_WORDS * DIMENSIONS * 4 <= 32 * 2**20  # the default bound: 32 MiB of sums
+        assert len(small._rows) <= 2 * (MAX_WORDS + 1)
+        assert len(small._sums) == 2 * (MAX_WORDS + 1)
+    assert CACHE_WORDS * DIMENSIONS * 4 <= 16 * 2**20  # the default bound: 16 MiB of sums
+
+
+def test_words_that_repeat_stay_cached_while_words_seen_once_pass_through() -> None:
+    # Each page: 50 words every page has, then words no other page has (a page's number, a
+    # name): the unique words fill the cache over and over, the common ones are tokenized once.
+    small = Embedder(cache_words=2 * (MAX_WORDS + 1))
+    common = [f"common{i}" for i in range(50)]
+    pages = [" ".join(common + [f"p{page}u{i}" for i in range(300)]) for page in range(20)]
+    for text in pages:
+        small.vector(text)
+    assert small.tokenized == len(common) + 20 * 300
+    # and the vectors are still those of a fresh cache
+    fresh = Embedder(cache_words=2 * (MAX_WORDS + 1))
+    assert np.array_equal(small.vector(pages[-1]), fresh.vector(pages[-1]))

@@ -14,11 +14,14 @@ of the time (0.4 ms for a 250-word page), and pages repeat words, so each distin
 whitespace-separated word is tokenized once per process and its summed token vector kept
 (see below for its bound): the same vector as ``WordLlama.embed`` of the same words
 within float error, at a fraction of the cost. The cache holds :data:`CACHE_WORDS` words at most
-(1 KiB each) and starts afresh when full: on the 530 pages of Python's documentation (29,741
-distinct words in their first 400 words) 16,384 words hit 80% of lookups and 32,768 hit 85.5%,
-as many as an unbounded cache, so a larger bound buys nothing but memory (it was 200,000 words,
-~200 MB per analysis worker; bench/word_cache.py measures it). A page is embedded by its title and
-its first :data:`MAX_WORDS` words. Vectors are L2-normalised float32, little-endian, as bytes.
+(1 KiB each); when full it keeps the words used in more than one text since they entered (at most
+half the bound) and drops the rest, so the words that repeat stay and the rare ones pass through.
+Replaying what a worker embeds of Python's and PostgreSQL's documentation (894,955 words looked
+up, 65,928 distinct), 16,384 words hit 90.1% of lookups: what starting afresh hit at 32,768
+(90.3%) and near an exact LRU (90.8%), at 16 MiB instead of 32 per analysis worker; 8,192 hit
+87.3% and cost a quarter more tokenizer calls, which showed in the CPU (bench/word_cache.py;
+bench/README.md). A page is embedded by its title and its first :data:`MAX_WORDS` words.
+Vectors are L2-normalised float32, little-endian, as bytes.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ __all__ = [
 
 log = logging.getLogger("litecrawl.index")
 
-CACHE_WORDS = 32_768
+CACHE_WORDS = 16_384
 # A page is embedded by its first words: the top of a page says what it is about, and the cost
 # stays bounded (kit pages have 2,000 words: all of them cost a third of the crawl's CPU per page).
 MAX_WORDS = 400
@@ -63,7 +66,8 @@ class Embedder:
     """The loaded model and its per-word cache (one per process: see :func:`embedder`)."""
 
     def __init__(self, cache_words: int = CACHE_WORDS) -> None:
-        self._cache_words = max(cache_words, MAX_WORDS + 1)  # a page's words always fit
+        # a page's words always fit beside the words kept (half the bound)
+        self._cache_words = max(cache_words, 2 * (MAX_WORDS + 1))
         folder = _package_folder()
         try:
             from tokenizers import Tokenizer
@@ -73,10 +77,18 @@ class Embedder:
         except Exception as exc:  # a broken install: say which folder, not a traceback
             raise ConfigError(f"cannot load the embedding model from {folder}: {exc}") from exc
         # word -> row of _sums, the sum of the word's token vectors (the mean's direction is
-        # the sum's: the token count is not needed for a unit vector)
+        # the sum's: the token count is not needed for a unit vector); _words[row] is the word
         self._rows: dict[str, int] = {}
+        self._words: list[str] = []
+        # Looked up in how many texts since it entered or since the cache last filled: when full,
+        # the words looked up again stay (at most half the bound, the most used first) and the
+        # rest go, so the words that repeat stay while the rare ones (a page's number, a name)
+        # pass through: an LRU's hit rate at half its memory, for one numpy add per text
+        # (bench/word_cache.py).
+        self._uses = np.zeros(self._cache_words, dtype=np.uint32)
+        self.tokenized = 0  # words this cache missed (each cost a tokenizer call)
         # The whole bound at once: np.empty maps it untouched, so only the rows written take
-        # memory, and growing never holds an old copy beside a new one (16 + 32 MiB at once)
+        # memory, and growing never holds an old copy beside a new one
         self._sums: Vector = np.empty((self._cache_words, DIMENSIONS), dtype=np.float32)
 
     def vector(self, text: str) -> Vector | None:
@@ -85,10 +97,14 @@ class Embedder:
         if not words:
             return None
         if len(self._rows) + len(words) > self._cache_words:
-            self._rows.clear()  # the rare words of a huge crawl: start afresh, bounded memory
+            self._keep_repeated()
         # known words in one C-level pass (a Python call per word was most of the cost)
         found = list(map(self._rows.get, words))
-        rows = [self._row(w) if r is None else r for w, r in zip(words, found, strict=True)]
+        rows = np.array(
+            [self._row(w) if r is None else r for w, r in zip(words, found, strict=True)],
+            dtype=np.intp,
+        )
+        self._uses[rows] += 1  # a word twice in one text counts once
         # a sum of rows, no matrix product: BLAS would start its threads in every worker
         # process and spin them against the crawl (measured: twice the crawl's CPU)
         total: Vector = self._sums[rows].sum(axis=0, dtype=np.float32)
@@ -98,14 +114,29 @@ class Embedder:
         return total / np.float32(norm)
 
     def _row(self, word: str) -> int:
-        row = self._rows.get(word)
+        row = self._rows.get(word)  # the same word twice in one text
         if row is None:
-            row = len(self._rows)
+            self.tokenized += 1
+            row = len(self._words)
             ids = np.asarray(self._tokenizer.encode(word, add_special_tokens=False).ids)
             known = np.clip(ids, 0, len(self._table) - 1)
             self._sums[row] = self._table[known].sum(axis=0, dtype=np.float32)
             self._rows[word] = row
+            self._words.append(word)
         return row
+
+    def _keep_repeated(self) -> None:
+        """The cache is full: keep the words used in more than one text since they entered,
+        the most used first, up to half the bound, moved to the first rows."""
+        used = self._uses[: len(self._words)]
+        keep = np.flatnonzero(used > 1)
+        if len(keep) > self._cache_words // 2:
+            keep = np.sort(keep[np.argsort(used[keep], kind="stable")[-(self._cache_words // 2) :]])
+        self._sums[: len(keep)] = self._sums[keep]
+        self._words = [self._words[row] for row in keep.tolist()]
+        self._rows = {word: row for row, word in enumerate(self._words)}
+        self._uses[:] = 0
+        self._uses[: len(keep)] = 1  # as if they had just entered
 
 
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
