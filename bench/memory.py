@@ -3,6 +3,7 @@
     uv run python bench/memory.py                          # 10k, 50k, 200k pages, this tree
     uv run python bench/memory.py --sizes 10000 50000 --tree /tmp/main-tree
     uv run python bench/memory.py --sizes 2000 --tracemalloc /tmp/tm   # Python heap snapshots
+    uv run python bench/memory.py --sizes 10000 --backend sqlite postgres   # a PostgreSQL worker
 
 For each size, ``bench/run.py crawl``'s site (bench/site.py, cached under /tmp) is served by
 nginx and crawled with ``run.py``'s flags by this tree and by each ``--tree`` (another checkout
@@ -11,6 +12,10 @@ descendants (the analysis workers) are sampled from /proc: VmRSS and Pss (smaps_
 pages counted once across the forked processes). Reported: the peak of the tree's sum, the
 peak of each single process, each process's RSS at 10/25/50/75/100% of the crawl (steady growth
 shows there), and CPU (user + sys of the crawler and every worker it waited for) per page.
+
+``--backend postgres`` crawls into a throwaway PostgreSQL server (``bench/pg.py``, emptied before
+each run) instead of an SQLite file, alternated with the other backends within a size; the
+server's own CPU is reported apart (it is not in the crawler's tree).
 
 ``--tracemalloc DIR`` runs every Python process of the crawl with tracemalloc on (through a
 ``sitecustomize`` on PYTHONPATH, nothing in the package) and dumps a snapshot per process every
@@ -23,14 +28,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pg import empty, server, server_cpu
 from run import CRAWL_FLAGS, LITECRAWL, Nginx, count_rows, site_dir
 
 SAMPLE_S = 0.2
@@ -106,18 +114,23 @@ class Run:
     tree_pss: int
     procs: dict[int, Proc]
     reachable: int = 0
+    server_cpu: float = 0.0  # PostgreSQL's, apart from ``cpu``
 
     def peak(self, role: str) -> float:
         return max((p.peak_rss for p in self.procs.values() if p.role == role), default=0) / MIB
 
 
-def crawl_sampled(script: list[str], base: str, db: Path, env: dict[str, str]) -> Run:
-    """One crawl, sampled every SAMPLE_S: peaks of the tree and of each process, CPU seconds."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+def crawl_sampled(script: list[str], base: str, db: str, env: dict[str, str]) -> Run:
+    """One crawl, sampled every SAMPLE_S: peaks of the tree and of each process, CPU seconds.
+    ``db``: an SQLite path (removed first) or a PostgreSQL URL (emptied first)."""
+    if db.startswith("postgresql://"):
+        empty(db)
+    else:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    cmd = [*script, "crawl", f"{base}/index.html", "--db", str(db), *CRAWL_FLAGS]
+    cmd = [*script, "crawl", f"{base}/index.html", "--db", db, *CRAWL_FLAGS]
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
     procs: dict[int, Proc] = {}
     tree_rss = tree_pss = 0
@@ -145,7 +158,7 @@ def crawl_sampled(script: list[str], base: str, db: Path, env: dict[str, str]) -
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    pages = count_rows(str(db), "SELECT count(*) FROM pages WHERE status = 200")
+    pages = count_rows(db, "SELECT count(*) FROM pages WHERE status = 200")
     return Run(wall, cpu, pages, tree_rss, tree_pss, procs)
 
 
@@ -169,33 +182,49 @@ def cmd_measure(args: argparse.Namespace) -> None:
         hook = Path(tempfile.mkdtemp(prefix="lcbench-tm-"))
         (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
         env |= {"PYTHONPATH": str(hook), "LCBENCH_TM_EVERY": str(args.every)}
+    # every tree on every backend, alternated within a size (the machine's drift hits all alike)
+    variants = [
+        (name if len(args.backend) == 1 else f"{name}, {backend}", script, backend)
+        for backend in args.backend
+        for name, script in trees.items()
+    ]
     rows: list[tuple[int, str, Run]] = []
-    for n in args.sizes:
-        root = site_dir(n)
-        manifest = json.loads((root / "manifest.json").read_text())
-        nginx = Nginx(root)
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                for run in range(args.runs):
-                    for name, script in trees.items():  # alternated: the machine's drift
-                        if args.tracemalloc:
-                            out = tm / f"{n}-{Path(name).name.replace(' ', '-')}-{run}"
-                            out.mkdir(exist_ok=True)
-                            env["LCBENCH_TM_DIR"] = str(out)
-                        nginx.reset_log()
-                        m = crawl_sampled(script, manifest["base"], Path(tmp) / "m.db", env)
-                        m.reachable = manifest["reachable"]  # fewer: another nginx on the port?
-                        rows.append((n, name, m))
-                        report_run(n, name, m)
-        finally:
-            nginx.stop()
+    with ExitStack() as stack:
+        pg_url, cluster = "", None
+        if "postgres" in args.backend:
+            pg_url, cluster = stack.enter_context(server(args.pg_url))
+        for n in args.sizes:
+            root = site_dir(n)
+            manifest = json.loads((root / "manifest.json").read_text())
+            nginx = Nginx(root)
+            try:
+                with tempfile.TemporaryDirectory() as tmp:
+                    for run in range(args.runs):
+                        for label, script, backend in variants:
+                            if args.tracemalloc:
+                                tag = re.sub(r"[^\w.-]+", "-", label)
+                                out = tm / f"{n}-{tag}-{run}"
+                                out.mkdir(exist_ok=True)
+                                env["LCBENCH_TM_DIR"] = str(out)
+                            nginx.reset_log()
+                            db = pg_url if backend == "postgres" else str(Path(tmp) / "m.db")
+                            before = server_cpu(cluster) if backend == "postgres" else 0.0
+                            m = crawl_sampled(script, manifest["base"], db, env)
+                            if backend == "postgres":
+                                m.server_cpu = server_cpu(cluster) - before
+                            m.reachable = manifest["reachable"]  # fewer: another nginx there?
+                            rows.append((n, label, m))
+                            report_run(n, label, m)
+            finally:
+                nginx.stop()
     summary(rows)
 
 
 def report_run(n: int, name: str, m: Run) -> None:
     print(
         f"\n{name} n={n}: {m.pages} / {m.reachable} pages in {m.wall:.0f} s, CPU {m.cpu:.1f} s, "
-        f"tree peak RSS {m.tree_rss / MIB:.0f} MiB, PSS {m.tree_pss / MIB:.0f} MiB",
+        f"tree peak RSS {m.tree_rss / MIB:.0f} MiB, PSS {m.tree_pss / MIB:.0f} MiB"
+        + (f", PostgreSQL server CPU {m.server_cpu:.1f} s" if m.server_cpu else ""),
         flush=True,
     )
     for pid, p in m.procs.items():
@@ -249,6 +278,11 @@ def main() -> None:
         default=[],
         help="another checkout (with its own .venv) to measure alternately",
     )
+    parser.add_argument(
+        "--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"],
+        help="alternate the runs over these backends",
+    )  # fmt: skip
+    parser.add_argument("--pg-url", help="a PostgreSQL database for postgres (emptied!)")
     parser.add_argument("--tracemalloc", metavar="DIR", help="dump Python heap snapshots here")
     parser.add_argument("--every", type=float, default=30.0, help="seconds between snapshots")
     parser.add_argument("--diff", nargs=2, metavar="SNAPSHOT", help="compare two snapshots")
