@@ -18,8 +18,11 @@ at a time:
   (``--cli-tree NAME=DIR``).
 
 Figures per run: pages/s = pages rendered / wall seconds; CPU = user + sys of the variant's
-process and every process it waited for (Playwright's driver and Chromium's processes: they are
-all reaped by their parents before the variant exits, so ``wait4`` counts them). ``call`` figures
+process and all its descendants: Playwright's driver and Chromium's processes. Chromium's zygote
+outlives the browser process and would be reparented to init with the renderers' CPU (~60% of
+the tree's), counted by no ``wait4``; so the variant process and this driver are subreapers
+(``prctl(PR_SET_CHILD_SUBREAPER)``) and reap every orphan before the figures are taken (before
+2026-11-26 this bench missed that CPU). ``call`` figures
 are inside the variant process around the call (browser launch included, Python start-up and
 imports not); ``process`` figures are the whole process seen from here (start-up included: the
 only figures for the CLI). ``--memory N`` then renders N distinct pages with each variant and
@@ -45,6 +48,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DOCS = Path("/usr/share/doc/python3.11/html")
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
 VIEWPORT = {"width": 2160, "height": 3840}  # litecrawl()'s default
 # What the plain loop blocks, by URL: Playwright matches this regex itself, no Python handler.
 MEDIA_URL = re.compile(
@@ -119,26 +123,70 @@ def run_variant(variant: str, urls: list[str], concurrency: int) -> None:
     """In the variant's own process: time the call and print the figures as JSON."""
     import resource
 
-    import playwright.async_api  # noqa: F401  (imports before the clock starts)
+    # imports before the clock starts, as a program does before it calls: Playwright's for
+    # the loop, litecrawl()'s module for the batch (what litecrawl() imports lazily inside the
+    # call stays in; the "process" figures below include every import)
+    import playwright.async_api  # noqa: F401
 
-    import litecrawl  # noqa: F401
+    from litecrawl import litecrawl  # noqa: F401
 
     def cpu(who: int) -> float:
         usage = resource.getrusage(who)
         return usage.ru_utime + usage.ru_stime
 
+    become_subreaper()
     start, self0, kids0 = time.monotonic(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
     if variant == "plain":
         done = asyncio.run(plain_loop(urls, concurrency))
     else:
         done = litecrawl_batch(urls, concurrency)
     wall = time.monotonic() - start
+    reap_orphans(set())  # Chromium's zygote and renderers: counted below once reaped
     py = cpu(resource.RUSAGE_SELF) - self0  # this process alone: the engine, Playwright's client
     spent = py + cpu(resource.RUSAGE_CHILDREN) - kids0
     print(json.dumps({"pages": done, "wall": wall, "cpu": spent, "py_cpu": py}))
 
 
+def become_subreaper() -> None:
+    """Inherit this process's orphaned descendants. Chromium's zygote outlives the browser
+    process that started it; orphaned, it and the renderers it reaped (most of Chromium's CPU)
+    are counted by no ``wait4`` up the tree. A subreaper inherits them and reaps them."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def reap_orphans(keep: set[int], timeout: float = 20.0) -> float:
+    """Wait for every child of this process but ``keep`` (inherited orphans included) to exit
+    and reap it; their CPU seconds (with their reaped children's)."""
+    spent, deadline = 0.0, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        kids = [p for p in children_of(os.getpid()) if p not in keep]
+        if not kids:
+            break
+        for kid in kids:
+            try:
+                pid, _, usage = os.wait4(kid, os.WNOHANG)
+            except ChildProcessError:
+                continue
+            if pid:
+                spent += usage.ru_utime + usage.ru_stime
+        time.sleep(0.1)
+    return spent
+
+
 # -- the driver ---------------------------------------------------------------------------------
+
+
+def children_of(parent: int) -> list[int]:
+    return [pid for pid in tree_of(parent) if pid != parent and ppid_of(pid) == parent]
+
+
+def ppid_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except OSError:
+        return 0
 
 
 def free_port() -> int:
@@ -176,6 +224,33 @@ def tree_of(pid: int) -> list[int]:
         p = todo.pop()
         out.append(p)
         todo.extend(children.get(p, []))
+    return out
+
+
+def cpu_by_pid(pids: list[int], root: int) -> dict[int, tuple[str, float]]:
+    """Each process's CPU seconds so far (user + sys) and its kind: the variant process
+    (``python``), Playwright's driver (``driver``), Chromium (``chromium``: browser, renderers,
+    GPU and utility processes), the CLI's analysis workers (``analysis``), else ``other``."""
+    out: dict[int, tuple[str, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            args = args or Path(f"/proc/{pid}/comm").read_text()  # a zombie has no cmdline
+        except OSError:
+            continue
+        if pid == root:
+            kind = "python"
+        elif "playwright/driver" in args or args.startswith("node"):
+            kind = "driver"
+        elif "litecrawl.index.pool" in args:
+            kind = "analysis"
+        elif "chrom" in args.split(" ", 1)[0]:
+            kind = "chromium"
+        else:
+            kind = "other"
+        out[pid] = (kind, (int(fields[11]) + int(fields[12])) / tick)
     return out
 
 
@@ -256,18 +331,27 @@ def run_once(
         cwd=work,
     )
     samples: list[tuple[int, float]] = []
+    seen: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds), as last sampled
+    ticks = 0
     while True:  # wait4, not poll: the child's rusage (and its reaped children's) comes with it
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG if sample else 0)
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
-        time.sleep(2)
-        samples.append((html_served(nginx), pss_mib(tree_of(proc.pid))))
+        time.sleep(0.5)
+        tree = tree_of(proc.pid)
+        for pid_, (kind, spent) in cpu_by_pid(tree, proc.pid).items():
+            # the kind first seen: an exited process (a zombie) has no command line any more
+            seen[pid_] = (seen.get(pid_, (kind, 0.0))[0], spent)
+        ticks += 1
+        if sample and ticks % 4 == 0:
+            samples.append((html_served(nginx), pss_mib(tree)))
     wall = time.monotonic() - start
+    orphans = reap_orphans({nginx.proc.pid})  # the CLI's Chromium, left to us (a subreaper)
     out = proc.stdout.read() if proc.stdout else ""
     # the CLI exits 1 when pages failed (timeouts): its count below says how many were rendered
     if status != 0 and not (variant == "cli" and os.waitstatus_to_exitcode(status) == 1):
         raise SystemExit(f"{variant} failed with status {status}")
-    figures: dict[str, Any] = {"p_wall": wall, "p_cpu": usage.ru_utime + usage.ru_stime}
+    figures: dict[str, Any] = {"p_wall": wall, "p_cpu": usage.ru_utime + usage.ru_stime + orphans}
     figures["p_rss"] = usage.ru_maxrss / 1024  # the largest single process
     if variant == "cli":
         import sqlite3
@@ -280,6 +364,8 @@ def run_once(
     else:
         figures.update(json.loads(out.strip().splitlines()[-1]))
     figures["samples"] = samples
+    for kind, cpu in seen.values():  # ~0.5 s of a short-lived process's last CPU is missed
+        figures[f"cpu_{kind}"] = figures.get(f"cpu_{kind}", 0.0) + cpu
     return figures
 
 
@@ -305,6 +391,7 @@ def main() -> None:
     cli_trees = dict(t.split("=", 1) for t in args.cli_tree)
     variants += [(f"cli:{name}", "cli", src) for name, src in cli_trees.items()]
     compile_all([src for _, _, src in variants if src])
+    become_subreaper()
     port = free_port()
     nginx = Nginx(DOCS, port)
     base = f"http://127.0.0.1:{port}"
@@ -350,14 +437,59 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
             cells += [f"{rate:.2f}"]
             cells += [f"{rate / (med(plain, 'pages') / med(plain, 'wall')):.2f}" if plain else "-"]
             cells += [f"{cpu:.0f}"]
-            cells += [
-                f"{cpu / (med(plain, 'cpu') / med(plain, 'pages') * 1000):.2f}" if plain else "-"
-            ]
+            if plain and len(plain) == len(runs):  # and round by round (each its own load)
+                each = [
+                    (r["cpu"] / r["pages"]) / (p["cpu"] / p["pages"])
+                    for r, p in zip(runs, plain, strict=True)
+                ]
+                shown = ", ".join(f"{x:.2f}" for x in each)
+                cells += [f"{cpu / (med(plain, 'cpu') / med(plain, 'pages') * 1000):.2f} ({shown})"]
+            else:
+                cells += ["-"]
             cells += [f"{med(runs, 'py_cpu') / pages * 1000:.0f}"]
         else:
             cells += ["-", "-", "-", "-", "-"]
         cells += [f"{pages / med(runs, 'p_wall'):.2f}", f"{med(runs, 'p_cpu') / pages * 1000:.0f}"]
         cells += [f"{med(runs, 'p_rss'):.0f}"]
+        print("| " + " | ".join(cells) + " |")
+    by_kind(results)
+
+
+KINDS = ("python", "driver", "chromium", "analysis", "other")
+
+
+def by_kind(results: dict[str, list[dict[str, Any]]]) -> None:
+    """Process CPU per page by kind of process (sampled), and the render path alone: the whole
+    tree but the CLI's analysis workers, against the plain loop's, per round and its median."""
+    plain = results.get("plain")
+    print(
+        "\nprocess CPU ms/page by process (sampled from /proc every 0.5 s; start-up included), "
+        "and the render path (all but the analysis workers) against the plain loop's, round by "
+        "round\n"
+    )
+    print(f"| variant | {' | '.join(KINDS)} | render path | x plain (median, each round) |")
+    print("|---|" + "---|" * (len(KINDS) + 2))
+
+    def path_cpu(run: dict[str, Any]) -> float:
+        return float(sum(run.get(f"cpu_{k}", 0.0) for k in KINDS if k != "analysis"))
+
+    for name, runs in results.items():
+        pages = statistics.median(r["pages"] for r in runs)
+        cells = [name]
+        for kind in KINDS:
+            cells.append(
+                f"{statistics.median(r.get(f'cpu_{kind}', 0.0) for r in runs) / pages * 1000:.0f}"
+            )
+        cells.append(f"{statistics.median(path_cpu(r) / r['pages'] for r in runs) * 1000:.0f}")
+        if plain and len(plain) == len(runs):
+            ratios = [
+                (path_cpu(r) / r["pages"]) / (path_cpu(p) / p["pages"])
+                for r, p in zip(runs, plain, strict=True)
+            ]
+            each = ", ".join(f"{x:.2f}" for x in ratios)
+            cells.append(f"{statistics.median(ratios):.2f} ({each})")
+        else:
+            cells.append("-")
         print("| " + " | ".join(cells) + " |")
 
 
