@@ -124,6 +124,29 @@ def test_js_links_and_links_loaded_after_scrolling(serve: Serve) -> None:
     assert b"/scrolled-link" not in result.body
 
 
+def test_a_request_of_the_load_still_running_after_the_scroll_is_waited_for(
+    serve: Serve,
+) -> None:
+    # Started as the page loads, answered 1.5 s later: long after the scroll wait (100 ms) and
+    # after the page's `load`, so only the wait for a quiet network catches it.
+    page = html_page(
+        """<div id="late"></div><script>
+        addEventListener("load", async () => {
+          const html = await (await fetch("/slow")).text();
+          document.getElementById("late").innerHTML = html;
+        });</script>"""
+    )
+
+    async def slow(_: web.Request) -> web.Response:
+        await asyncio.sleep(1.5)
+        return web.Response(text='<a href="/late-link">late</a>')
+
+    server = serve(app_of(index=("text/html", page), slow=slow))
+    result = fetch(server.url("/"), scroll_wait_ms=100)
+    assert b'href="/late-link"' in result.body
+    assert server.count("/slow") == 1
+
+
 def test_user_agent_and_headers_reach_the_server(serve: Serve) -> None:
     server = serve(js_app())
     fetch(server.url("/"), scroll_rounds=0)

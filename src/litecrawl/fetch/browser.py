@@ -6,10 +6,11 @@ until the network is quiet (bounded by ``timeout_ms``: a page that never goes id
 what it has), run ``page_hook``, then return the rendered DOM (HTML) or the raw bytes (anything
 else). Pages of one site share a browser context, never another site's (:mod:`.contexts`).
 
-Blocking costs the page no trip to Python for what is plainly not media: a request whose URL
-ends in a script, style or document extension goes on inside Playwright's driver; only the others
-(images by extension, and URLs that do not say what they are) reach :meth:`_route`, which blocks
-them by the type Chromium gives them (image, font, media).
+Blocking costs the page no trip to Python for what is plainly not media: Chromium is started with
+images turned off (none is requested), and a request whose URL ends in a script, style or
+document extension goes on inside Playwright's driver; only the others (URLs that do not say
+what they are) reach :meth:`_block`, which blocks them by the type Chromium gives them (image,
+font, media).
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ _Got = tuple[int, str, dict[str, str], bytes]  # status, final URL, headers, bod
 
 _FLAGS = "no-sandbox disable-gpu disable-background-networking disable-component-update"
 LAUNCH_ARGS = [f"--{flag}" for flag in (_FLAGS + " disable-sync no-first-run disable-quic").split()]
+# Blocking media, Chromium requests no image at all (<img>, CSS backgrounds, whatever the URL):
+# no request, no route to Python and back. Fonts and media still go by their type (_block).
+NO_IMAGES = ("--blink-settings=imagesEnabled=false",)
 BLOCKED_TYPES = frozenset({"image", "font", "media"})
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 VIEWER_TYPES = ("application/pdf",)  # Chromium shows these in a viewer; body() is the viewer
@@ -129,25 +133,37 @@ _CONNECT_CODES = frozenset(
 
 
 class _Inflight:
-    """Counts a page's requests in flight, to wait for a quiet network after scrolling."""
+    """Counts a page's requests in flight from now on, to wait for a quiet network after
+    scrolling.
+
+    Made once the page has loaded: every request event costs a message from Playwright's driver
+    and a Request object in Python (~35 a page on a documentation site, most of the client's
+    work), so the load's own requests are left to the driver's ``networkidle``, which
+    :meth:`wait_idle` awaits first.
+    """
 
     def __init__(self, page: Page) -> None:
-        self.count, self.changed, self.last = 0, asyncio.Event(), time.monotonic()
+        self.page, self.count, self.changed = page, 0, asyncio.Event()
+        self.last = time.monotonic()
         page.on("request", lambda _: self._add(1))
         page.on("requestfinished", lambda _: self._add(-1))
         page.on("requestfailed", lambda _: self._add(-1))
 
     def _add(self, n: int) -> None:
-        self.count = max(0, self.count + n)
+        self.count = max(0, self.count + n)  # a request of the load may finish after we count
         self.last = time.monotonic()
         self.changed.set()
 
     async def wait_idle(self, deadline: float) -> None:
         """Return once nothing was in flight for IDLE_QUIET_S, or at ``deadline`` (monotonic).
 
-        Quiet time already passed counts: a page idle since before the scroll wait returns at
-        once, as Playwright's own ``networkidle`` would.
+        First the driver's ``networkidle`` (no request for IDLE_QUIET_S since the navigation:
+        it fires once, so it covers the load), then our count of what started since. Quiet time
+        already passed counts: a page idle since before the scroll wait returns at once.
         """
+        with contextlib.suppress(pw.Error):  # its timeout, or a navigation under way
+            left_ms = max(deadline - time.monotonic(), 0.001) * 1000
+            await self.page.wait_for_load_state("networkidle", timeout=left_ms)
         while (left := deadline - time.monotonic()) > 0:
             quiet_for = time.monotonic() - self.last
             if self.count == 0 and quiet_for >= IDLE_QUIET_S:
@@ -228,9 +244,8 @@ class BrowserFetcher:
 
     async def _launch(self) -> Browser:
         assert self._pw is not None
-        return await self._pw.chromium.launch(
-            executable_path=self._path, headless=True, args=LAUNCH_ARGS
-        )
+        args = [*LAUNCH_ARGS, *(NO_IMAGES if self.block_media else ())]
+        return await self._pw.chromium.launch(executable_path=self._path, headless=True, args=args)
 
     async def _stop(self) -> None:
         await self._contexts.close()
@@ -300,7 +315,7 @@ class BrowserFetcher:
     async def _visit(
         self, context: BrowserContext, page: Page, request: FetchRequest, start: float
     ) -> _Got:
-        inflight, downloads = _Inflight(page), list[object]()
+        downloads = list[object]()
         page.on("download", lambda d: downloads.append(d))
         if request.headers:  # the first request of a new page is its navigation
             await page.route("**/*", lambda route: self._first(route, page, request), times=1)
@@ -338,6 +353,7 @@ class BrowserFetcher:
         with contextlib.suppress(pw.TimeoutError):
             left_ms = max(deadline - time.monotonic(), 0.001) * 1000
             await page.wait_for_load_state("load", timeout=left_ms)
+        inflight = _Inflight(page)
         for _ in range(self.scroll_rounds):
             with contextlib.suppress(pw.Error):  # a script or meta refresh may be navigating
                 await page.evaluate(_SCROLL_JS)
