@@ -89,3 +89,82 @@ def test_rendered_links_after_javascript_and_scroll(
     assert (site.url("/"), "text/html; charset=utf-8") in seen
     ua = next(r.headers.get("User-Agent", "") for r in site.requests if r.path == "/")
     assert ua.startswith("litecrawl/")
+
+
+PDF = b"%PDF-1.4\n1 0 obj <</Type /Catalog>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF\n"
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000")
+MEDIA_PAGE = """<!doctype html><html><head><title>media</title>
+<style>@font-face { font-family: T; src: url(/font.woff2) format("woff2"); } p { font-family: T; }
+</style></head><body><p>media page</p>
+<img src="/pic.png" alt="by extension"><img src="/avatar" alt="no extension">
+<div style="width: 10px; height: 10px; background: url(/bg)"></div>
+<video src="/clip.mp4" preload="auto" autoplay muted></video>
+<script>document.cookie = "a_js=1; path=/"</script></body></html>"""
+MEDIA = ("/pic.png", "/avatar", "/bg", "/font.woff2", "/clip.mp4")
+BUSY_PAGE = "<p>busy page</p><script>setInterval(() => fetch('/ping?' + Date.now()), 100)</script>"
+
+
+def site_a() -> web.Application:
+    """A page with media that sets cookies, a PDF, a download, a page that never goes idle."""
+
+    async def page(_: web.Request) -> web.Response:
+        response = web.Response(text=MEDIA_PAGE, content_type="text/html")
+        response.set_cookie("a", "1", path="/")
+        return response
+
+    async def download(_: web.Request) -> web.Response:
+        disposition = {"Content-Disposition": 'attachment; filename="data.bin"'}
+        return web.Response(body=b"\x00\x01bin", headers=disposition)
+
+    def body(ctype: str, data: bytes | str) -> Callable[[web.Request], Any]:
+        async def handler(_: web.Request) -> web.Response:
+            return web.Response(body=data, content_type=ctype)
+
+        return handler
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_get("/data.bin", download)
+    app.router.add_get("/doc.pdf", body("application/pdf", PDF))
+    app.router.add_get("/busy", body("text/html", BUSY_PAGE))
+    app.router.add_get("/ping", body("text/plain", "pong"))
+    for path in MEDIA:
+        app.router.add_get(path, body("image/png", PNG))
+    return app
+
+
+def test_one_batch_blocks_media_keeps_cookies_apart_and_returns_every_page(
+    tmp_path: Path, serve: Callable[[web.Application], LocalServer]
+) -> None:
+    """The render path's promises through litecrawl() itself, two sites in one batch."""
+    a = serve(site_a())
+    b = serve(js_site())  # same host name, another port: another site
+    got: dict[str, tuple[str, bytes]] = {}
+
+    def keep(content: bytes, ctype: str, url: str, fresh: bool) -> None:
+        got[url] = (ctype, content)
+
+    urls = [a.url("/"), a.url("/doc.pdf"), a.url("/data.bin"), a.url("/busy")]
+    urls += [b.url("/"), b.url("/see")]
+    litecrawl(
+        str(tmp_path / "r.db"),
+        urls,
+        n_concurrent=2,
+        pw_headers={"User-Agent": "RenderBot/1.0", "X-Probe": "yes"},
+        pw_timeout_ms=2000,
+        pw_scroll_wait_ms=100,
+        downstream_hook=keep,
+    )
+    # blocked: the server never saw an image, font or video request
+    assert {path: a.count(path) for path in MEDIA} == dict.fromkeys(MEDIA, 0)
+    # the headers reach the navigation requests
+    home = next(r for r in a.requests if r.path == "/")
+    assert home.headers["User-Agent"] == "RenderBot/1.0" and home.headers["X-Probe"] == "yes"
+    # a's cookies (from its header and its script) never reach b
+    assert [r.headers.get("Cookie") for r in b.requests] == [None] * len(b.requests)
+    # a PDF and a download come back as their bytes, a never-idle page at its timeout
+    assert got[a.url("/doc.pdf")] == ("application/pdf", PDF)
+    assert got[a.url("/data.bin")][1] == b"\x00\x01bin"
+    assert b"busy page" in got[a.url("/busy")][1]
+    assert sum(p.startswith("/ping") for p in a.paths()) > 5
+    assert b"media page" in got[a.url("/")][1] and b"/from-js" in got[b.url("/")][1]
