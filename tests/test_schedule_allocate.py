@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litecrawl import ConfigError
-from litecrawl.schedule.allocate import Allocation, RateGroup, allocate, expected_freshness
+from litecrawl.schedule.allocate import (
+    ENOUGH,
+    Allocation,
+    RateGroup,
+    allocate,
+    expected_freshness,
+)
 
 DAY = 86400.0
 
@@ -24,11 +30,20 @@ def test_freshness_formula() -> None:
     assert expected_freshness(2.0, 1.0) == pytest.approx((1 - np.exp(-2)) / 2)
 
 
-def test_a_loose_budget_visits_changing_pages_at_min_interval() -> None:
-    groups = [RateGroup(1 / DAY), RateGroup(10 / DAY), RateGroup(0.0)]
+def test_a_loose_budget_visits_fast_pages_at_min_interval() -> None:
+    groups = [RateGroup(30 / DAY), RateGroup(100 / DAY), RateGroup(0.0)]
     a = allocate(groups, budget=1.0, min_interval=3600, max_interval=30 * DAY)
     assert a.level.high == 0
     assert freqs(a, groups) == pytest.approx([1 / 3600, 1 / 3600, 1 / (30 * DAY)])
+
+
+@pytest.mark.parametrize("rate", [1 / DAY, 0.1 / DAY, 1e-3 / DAY])
+def test_a_loose_budget_visits_no_page_more_than_keeps_it_current(rate: float) -> None:
+    # without the bound a budget that does not bind sent every page to min_interval
+    a = allocate([RateGroup(rate)], budget=1.0, min_interval=3600, max_interval=30 * DAY)
+    f = a.frequency(rate)
+    assert 1 / (30 * DAY) <= f < 1 / 3600
+    assert expected_freshness(rate, f) == pytest.approx(ENOUGH, abs=1e-6) or f == 1 / (30 * DAY)
 
 
 def test_a_binding_budget_is_spent_exactly() -> None:
@@ -98,10 +113,17 @@ def test_bad_settings_are_named(kwargs: dict[str, float], name: str) -> None:
 def brute_force(
     groups: list[RateGroup], budget: float, host_budget: float | None, f_min: float, f_max: float
 ) -> float:
-    """The best total freshness on a grid of frequencies that keeps within the budgets."""
+    """The best total freshness on a grid of frequencies that keeps within the budgets, no page
+    visited more often than keeps it ENOUGH current."""
     axis = np.linspace(f_min, f_max, 41)
     grid = np.stack(np.meshgrid(*[axis] * len(groups), indexing="ij"), -1).reshape(-1, len(groups))
     ok = grid.sum(axis=1) <= budget
+    lo, hi = 1e-9, 50.0  # λ/f at which F = ENOUGH
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if expected_freshness(mid, 1.0) > ENOUGH else (lo, mid)
+    for i, g in enumerate(groups):
+        ok &= grid[:, i] <= max(g.rate / lo, f_min) * (1 + 1e-9)
     if host_budget is not None:
         for host in {g.host for g in groups}:
             mine = np.array([g.host == host for g in groups])

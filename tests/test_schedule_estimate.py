@@ -32,7 +32,7 @@ def test_equal_intervals_give_the_maximum_likelihood_estimate(n: int, x: int) ->
 
 
 def test_unchanged_checks_lower_the_rate_by_the_exposure() -> None:
-    est = Estimator(prior_rate=1 / 1000, prior_weight=2.0, memory=1e12)
+    est = Estimator(prior_rate=1 / 1000, prior_weight=2.0, memory=1e12, static_share=0.0)
     h = history(est, [(500.0, False), (1500.0, False)])
     # the prior's 2 changes over 2000 s, then 2000 s more without one
     assert est.rate(h) == pytest.approx(2 / 4000)
@@ -42,7 +42,8 @@ def test_one_observation_does_not_decide() -> None:
     est = Estimator(prior_rate=1 / 3600, prior_weight=1.0)
     changed = est.rate(history(est, [(3600.0, True)]))
     unchanged = est.rate(history(est, [(3600.0, False)]))
-    assert 1 / 3600 / 2 <= unchanged < 1 / 3600 < changed <= 2 / 3600
+    # unchanged: half the Gamma's rate, and "never changes" twice as likely as at first (2/3)
+    assert 1 / 3600 / 4 <= unchanged < 1 / 3600 < changed <= 2 / 3600
 
 
 def test_dated_changes_give_changes_over_exposure() -> None:
@@ -108,3 +109,18 @@ def test_a_page_that_never_changes_keeps_its_whole_history() -> None:
 def test_bad_settings_are_named(kwargs: dict[str, float], name: str) -> None:
     with pytest.raises(ConfigError, match=name):
         Estimator(**kwargs)
+
+
+def test_quiet_checks_make_never_changing_likelier() -> None:
+    # Bayes between "never changes" (half the pages, a priori) and the Gamma prior: 30 quiet days
+    # leave (β / (β + 30 d))^α of the Gamma's pages unchanged, β = 0.5 d, α = 0.5
+    day = 86400.0
+    est = Estimator(prior_rate=1 / day, prior_weight=0.5, static_share=0.5)
+    h = history(est, [(day, False)] * 30)
+    gamma = 0.5 / (0.5 * day + 30 * day)
+    still = (0.5 / 30.5) ** 0.5
+    assert est.rate(h) == pytest.approx(gamma * still / (0.5 + 0.5 * still))
+    assert Estimator(prior_rate=1 / day, static_share=0.0).rate(h) == pytest.approx(gamma)
+    # one change seen: the page does change, the Gamma alone estimates how often
+    changed = est.observe(h, day, True, age=day / 2)
+    assert est.rate(changed) == pytest.approx((0.5 + 1) / (0.5 * day + 0.9 * 30 * day + day / 2))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from typer.testing import CliRunner
 
@@ -114,3 +116,30 @@ def test_the_freshness_host_budget_defaults_to_the_polite_rate() -> None:
     assert schedule(polite).host_budget == 0.5
     assert schedule({**polite, "schedule.host_budget": 0.1}).host_budget == 0.1
     assert schedule({"schedule.policy": "uniform"}).host_budget is None
+
+
+def days_to_max_interval(schedule: Schedule, others: list[float]) -> float:
+    """A page that never changes, fetched when the planner says, beside ``others``' rates."""
+    planner = Planner(schedule)
+    history, last, due, now = None, None, None, 0
+    while now < 400 * DAY:
+        change = planner.observe(history, last, now, "same")
+        planner.refresh([("h", change.change_rate)] + [("h", r) for r in others], now)
+        nxt = planner.next_crawl_time(now, last, due, False, "h", change.change_rate)
+        if nxt - now >= schedule.max_interval_sec:
+            return now / DAY
+        history, last, due, now = change.change_history, now, nxt, nxt
+    return math.inf
+
+
+@pytest.mark.parametrize(
+    ("budget", "others"),
+    [(1.0, []), (None, [1 / DAY] * 9), (None, [1e-9 / DAY] * 9), (10 / DAY, [1 / DAY] * 99)],
+    ids=["loose", "default", "all-static", "binding"],
+)
+def test_a_page_that_never_changes_reaches_max_interval(
+    budget: float | None, others: list[float]
+) -> None:
+    # the multiplicative rule gets there in 31 days (1 + 2 + 4 + 8 + 16); a loose budget used to
+    # keep such a page at min_interval, a binding one at a day or so for months
+    assert days_to_max_interval(Schedule(policy="freshness", budget=budget), others) <= 60

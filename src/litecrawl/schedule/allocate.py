@@ -13,6 +13,11 @@ pages with Σ f ≤ budget (and, per host, Σ f ≤ host budget), each f in [1/m
 equals one multiplier μ (a host's own, larger one where that host's budget binds) unless a bound
 holds the page. A page with 1/λ ≤ μ changes faster than the budget can follow: it gets only its
 least frequency, and the fetches go where they keep more pages current.
+
+No page is visited more often than keeps it current ``ENOUGH`` (95%) of the time by its rate:
+past that a visit buys almost nothing, and without this bound a budget that does not bind (μ = 0)
+would send every page, one that never changes too, to min_interval. The bound is one more box
+constraint per page, so the problem stays concave and separable.
 """
 
 from __future__ import annotations
@@ -26,10 +31,11 @@ import numpy.typing as npt
 
 from litecrawl.errors import ConfigError
 
-__all__ = ["Allocation", "Level", "RateGroup", "allocate", "expected_freshness"]
+__all__ = ["ENOUGH", "Allocation", "Level", "RateGroup", "allocate", "expected_freshness"]
 
 Array = npt.NDArray[np.float64]
 _ROUNDS = 100  # bisection steps in log space: far below any clock's resolution
+ENOUGH = 0.95  # a page current this share of the time is visited no more often
 
 
 def expected_freshness(rate: float, frequency: float) -> float:
@@ -45,6 +51,18 @@ def expected_freshness(rate: float, frequency: float) -> float:
 
 def _g(r: Array) -> Array:
     return np.asarray(-np.expm1(-r) - r * np.exp(-r), dtype=np.float64)
+
+
+def _enough_ratio(share: float) -> float:
+    """λ/f at which F = ``share``: F falls in λ/f, so bisect."""
+    lo, hi = 1e-9, 50.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if -math.expm1(-mid) / mid > share else (lo, mid)
+    return (lo + hi) / 2
+
+
+_R_ENOUGH = _enough_ratio(ENOUGH)  # 0.103: ten visits per expected change keep a page 95% current
 
 
 # g is inverted by interpolating log r against log g on a table, then one Newton step
@@ -70,6 +88,7 @@ def _frequencies(rates: Array, mu: Array, f_min: float, f_max: float) -> Array:
     safe_y = np.where(follow & (y > 0), y, 0.5)
     f = np.where(follow, rates / _g_inverse(safe_y), 0.0)
     f = np.where(follow & (mu <= 0), np.inf, f)
+    f = np.minimum(f, rates / _R_ENOUGH)  # beyond ENOUGH a visit buys almost nothing
     return np.asarray(np.clip(f, f_min, f_max), dtype=np.float64)
 
 

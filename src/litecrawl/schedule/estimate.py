@@ -18,6 +18,12 @@ seen over ``prior_weight / prior_rate`` seconds. The estimate is the posterior m
 
 A new page therefore starts at ``prior_rate`` and is not judged on one observation.
 
+Many pages never change at all, which the Gamma prior alone cannot tell from "rarely": after
+quiet time E its estimate falls only as 1/E, and a page that never changes would take many months
+to reach max_interval. So the prior is a mixture: "never changes" with weight ``static_share``,
+else the Gamma. While no change has been seen the estimate is the Gamma's times how much likelier
+than at first the page is to change at all (falling as E^{-α}); the first change seen ends that.
+
 A page's record stays a few numbers: the right side is one sum (``exposure``), the dated changes a
 count; the undated ones are stood for by X equal intervals of an effective length c, X φ(λ, c)
 with φ(λ, t) = t / (e^{λt} - 1). Each new undated change sets c so that X φ matches the true sum
@@ -58,6 +64,7 @@ class Estimator:
 
     prior_rate: float  # assumed for a page with no history, e.g. 1 / new_interval
     prior_weight: float = 0.5  # how many changes the prior counts as
+    static_share: float = 0.5  # prior belief that a page never changes at all
     memory: float = 10.0  # changes after which an old check weighs 1/e as much as a new one
 
     def __post_init__(self) -> None:
@@ -65,6 +72,8 @@ class Estimator:
             raise ConfigError(f"prior_rate must be > 0, got {self.prior_rate}")
         if not self.prior_weight > 0:
             raise ConfigError(f"prior_weight must be > 0, got {self.prior_weight}")
+        if not 0 <= self.static_share < 1:
+            raise ConfigError(f"static_share must be in [0, 1), got {self.static_share}")
         if not self.memory >= 1:
             raise ConfigError(f"memory must be >= 1, got {self.memory}")
 
@@ -100,6 +109,8 @@ class Estimator:
         k = self.prior_weight + history.dated
         exposure = self.prior_weight / self.prior_rate + history.exposure
         x = history.undated
+        if history.changes == 0:
+            return k / exposure * self._changing(history.exposure)
         if x <= 0 or history.undated_time <= 0:
             return k / exposure
         mean = history.undated_time / x
@@ -118,6 +129,16 @@ class Estimator:
             if hi - lo <= 1e-12 * hi:
                 break
         return math.sqrt(lo * hi)
+
+    def _changing(self, quiet: float) -> float:
+        """For a page never seen to change after ``quiet`` seconds of checks: how much more likely
+        it is to change at all than it seemed at first (1 at first, then falling as
+        (β/quiet)^α), by Bayes between "never changes" (``static_share``) and the Gamma prior,
+        under which no change in ``quiet`` has probability (β/(β+quiet))^α."""
+        a = self.prior_weight
+        still = float((a / self.prior_rate / (a / self.prior_rate + quiet)) ** a)
+        p = self.static_share
+        return still / (p + (1 - p) * still)
 
 
 def _phi(lam: float, t: float) -> float:
