@@ -2,6 +2,7 @@
 
     apt-get install -y python3.11-doc postgresql-doc-15 nginx time
     uv run python bench/search_eval.py [--sites python,postgresql] [--misses] [--recrawl]
+    uv run python bench/search_eval.py --sites postgresql --pg     # the PostgreSQL backend
 
 Each site (Debian's HTML documentation, served by nginx on a free local port) is crawled once
 with the defaults (embeddings on) and politeness opened up (bench/run.py's flags); the database
@@ -18,6 +19,9 @@ the page's title verbatim) and keyword queries (exact terms from a page). The Py
 documentation (python3.11-doc, ~530 pages, Sphinx) is the site search is tuned on; the
 PostgreSQL documentation (postgresql-doc-15, ~1,170 pages, DocBook) is never tuned on: its
 questions (bench/semantic_eval.py's) were written before any search ran.
+
+``--pg``: each site crawled into a throwaway PostgreSQL server (bench/pg.py) instead of a SQLite
+file, every run (nothing kept); ``PYTHONPATH=OTHER/src`` measures another tree's code.
 """
 
 from __future__ import annotations
@@ -27,14 +31,17 @@ import hashlib
 import socket
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pg import empty, server
 from run import CRAWL_FLAGS, LITECRAWL, ROOT, Nginx, timed
 from semantic_eval import KEYWORDS as PG_KEYWORDS
 from semantic_eval import QUESTIONS as PG_QUESTIONS
 
 from litecrawl.index.semantic import MODES, find
+from litecrawl.store.backends import is_postgres
 
 Queries = dict[str, tuple[str, ...]]
 
@@ -178,14 +185,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def crawled(site: str, root: Path, cache: Path, again: bool) -> Path:
+def crawled(site: str, root: Path, cache: Path, again: bool, pg_url: str | None = None) -> str:
+    if pg_url is not None:
+        empty(pg_url)
+        _crawl(site, root, pg_url)
+        return pg_url
     db = cache / f"{site}-{code_key()}.db"
     if db.exists() and not again:
         print(f"{site}: reusing {db}", flush=True)
-        return db
+        return str(db)
     cache.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
+    _crawl(site, root, str(db))
+    return str(db)
+
+
+def _crawl(site: str, root: Path, db: str) -> None:
     port = free_port()
     nginx = Nginx(root, port)
     try:
@@ -194,10 +210,9 @@ def crawled(site: str, root: Path, cache: Path, again: bool) -> Path:
         print(f"{site}: crawled in {metrics['wall']:.1f} s, CPU {metrics['cpu']:.1f} s", flush=True)
     finally:
         nginx.stop()
-    return db
 
 
-def rank(db: Path, root: Path, query: str, mode: str, right: tuple[str, ...]) -> int | None:
+def rank(db: str, root: Path, query: str, mode: str, right: tuple[str, ...]) -> int | None:
     hits = find(db, query, mode=mode, limit=10).hits  # type: ignore[arg-type]
     wanted = {str(root / p) for p in right}
     for i, hit in enumerate(hits, start=1):
@@ -208,8 +223,8 @@ def rank(db: Path, root: Path, query: str, mode: str, right: tuple[str, ...]) ->
     return None
 
 
-def report(site: str, db: Path, root: Path, kinds: dict[str, Queries], misses: bool) -> None:
-    print(f"\n{site} ({db.name})\n")
+def report(site: str, db: str, root: Path, kinds: dict[str, Queries], misses: bool) -> None:
+    print(f"\n{site} ({db if is_postgres(db) else Path(db).name})\n")
     print("| queries | mode | MRR@10 | recall@10 | top-3 | ms/query |")
     print("|---|---|---|---|---|---|")
     for kind, queries in kinds.items():
@@ -235,7 +250,14 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=CACHE, help="where crawled databases stay")
     parser.add_argument("--recrawl", action="store_true", help="crawl even if a database is kept")
     parser.add_argument("--misses", action="store_true", help="list questions not in the top 3")
+    parser.add_argument("--pg", action="store_true", help="crawl into PostgreSQL (bench/pg.py)")
     args = parser.parse_args()
+    with ExitStack() as stack:
+        pg_url = stack.enter_context(server(None))[0] if args.pg else None
+        evaluate(args, pg_url)
+
+
+def evaluate(args: argparse.Namespace, pg_url: str | None) -> None:
     for site in args.sites.split(","):
         root, questions, keywords = SITES[site.strip()]
         absent = sorted(
@@ -249,7 +271,7 @@ def main() -> None:
         )
         if absent:
             raise SystemExit(f"pages not in {root}: {absent}")
-        db = crawled(site, root, args.cache, args.recrawl)
+        db = crawled(site, root, args.cache, args.recrawl, pg_url)
         kinds = {"plain-word questions": questions, "keyword": keywords}
         report(site, db, root, kinds, args.misses)
 
