@@ -151,6 +151,7 @@ _UNDO = {
     "change_rate": "ALTER TABLE pages DROP COLUMN checks; ALTER TABLE pages DROP COLUMN changes;"
     " ALTER TABLE pages DROP COLUMN change_rate; ALTER TABLE pages DROP COLUMN change_history;",
     "tsv_written": "",  # nothing on SQLite (PostgreSQL's tsvector)
+    "text_lz4": "",  # nothing on SQLite (PostgreSQL's compression)
 }
 
 

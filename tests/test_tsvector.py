@@ -185,3 +185,20 @@ def test_an_older_database_keeps_its_vectors_and_takes_new_ones(pg_url: str) -> 
         "plain": "'changed':3B 'new':1A 'page':2A 'words':4B",
         "given": "'extra':3B 'given':1A 'words':2B",
     }
+
+
+def test_long_texts_are_stored_with_lz4(pg_url: str) -> None:
+    """The resource's text and vector are compressed with lz4 (cheaper for the database than
+    pglz, its default), on a server that has it (Debian's and PostgreSQL's own packages)."""
+    migrate_database(pg_url)
+    text = " ".join(f"word{i}" for i in range(5000))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, title, text,"
+            " tsv) VALUES ('h', 0, 0, 0, 0, 0, 'Title', %s, %s::tsvector)",
+            (text, tsvector("Title", text)),
+        )
+        row = conn.execute(
+            "SELECT pg_column_compression(text), pg_column_compression(tsv) FROM resources"
+        ).fetchone()
+    assert row == ("lz4", "lz4")

@@ -371,6 +371,7 @@ STEPS: list[tuple[str, str]] = [
     ("section_vectors", _SECTION_VECTORS),
     ("change_rate", _CHANGE_RATE),
     ("tsv_written", ""),  # PostgreSQL's tsvector written with its resource
+    ("text_lz4", ""),  # PostgreSQL's compression of long texts
 ]
 
 
