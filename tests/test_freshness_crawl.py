@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from conftest import LocalServer, NewDb, db_execute, db_rows, html_page
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from litecrawl import litecrawl
 from litecrawl.cli import app
+from litecrawl.strategy import BaseCrawlingStrategy, States
 
 runner = CliRunner()
 Serve = Callable[[web.Application], LocalServer]
@@ -105,3 +107,59 @@ def test_a_304_is_no_change(tmp_path: Path, new_db: NewDb, serve: Serve) -> None
     records = {r["url"]: r for r in map(json.loads, lines)}
     assert records[site.url("/fast")]["changes"] == 1
     assert records[site.url("/static")]["change_rate"] == static["change_rate"]
+
+
+class Watching(BaseCrawlingStrategy):
+    """Notes what the strategy's view of each crawled page says of its changes."""
+
+    seen: list[tuple[str, object, object, object]] = []
+
+    def read_seeds(self, stream: Any) -> None:
+        for url in stream:
+            request = self.create_request(url.strip())
+            self.refresh_states(request)
+            if request.meta[b"state"] is States.NOT_CRAWLED:
+                self.schedule(request)
+
+    def page_crawled(self, response: Any) -> None:
+        meta = response.meta
+        Watching.seen.append(
+            (response.url, meta.get(b"checks"), meta.get(b"changes"), meta.get(b"change_rate"))
+        )
+        meta[b"state"] = States.CRAWLED
+
+    def filter_extracted_links(self, request: Any, links: list[Any]) -> list[Any]:
+        return []
+
+    def links_extracted(self, request: Any, links: list[Any]) -> None:
+        pass
+
+
+def test_a_strategy_reads_each_pages_change_rate(tmp_path: Path, serve: Serve) -> None:
+    site = serve(changing_site())
+    db = str(tmp_path / "fresh.db")
+    Watching.seen = []
+    for _ in range(4):
+        litecrawl(
+            db,
+            [site.url("/fast"), site.url("/static")],
+            fetcher="http",
+            obey_robots=False,
+            new_interval_sec=HOUR,
+            min_interval_sec=600,
+            max_interval_sec=HOUR,
+            schedule_policy="freshness",
+            strategy=Watching,
+        )
+        pass_an_hour(db)
+    rows = db_rows(db)
+    last = {url: (checks, changes, rate) for url, checks, changes, rate in Watching.seen}
+    fast, static = rows[site.url("/fast")], rows[site.url("/static")]
+    # what the strategy saw at the last fetch is what the page's row keeps
+    assert last[site.url("/fast")] == (fast["checks"], fast["changes"], fast["change_rate"])
+    assert last[site.url("/static")] == (static["checks"], 0, static["change_rate"])
+    assert fast["checks"] >= 2 and fast["change_rate"] > static["change_rate"]
+    # derived from the columns, so never copied into the stored meta
+    assert all(
+        b"change_rate" not in str(meta).encode() for meta in [r["meta"] for r in rows.values()]
+    )

@@ -19,7 +19,7 @@ from litecrawl.fetch.base import FetchResult
 from litecrawl.hooks import await_me_maybe
 from litecrawl.index.document import IndexDocument
 from litecrawl.outcomes import CrawlStats, PageOutcomes
-from litecrawl.schedule.planner import Planner, change_age
+from litecrawl.schedule.planner import PageChange, Planner, change_age
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.queue import ClaimedPage, FinalizeResult, NewLink, PageUpdate
 from litecrawl.urls import host_of
@@ -79,18 +79,37 @@ class PageWriter:
         """
         extra = extra or []
         error = None if result.ok or result.status == 304 else f"http_{result.status}"
+        if digest is None:
+            digest = content_hash(content)
+        now = int(time.time())
+        planner, last, nxt, host = (
+            self.planner,
+            page.last_crawl_time,
+            page.next_crawl_time,
+            host_of(url),
+        )
+        change = None
+        if result.ok and (content or document is not None):
+            # "changed" is about what the user keeps: the extracted text when it is indexed (an
+            # ad or a timestamp in the markup is no change); a 304 is no change
+            change = planner.observe(
+                page.change_history,
+                last,
+                now,
+                document.text_hash if document is not None else digest,
+                result.revalidated,
+                change_age(result.headers, now, last),
+            )
         writes = None
         if self.options.strategy is not None:
             # a listing's page entries are links like any other to the strategy: it decides
             entries = [link.url for link in extra if link.kind == "page"]
-            writes = self._strategy_event(page, url, result, [*links, *entries], error)
+            writes = self._strategy_event(page, url, result, [*links, *entries], error, change)
             queued = [w.url for w in writes.links if w.queue and w.url != url]
             listed = set(entries)
             links = [u for u in queued if u not in listed]
             extra = [link for link in extra if link.kind != "page" or link.url in set(queued)]
         candidates = links + [link.url for link in extra]
-        if digest is None:
-            digest = content_hash(content)
         fresh = fresh_content = digest != page.content_hash
         decide_in_write = (
             not fresh
@@ -118,26 +137,7 @@ class PageWriter:
             result.final_url != url and self.options.rules.normalize(result.final_url) != url
         )
         self.outcomes.response(page, url, result, error, document, redirected)
-        now = int(time.time())
         await self._refresh_plan(now)
-        planner, last, nxt, host = (
-            self.planner,
-            page.last_crawl_time,
-            page.next_crawl_time,
-            host_of(url),
-        )
-        change = None
-        if result.ok and (content or document is not None):
-            # "changed" is about what the user keeps: the extracted text when it is indexed (an
-            # ad or a timestamp in the markup is no change); a 304 is no change
-            change = planner.observe(
-                page.change_history,
-                last,
-                now,
-                document.text_hash if document is not None else digest,
-                result.revalidated,
-                change_age(result.headers, now, last),
-            )
         rate = change.change_rate if change else planner.rate(page.change_history)
         await self._write(
             PageUpdate(
@@ -224,13 +224,15 @@ class PageWriter:
         result: FetchResult | None,
         links: list[str],
         error: str | None,
+        change: PageChange | None = None,
     ) -> StrategyWrites:
         """The strategy's hooks for one processed page; what they changed rides in its write."""
         from litecrawl.strategy.runner import LoadedPage
 
         runner = self.options.strategy
         assert runner is not None
-        loaded = LoadedPage(url, page.depth, 1, page.meta)  # claimed = QUEUED
+        seen = (change.checks, change.changes, change.change_rate) if change else None
+        loaded = LoadedPage(url, page.depth, 1, page.meta, seen)  # claimed = QUEUED
         if result is None:
             writes = runner.page_done(loaded, 0, {}, b"", [], error)
         else:

@@ -17,7 +17,15 @@ __all__ = ["NotJSON", "decode", "dumps_meta", "encode", "loads_meta"]
 
 # Derived on every load (state from the column, domain from the URL, encoding from the
 # response, link_text from the linking page): never stored.
-_NOT_STORED = (b"state", b"domain", b"encoding", b"link_text")
+_NOT_STORED = (
+    b"state",
+    b"domain",
+    b"encoding",
+    b"link_text",
+    b"checks",
+    b"changes",
+    b"change_rate",
+)
 _TAGS = frozenset({"$b", "$s", "$t", "$d"})
 
 

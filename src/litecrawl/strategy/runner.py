@@ -45,6 +45,8 @@ class LoadedPage:
     depth: int
     state: int
     meta: str | None
+    # the change statistics after this fetch (docs/freshness.md): checks, changes, change rate
+    change: tuple[int, int, float] | None = None
 
 
 class _Seen:
@@ -180,6 +182,10 @@ class StrategyRunner:
         # URLs queued without the strategy (sitemaps, feeds, plain seeds) have the frontier's
         # depth, so a Frontera-style request.meta[b'depth'] + 1 works on them too
         request.meta.setdefault(b"depth", page.depth)
+        if page.change is not None:  # derived from the page's columns, never stored in meta
+            checks, changes, rate = page.change
+            request.meta[b"checks"], request.meta[b"changes"] = checks, changes
+            request.meta[b"change_rate"] = rate
         self._track(request, page.state, dumps_meta(request.meta), page.depth)
         return request
 
