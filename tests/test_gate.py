@@ -1,17 +1,23 @@
-"""The politeness gate's robots.txt answers against real local servers (RFC 9309 2.3.1)."""
+"""The politeness gate against real local servers: robots.txt answers (RFC 9309 2.3.1), idle
+hosts, and a host's pacing shared by workers through the database."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, redirect_to, site_app
+from conftest import PATIENCE_SEC, LocalServer, OpenFrontier, redirect_to, site_app
 
 from litecrawl.errors import ConnectError, FetchError, RobotsDenied, RobotsUnavailable
+from litecrawl.fetch.base import FetchRequest
+from litecrawl.fetch.http import HttpFetcher
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.store.backends import open_frontier
 
@@ -138,3 +144,74 @@ def test_a_robots_txt_without_a_rule_allows_all_and_says_so(
         "'<!doctype html><title>Not found</title><p>Disallow: /x</p>'): all is allowed "
         "(RFC 9309 2.2)"
     ]
+
+
+@pytest.mark.parametrize("other_asks_after", [0.5, 1.5], ids=["queued-before", "fresh-after"])
+def test_a_start_sent_late_keeps_the_whole_interval_across_workers(
+    serve: Serve, new_frontier: OpenFrontier, other_asks_after: float
+) -> None:
+    """Two workers share a host's 1 s pacing through the database. Worker A's second start is
+    sent 0.2 s late (its event loop is busy when it falls due: within the quarter of an
+    interval a late send may still go). Worker B asks for a start either while A waits (its
+    start is reserved behind A's) or after A's late send: either way B's request comes a
+    whole interval after A's actual one, not after A's reserved one."""
+    site = serve(site_app({"/a1": "a", "/a2": "a", "/b": "b"}))
+    host = site.base.removeprefix("http://")
+    settings = PolitenessSettings(user_agent=SETTINGS.user_agent, obey_robots=False, delay_ms=1000)
+    first_sent = threading.Event()
+    t0: list[float] = []
+    sent: list[float] = []  # when the gate let each request go
+
+    async def request(gate: PoliteGate, fetcher: HttpFetcher, path: str) -> None:
+        async with gate.slot(host):
+            sent.append(time.time())
+            if not t0:
+                t0.append(sent[0])
+                first_sent.set()
+            await fetcher.fetch(FetchRequest(site.url(path)))
+
+    async def worker_a() -> None:
+        async with (
+            new_frontier() as frontier,
+            PoliteGate(frontier, settings) as gate,
+            HttpFetcher(user_agent=SETTINGS.user_agent) as fetcher,
+        ):
+            await request(gate, fetcher, "/a1")
+
+            async def busy() -> None:  # the loop is held when A's second start falls due
+                await asyncio.sleep(max(0.0, t0[0] + 0.9 - time.time()))
+                time.sleep(0.3)
+
+            await asyncio.gather(busy(), request(gate, fetcher, "/a2"))
+
+    async def worker_b() -> None:
+        async with (
+            new_frontier() as frontier,
+            PoliteGate(frontier, settings) as gate,
+            HttpFetcher(user_agent=SETTINGS.user_agent) as fetcher,
+        ):
+            await asyncio.sleep(max(0.0, t0[0] + other_asks_after - time.time()))
+            await request(gate, fetcher, "/b")
+
+    failed: list[BaseException] = []
+
+    def run_b() -> None:
+        try:
+            assert first_sent.wait(PATIENCE_SEC)
+            asyncio.run(worker_b())
+        except BaseException as exc:  # told to the test's thread below
+            failed.append(exc)
+
+    other = threading.Thread(target=run_b)
+    other.start()
+    try:
+        asyncio.run(worker_a())
+    finally:
+        first_sent.set()
+        other.join(PATIENCE_SEC)
+    assert not failed and not other.is_alive(), failed
+    assert sorted(site.paths()) == ["/a1", "/a2", "/b"]
+    # 0.8 s before the actual start was stamped. The gate's own times: at the server, its
+    # thread (in this process, under the suite's load) adds its own delays to each request
+    starts = sorted(sent)
+    assert all(b - a >= 1.0 - 1e-3 for a, b in pairwise(starts)), starts

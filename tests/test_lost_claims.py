@@ -152,6 +152,7 @@ _UNDO = {
     " ALTER TABLE pages DROP COLUMN change_rate; ALTER TABLE pages DROP COLUMN change_history;",
     "tsv_written": "",  # nothing on SQLite (PostgreSQL's tsvector)
     "text_lz4": "",  # nothing on SQLite (PostgreSQL's compression)
+    "host_last_start": "ALTER TABLE hosts DROP COLUMN last_start;",
 }
 
 

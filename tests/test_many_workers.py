@@ -117,8 +117,9 @@ def test_a_crawl_ends_when_a_host_asks_for_an_hour(serve: Serve, new_db: NewDb) 
     started = time.monotonic()
     _finish(_workers(db, [site.url("/"), other.url("/")], 1, "--delay-ms", "0"))
     # the other host is crawled whole; the throttled one waits for its hour in the frontier,
-    # not in a crawl that never ends
-    assert time.monotonic() - started < 60
+    # not in a crawl that never ends (a bound far from the hour, not a speed: a minute was
+    # not enough when the suite's workers shared 2 cores with other runs)
+    assert time.monotonic() - started < 600
     assert len(throttled) == 1 and {f"/p{i}" for i in range(5)} <= set(other.paths())
     hour = db_query(db, "SELECT slowed_until FROM hosts WHERE slowed_until > 0")
     assert len(hour) == 1 and hour[0][0] > time.time() + 3000
@@ -312,10 +313,9 @@ def test_a_host_with_a_long_crawl_delay_does_not_hold_up_the_others(
     # hosts finish about as fast as alone (waiting in the slots, they took over 5 s more)
     assert mixed <= 1.5 * alone + 1.0, (mixed, alone)
     starts = _page_starts(slow)
-    # Crawl-delay held to 2%: a send woken late (the suite's workers share 2 cores) still starts
-    # the next interval at its reserved time, so one gap at the server came 4.93 s of 5 (issue
-    # 25's note: stamping the actual send time would close it)
-    assert all(b - a >= 4.9 for a, b in pairwise(starts)), starts
+    # the whole Crawl-delay between the actual starts (a send woken late stamps its own time:
+    # test_gate.py); the 1% is this server thread's own delay under the suite's load
+    assert all(b - a >= 4.95 for a, b in pairwise(starts)), starts
 
 
 def test_workers_indexing_the_same_text_at_once_share_one_resource(

@@ -52,6 +52,9 @@ log = logging.getLogger("litecrawl.politeness")
 # A shared start missed by more than this share of the host's interval is taken anew (_paced).
 LATE_SHARE = 0.25
 
+# A start sent later than reserved by more than this is stamped on the host's row (_started):
+# about the event loop's timer resolution, so a start on time costs no statement more.
+_ON_TIME_SEC = 0.002
 _ROBOTS_POLL_SEC = 0.2  # how often a worker looks for the robots.txt another one fetches
 # Back-off when a 429/503 carries no usable Retry-After.
 DEFAULT_BACKOFF_SEC = 60.0
@@ -116,6 +119,7 @@ class PoliteGate:
         self._last_sweep = 0.0
         self._fetch_slots = asyncio.Semaphore(settings.concurrency)
         self.waiting = 0  # fetches waiting for their host (its slots or its pacing)
+        self._stamps: set[asyncio.Task[float]] = set()  # starts stamped after they went
 
     async def __aenter__(self) -> Self:
         await self._fetcher.__aenter__()
@@ -129,6 +133,8 @@ class PoliteGate:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._stamps:
+            await asyncio.wait(self._stamps)
         await self._fetcher.__aexit__(exc_type, exc, tb)
 
     # -- may we? ------------------------------------------------------------------------------
@@ -235,11 +241,10 @@ class PoliteGate:
             async with semaphore:
                 pacer = self._pacer(host)
                 async with self._host_locks[host]:
-                    await self._paced(host, pacer)
+                    start, queued = await self._paced(host, pacer)
                     self.waiting -= 1
                     waiting = False
-                    await self._fetch_slots.acquire()
-                    pacer.record_request(time.time())
+                    await self._started(host, pacer, start, queued)
                 try:
                     yield
                 finally:
@@ -248,14 +253,19 @@ class PoliteGate:
             if waiting:
                 self.waiting -= 1
 
-    async def _paced(self, host: str, pacer: HostPacer) -> None:
+    async def _paced(self, host: str, pacer: HostPacer) -> tuple[float, bool]:
+        """Wait for the host's next start; returns it, and whether it was set by the
+        database (another worker's reservation, or a Retry-After told to one) rather than by
+        this worker's own pacing."""
         while True:
             start = pacer.next_allowed(time.time())
+            queued = False
             if (interval := pacer.shared_interval) > 0:
                 # the start reserved on the host's row, in turn with every worker of the
                 # database: together they keep the delay, the Crawl-delay, the rate limit and
                 # a Retry-After any of them was told
                 reserved = await self.frontier.reserve_start(host, interval, start)
+                queued = reserved > start + _ON_TIME_SEC
                 start = max(start, reserved)
             if start - time.time() > MAX_WAIT_SEC:
                 raise HostHeldBack(host, start)
@@ -267,7 +277,51 @@ class PoliteGate:
                 # take a new start after the reservations made meanwhile
                 continue
             if pacer.slow_until <= time.time():
-                return  # else a 429 came meanwhile (to another of our fetches): again
+                return start, queued  # else a 429 came meanwhile (to another fetch): again
+
+    async def _started(self, host: str, pacer: HostPacer, start: float, queued: bool) -> None:
+        """Take one of the worker's fetch slots and record the request's actual start. When
+        the host's pacing is shared and this start came late, or was queued behind another
+        worker's (which may have come late), the actual start is stamped on the host's row
+        (:meth:`~litecrawl.store.frontier.Frontier.take_start`): the host's interval runs
+        from when requests really start, not from when they were reserved
+        (docs/scaling.md#workers)."""
+        while True:
+            await self._fetch_slots.acquire()
+            now = time.time()
+            interval = pacer.shared_interval
+            if interval <= 0 or (not queued and now - start <= _ON_TIME_SEC):
+                break  # on time and in this worker's own turn: the reservation holds
+            try:
+                allowed = await self.frontier.take_start(host, interval, now)
+            except BaseException:
+                self._fetch_slots.release()
+                raise
+            if allowed <= now:
+                sent = time.time()
+                if sent - now > _ON_TIME_SEC:
+                    # the statement itself took a while (a loaded machine): the row gets the
+                    # time the request really goes, well before the next one may check it
+                    self._stamp_later(host, interval, sent)
+                now = sent
+                break
+            # the start before this one came later than reserved: its interval first
+            self._fetch_slots.release()
+            while (wait := allowed - time.time()) > 0:
+                await asyncio.sleep(wait)
+            start = allowed
+        pacer.record_request(now)
+
+    def _stamp_later(self, host: str, interval: float, sent: float) -> None:
+        task = asyncio.create_task(self.frontier.take_start(host, interval, sent, force=True))
+        self._stamps.add(task)
+        task.add_done_callback(self._stamp_done)
+
+    def _stamp_done(self, task: asyncio.Task[float]) -> None:
+        self._stamps.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            # the database's own failures show on the page's next statement; pacing goes on
+            log.warning("the start of a request could not be stamped: %s", exc)
 
     # -- which hosts the next claim may take --------------------------------------------------
 

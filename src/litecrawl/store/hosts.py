@@ -38,3 +38,15 @@ class HostState(abc.ABC):
         workers of the database: the returned epoch time is no sooner than ``earliest``, than
         a Retry-After in force (``slow_host``) or than ``interval`` seconds after the start
         reserved before it. Politeness held by the database, not by each process."""
+
+    @abc.abstractmethod
+    async def take_start(
+        self, host: str, interval: float, now: float, *, force: bool = False
+    ) -> float:
+        """A request to ``host`` is about to start at ``now`` (after ``reserve_start``): the
+        actual start is stamped on the host's row, atomically among all workers, unless
+        another one started less than ``interval`` before ``now``. Returns ``now`` when
+        stamped (send now), else the time this one may start (wait, then take it again). A
+        send woken late, or queued behind another worker's reservation that was sent late,
+        thus never comes sooner than ``interval`` after the start before it. ``force``: the
+        start stamped before was this one's and it went later: move the stamp to ``now``."""

@@ -347,6 +347,12 @@ ALTER TABLE pages ADD COLUMN change_rate {REAL};
 ALTER TABLE pages ADD COLUMN change_history TEXT;
 """
 
+# When a request to a host really started (HostState.take_start): a send woken late, or queued
+# behind another worker's reservation, keeps the delay from the actual start.
+_HOST_LAST_START = """
+ALTER TABLE hosts ADD COLUMN last_start {REAL} NOT NULL DEFAULT 0;
+"""
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
@@ -372,6 +378,7 @@ STEPS: list[tuple[str, str]] = [
     ("change_rate", _CHANGE_RATE),
     ("tsv_written", ""),  # PostgreSQL's tsvector written with its resource
     ("text_lz4", ""),  # PostgreSQL's compression of long texts
+    ("host_last_start", _HOST_LAST_START),
 ]
 
 

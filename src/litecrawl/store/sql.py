@@ -1,10 +1,21 @@
-"""What both backends' statements share: LIKE patterns and the link graph's key."""
+"""What both backends' statements share: LIKE patterns, the link graph's key, the change
+bands and the stamp of a request's start."""
 
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
-__all__ = ["CHANGE_BANDS", "MAX_LINKS_PER_PAGE", "change_bands", "like_prefix", "link_key"]
+__all__ = [
+    "CHANGE_BANDS",
+    "MAX_LINKS_PER_PAGE",
+    "TAKE_START",
+    "change_bands",
+    "like_prefix",
+    "link_key",
+    "take_start_params",
+    "taken_start",
+]
 
 # A page with more links than this (a sitemap-like index, a spam page) keeps its first ones: the
 # graph is for people looking at a page, not a complete web graph.
@@ -50,3 +61,36 @@ def change_bands(row: tuple[object, ...]) -> dict[str, int]:
     if not counts or not counts[0]:
         return {}
     return dict(zip(names + [name for name, _ in _BANDS], counts, strict=True))
+
+
+# A request to a host starts at :now unless another one started after :after (less than the
+# interval before :now): then the row is left as it was. Else :now is stamped as the host's
+# last start and the next reservation comes no sooner than :until (docs/scaling.md#workers).
+# Both SET expressions read the row as it was; RETURNING gives the last start in force.
+TAKE_START = """
+UPDATE hosts SET
+  last_start = CASE WHEN last_start <= :after THEN :now ELSE last_start END,
+  next_start = CASE WHEN last_start <= :after AND next_start < :until THEN :until
+    ELSE next_start END
+WHERE host = :host
+RETURNING last_start
+"""
+
+
+def take_start_params(
+    host: str, interval: float, now: float, force: bool = False
+) -> dict[str, object]:
+    """:data:`TAKE_START`'s parameters (a microsecond's slack for the float arithmetic);
+    ``force``: stamp ``now`` unless a later start is stamped already."""
+    after = now if force else now - interval + 1e-6
+    return {"host": host, "now": now, "after": after, "until": now + interval}
+
+
+def taken_start(row: tuple[Any, ...] | None, interval: float, now: float) -> float:
+    """When the request may start, from :data:`TAKE_START`'s row: ``now`` when it was
+    stamped (or the host has no row: nothing was reserved), else the interval after the
+    start in force."""
+    if row is None:
+        return now
+    last = float(row[0])
+    return now if last == now else last + interval

@@ -18,6 +18,7 @@ import psycopg
 from litecrawl.errors import FrontierError
 from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
+from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres import writes as writing
@@ -32,6 +33,7 @@ from litecrawl.store.queue import (
     PageUpdate,
 )
 from litecrawl.store.runs import FrontierSummary
+from litecrawl.store.sql import TAKE_START, take_start_params, taken_start
 from litecrawl.store.states import RELEASED_STATE, PageState
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.store.workers import WorkerIdentity, WorkerRecord
@@ -42,6 +44,7 @@ __all__ = ["PostgresFrontier"]
 T = TypeVar("T")
 
 _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
+_TAKE_START = POSTGRES.sql(TAKE_START)
 _CHANGE_RATES = (
     "SELECT host, change_rate FROM pages WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
 )
@@ -354,6 +357,12 @@ class PostgresFrontier(Frontier):
             {"host": host, "earliest": earliest, "interval": interval},
         )
         return float(rows[0][0]) - interval
+
+    async def take_start(
+        self, host: str, interval: float, now: float, *, force: bool = False
+    ) -> float:
+        rows = await self._fetch(_TAKE_START, take_start_params(host, interval, now, force))
+        return taken_start(rows[0] if rows else None, interval, now)
 
     # -- observability --------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from litecrawl.store.queue import (
     PageUpdate,
 )
 from litecrawl.store.runs import FrontierSummary
+from litecrawl.store.sql import TAKE_START, take_start_params, taken_start
 from litecrawl.store.sqlite import claims, leases
 from litecrawl.store.sqlite import writes as writing
 from litecrawl.store.sqlite.connection import connect, connect_readonly
@@ -500,6 +501,20 @@ class SQLiteFrontier(Frontier):
             return self._transaction(conn, work)
 
         return await self._run(_reserve)
+
+    async def take_start(
+        self, host: str, interval: float, now: float, *, force: bool = False
+    ) -> float:
+        params = take_start_params(host, interval, now, force)
+
+        def _take(conn: sqlite3.Connection) -> float:
+            def work() -> float:
+                row = conn.execute(TAKE_START, params).fetchone()
+                return taken_start(row, interval, now)
+
+            return self._transaction(conn, work)
+
+        return await self._run(_take)
 
     # -- observability --------------------------------------------------------------------------
 
