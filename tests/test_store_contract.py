@@ -4,12 +4,24 @@ same answers on both backends: one test, run on a SQLite file and on PostgreSQL.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
 from conftest import NewDb
 
-from litecrawl.store.backends import open_frontier, open_index, open_queries
+from litecrawl.index.document import IndexDocument
+from litecrawl.index.simhash import simhash
+from litecrawl.sites.model import SiteCrawl, SiteFeed, SiteSchedule, StartPage
+from litecrawl.store.backends import (
+    open_frontier,
+    open_index,
+    open_queries,
+    open_sites,
+    open_tables,
+)
 from litecrawl.store.documents import DocumentFilter
 from litecrawl.store.queue import NewLink, PageUpdate
+from litecrawl.store.sql import link_key
+from litecrawl.store.tables import TABLES
 
 
 def _crawled(location: str, fetched: dict[str, tuple[int, int]]) -> None:
@@ -56,3 +68,202 @@ def test_the_dashboard_summary_is_the_frontiers(new_db: NewDb) -> None:
 
     expected = asyncio.run(frontier_summary())
     assert open_queries(db).summary(1000, None) == expected
+
+
+A, B, C, D = "http://a.test/", "http://b.test/", "http://c.test/", "http://d.test/"
+FEED = "http://a.test/feed.xml"
+
+
+def _start_page(feeds: tuple[str, ...]) -> StartPage:
+    return StartPage(A, 200, "text/html", "Site A", "words", "en", (), feeds, ())
+
+
+def test_the_site_queue_on_both_backends(new_db: NewDb) -> None:
+    db = new_db("sites")
+    # the feed's frontier row, fetched with links: what a feed read leaves (outlinks, listed)
+    _crawled_with_links(db, FEED, ["http://a.test/post1", "http://a.test/post2"])
+    with open_sites(db) as store:
+        made = store.annotate(C, "whitelist", "on topic", 5.0)
+        assert made.site_id is None  # no site yet
+        assert store.add([A, B, C], 10.0) == 3
+        assert store.add([A, D], 11.0) == 1
+        sites = {s.base_url: s for s in store.sites(None)}
+        assert list(sites) == [A, B, C, D]
+        assert {s.source for s in sites.values()} == {"seed"}
+        assert [a.site_id for a in store.annotations(C)] == [sites[C].id]
+        assert [s.base_url for s in store.sites("whitelisted")] == [C]
+        assert [s.base_url for s in store.sites(None, 2)] == [A, B]
+
+        store.record_check(sites[A].id, "relevant", "about a", _start_page((FEED,)), 20.0)
+        store.record_check(sites[B].id, "irrelevant", "about b", None, 30.0)
+        store.record_check(sites[D].id, "unreachable", "refused", None, 12.0)
+        assert store.counts() == {"relevant": 1, "irrelevant": 1, "queued": 1, "unreachable": 1}
+        a = store.site(A)
+        assert a is not None
+        assert (a.status, a.reason, a.checked_at, a.title, a.feeds) == (
+            "relevant",
+            "about a",
+            20.0,
+            "Site A",
+            (FEED,),
+        )
+        # never checked first, then the longest unchecked; an unreachable site sooner
+        assert [s.base_url for s in store.due_checks(25.0, 10)] == [C, D, A]
+        assert [s.base_url for s in store.due_checks(10.0, 10, 15.0)] == [C, D]
+        # a changed listing asks for a check again
+        assert store.remove_annotations(C, "whitelist") == 1
+        assert store.remove_annotations(C, "whitelist") == 0
+        store.record_check(sites[C].id, "irrelevant", "about c", None, 40.0)
+        store.annotate(C, "blacklist", None, 41.0)
+        assert [s.base_url for s in store.due_checks(1.0, 10)] == [C]
+
+        # checkout: one lock at a time, renewed only by its holder
+        out = store.checkout("w1", due_by=100.0, now=50.0, lock_sec=60.0)
+        assert out is not None and out.base_url == A
+        assert store.checkout("w2", due_by=100.0, now=60.0, lock_sec=60.0) is None
+        assert store.renew(a.id, "w1", 200.0)
+        assert not store.renew(a.id, "w2", 300.0)
+        crawl = SiteCrawl(a.id, "full", "w1", 50.0, 70.0, 3, 2, 0, False)
+        assert store.checkin(crawl, SiteSchedule(1000.0, 500.0), {B: 2, "http://e.test/": 1}, 70.0)
+        assert store.crawls(a.id, 5) == [crawl]
+        assert store.site_links(a.id, False, 10) == [(B, 2), ("http://e.test/", 1)]
+        assert store.site_links(sites[B].id, True, 10) == [(A, 2)]
+        e = store.site("http://e.test/")
+        assert e is not None and e.source == "link"
+        # due again by its feed crawl (it has a feed), not by its full crawl
+        assert store.checkout("w1", due_by=400.0, now=80.0, lock_sec=60.0) is None
+        again = store.checkout("w1", due_by=600.0, now=80.0, lock_sec=60.0)
+        assert again is not None and (again.next_crawl, again.next_feed_crawl) == (1000.0, 500.0)
+        crawl2 = SiteCrawl(a.id, "feed", "w1", 80.0, 90.0, 1, 0, 1, True)
+        assert store.checkin(crawl2, SiteSchedule(1000.0, 900.0), {B: 5}, 90.0) == 0
+        assert store.crawls(a.id, 5) == [crawl2, crawl]
+        assert store.site_links(a.id, False, 1) == [(B, 5)]
+
+        assert store.feeds(a.id) == [SiteFeed(FEED, 20.0, 100, 200, None, None, 2)]
+        assert store.outlinks("a.test") == ["http://a.test/post1", "http://a.test/post2"]
+        assert sorted(store.listed([FEED, "http://x.test/"])) == [
+            "http://a.test/post1",
+            "http://a.test/post2",
+        ]
+        assert store.listed([]) == []
+
+
+def _crawled_with_links(location: str, url: str, links: list[str]) -> None:
+    async def go() -> None:
+        async with open_frontier(location) as f:
+            await f.add([NewLink(url, "a.test")])
+            assert len(await f.claim(1, 1)) == 1
+            await f.finalize(
+                [PageUpdate(url, "a.test", 100, 3700, "h", status=200, links_out=links)]
+            )
+
+    asyncio.run(go())
+
+
+def test_whole_tables_on_both_backends(new_db: NewDb) -> None:
+    db = new_db("tables")
+    post1, post2, post3 = (f"http://a.test/post{i}" for i in (1, 2, 3))
+    _crawled_with_links(db, FEED, [post2, post1])
+    table = {t.name: t for t in TABLES}
+    with open_tables(db) as store:
+        assert {"norm_url", "host", "change_rate"} <= set(store.columns("pages"))
+        assert "tsv" not in store.columns("resources")  # computed columns are not copied
+        store.begin_snapshot()
+        assert store.read(table["pages"], ["norm_url", "host"], None, 10) == [(FEED, "a.test")]
+        # a page's links by target
+        assert store.read(table["page_links"], ["src", "dst"], None, 10) == [
+            (FEED, post1),
+            (FEED, post2),
+        ]
+        store.end_snapshot()
+
+        hosts = table["hosts"]
+        store.write(hosts, ["host", "slowed_until"], [("b.test", 6.0), ("a.test", 5.0)])
+        store.write(hosts, ["host", "slowed_until"], [("a.test", 7.0)])  # replaced by key
+        assert store.read(hosts, ["host", "slowed_until"], None, 10) == [
+            ("a.test", 7.0),
+            ("b.test", 6.0),
+        ]
+        assert store.read(hosts, ["host"], ("a.test",), 10) == [("b.test",)]
+        assert store.read(hosts, ["host"], None, 1) == [("a.test",)]
+        assert store.count("hosts") == 2
+
+        # a source page's links are replaced as a whole
+        links = table["page_links"]
+        store.write(links, ["src", "dst", "dst_key"], [(FEED, post3, link_key(post3))])
+        assert store.read(links, ["src", "dst"], None, 10) == [(FEED, post3)]
+        assert store.read(links, ["src", "dst"], (FEED,), 10) == []
+
+        # keys of two columns; generated ids continue after the copied ones
+        site = ["id", "base_url", "host", "added_at"]
+        store.write(table["sites"], site, [(7, A, "a.test", 1.0)])
+        feeds = table["site_feeds"]
+        rows = [(7, "http://a.test/f2", 1.0), (7, "http://a.test/f1", 2.0)]
+        store.write(feeds, ["site_id", "url", "first_seen"], rows)
+        assert store.read(feeds, ["url"], (7, "http://a.test/f1"), 10) == [("http://a.test/f2",)]
+        assert store.count("site_feeds") == 2
+        store.finish()
+    with open_sites(db) as sites:
+        sites.add([B], 2.0)
+        b = sites.site(B)
+        assert b is not None and b.id == 8
+
+
+def _document(url: str, title: str, text: str, canonical: str | None = None) -> IndexDocument:
+    return IndexDocument(
+        url=url,
+        title=title,
+        keywords=(),
+        text_preview=text[:500],
+        text=text,
+        text_hash=hashlib.sha256(text.encode()).hexdigest(),
+        simhash=simhash(text),
+        language="en",
+        content_type="text/html",
+        status=200,
+        canonical=canonical,
+    )
+
+
+def test_the_index_on_both_backends(new_db: NewDb) -> None:
+    db = new_db("index")
+    otter = "the sea otter floats on its back and cracks shells with a stone " * 3
+    heron = "a grey heron stands still in shallow water waiting for fish " * 3
+    docs = {
+        "http://a.test/otter?ref=1": _document("http://a.test/otter?ref=1", "Otters", otter),
+        "http://a.test/otter": _document("http://a.test/otter", "Otters", otter),
+        "http://a.test/heron": _document("http://a.test/heron", "Herons", heron),
+    }
+
+    async def write() -> None:
+        async with open_frontier(db) as f:
+            await f.add([NewLink(url, "a.test") for url in docs])
+            assert len(await f.claim(3, 1)) == 3
+            await f.finalize(
+                [
+                    PageUpdate(url, "a.test", 100 + i, 3700, "h", status=200, document=doc)
+                    for i, (url, doc) in enumerate(docs.items())
+                ]
+            )
+
+    asyncio.run(write())
+    with open_index(db) as index:
+        hits = index.keyword("otter")
+        assert [(h.url, h.title, h.other_urls) for h in hits] == [
+            ("http://a.test/otter", "Otters", ("http://a.test/otter?ref=1",))
+        ]
+        assert "[otter]" in hits[0].snippet
+        assert index.keyword("otter", offset=1) == []
+        assert [h.url for h in index.keyword("shallow water")] == ["http://a.test/heron"]
+        otter_id = index.resource_of_url("http://a.test/otter?ref=1")
+        assert otter_id == hits[0].resource_id == index.resource_of_url("http://a.test/otter")
+        assert index.resource_of_url("http://a.test/none") is None
+        heron_id = index.resource_of_url("http://a.test/heron")
+        assert heron_id is not None and heron_id != otter_id
+        assert index.previews([heron_id]) == {heron_id: ("Herons", heron[:200])}
+        assert index.hit(heron_id, 1.0, "s", "t").url == "http://a.test/heron"
+        assert list(index.documents(["url", "title"], DocumentFilter(), False)) == [
+            (url, doc.title) for url, doc in docs.items()
+        ]
+        rows = list(index.documents(["url"], DocumentFilter(), True))
+        assert rows[-1] == ("http://a.test/heron", heron)

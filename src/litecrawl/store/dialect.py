@@ -7,9 +7,11 @@ with ``SKIP LOCKED``, FTS5 and ``tsvector``, the upserts) each backend keeps its
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 __all__ = ["POSTGRES", "SQLITE", "Dialect"]
 
@@ -38,6 +40,35 @@ class Dialect:
             f"CASE WHEN instr({column}, ';') THEN substr({column}, 1, instr({column}, ';') - 1) "
             f"ELSE {column} END"
         )
+
+    @property
+    def nulls_first(self) -> str:
+        """What puts NULL first in an ascending order (SQLite does by itself, and so keeps
+        using its index)."""
+        return " NULLS FIRST" if self.postgres else ""
+
+    @property
+    def least(self) -> str:
+        """The function of the least of its arguments (SQLite's min() of several)."""
+        return "least" if self.postgres else "min"
+
+    @property
+    def greatest(self) -> str:
+        """The function of the greatest of its arguments (SQLite's max() of several)."""
+        return "greatest" if self.postgres else "max"
+
+    @property
+    def skip_locked(self) -> str:
+        """What a claim's SELECT ends with so that workers pass over each other's rows
+        (SQLite: one writer at a time, nothing to pass over)."""
+        return " FOR UPDATE SKIP LOCKED" if self.postgres else ""
+
+    def one_of(self, values: list[Any]) -> tuple[str, object]:
+        """A membership test against a list bound as one parameter: the text after the column,
+        and the parameter (a JSON array for SQLite's json_each, an array for PostgreSQL)."""
+        if self.postgres:
+            return "= ANY(?)", values
+        return "IN (SELECT value FROM json_each(?))", json.dumps(values)
 
     def no_limit(self, limit: int | None) -> int | None:
         """A LIMIT parameter: None (no limit) is -1 for SQLite, NULL for PostgreSQL."""

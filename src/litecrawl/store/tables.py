@@ -14,7 +14,7 @@ from typing import Any
 
 from litecrawl.store.lifecycle import SyncStore
 
-__all__ = ["LINKS", "TABLES", "Row", "Table", "TableStore"]
+__all__ = ["LINKS", "TABLES", "Row", "Table", "TableStore", "read_statement", "write_statement"]
 
 Row = tuple[Any, ...]
 
@@ -83,3 +83,40 @@ class TableStore(SyncStore):
     @abstractmethod
     def finish(self) -> None:
         """After a copy: generated ids continue after the copied ones."""
+
+
+def read_statement(
+    table: Table, columns: Sequence[str], after: Row | None, limit: int
+) -> tuple[str, tuple[object, ...]]:
+    """:meth:`TableStore.read`'s statement in SQLite's spelling (:mod:`litecrawl.store.dialect`)
+    and its parameters."""
+    cols = ", ".join(columns)
+    key = ", ".join(table.key)
+    if table.name == LINKS:
+        # whole pages' links: the next ``limit`` source pages, each page's by target (the
+        # order every reader shows them in; SQLite's rowid order has no PostgreSQL twin)
+        srcs = "SELECT DISTINCT src FROM page_links WHERE src > ? ORDER BY src LIMIT ?"
+        return (
+            f"SELECT {cols} FROM page_links WHERE src IN ({srcs}) ORDER BY src, dst",
+            (after[0] if after else "", limit),
+        )
+    if after is None:
+        return f"SELECT {cols} FROM {table.name} ORDER BY {key} LIMIT ?", (limit,)
+    marks = ", ".join("?" for _ in table.key)
+    return (
+        f"SELECT {cols} FROM {table.name} WHERE ({key}) > ({marks}) ORDER BY {key} LIMIT ?",
+        (*after, limit),
+    )
+
+
+def write_statement(table: Table, columns: Sequence[str]) -> str:
+    """:meth:`TableStore.write`'s statement for one row (SQLite's spelling): an insert, an
+    upsert on the table's key but for page_links (whose source pages' rows go first)."""
+    cols = ", ".join(columns)
+    marks = ", ".join("?" for _ in columns)
+    insert = f"INSERT INTO {table.name} ({cols}) VALUES ({marks})"
+    if table.name == LINKS:
+        return insert
+    update = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in table.key)
+    upsert = f"DO UPDATE SET {update}" if update else "DO NOTHING"
+    return f"{insert} ON CONFLICT ({', '.join(table.key)}) {upsert}"

@@ -16,8 +16,8 @@ from psycopg.rows import dict_row
 
 from litecrawl.store.dashboard_sql import SQLDashboard
 from litecrawl.store.dialect import POSTGRES
-from litecrawl.store.postgres import sites
 from litecrawl.store.postgres.connection import SyncConn, SyncDatabase
+from litecrawl.store.site_reads import SiteReads
 from litecrawl.urls import shown_location
 
 __all__ = ["PostgresDashboardQueries"]
@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 class PostgresDashboardQueries(SQLDashboard):
     dialect = POSTGRES
-    site_reads = sites.READS
+    site_reads = SiteReads(POSTGRES)
 
     def __init__(self, url: str) -> None:
         self.url = url

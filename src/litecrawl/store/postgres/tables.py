@@ -9,8 +9,17 @@ from typing import Any
 import psycopg
 
 from litecrawl.errors import FrontierError
+from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.postgres.connection import connect, migrate_database
-from litecrawl.store.tables import LINKS, TABLES, Row, Table, TableStore
+from litecrawl.store.tables import (
+    LINKS,
+    TABLES,
+    Row,
+    Table,
+    TableStore,
+    read_statement,
+    write_statement,
+)
 from litecrawl.urls import shown_location
 
 __all__ = ["PostgresTables"]
@@ -61,27 +70,10 @@ class PostgresTables(TableStore):
     def read(
         self, table: Table, columns: Sequence[str], after: Row | None, limit: int
     ) -> list[Row]:
-        cols = ", ".join(columns)
-        key = ", ".join(table.key)
-        if table.name == LINKS:
-            srcs = "SELECT DISTINCT src FROM page_links WHERE src > %s ORDER BY src LIMIT %s"
-            return self._run(
-                f"SELECT {cols} FROM page_links WHERE src IN ({srcs}) ORDER BY src, dst",
-                (after[0] if after else "", limit),
-            )
-        where = ""
-        params: tuple[object, ...] = ()
-        if after is not None:
-            marks = ", ".join("%s" for _ in table.key)
-            where = f"WHERE ({key}) > ({marks})"
-            params = tuple(after)
-        return self._run(
-            f"SELECT {cols} FROM {table.name} {where} ORDER BY {key} LIMIT %s", (*params, limit)
-        )
+        sql, params = read_statement(table, columns, after, limit)
+        return self._run(POSTGRES.sql(sql), params)
 
     def write(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> None:
-        cols = ", ".join(columns)
-        marks = ", ".join("%s" for _ in columns)
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
                 if table.name == LINKS:
@@ -90,15 +82,7 @@ class PostgresTables(TableStore):
                         "DELETE FROM page_links WHERE src = ANY(%s)",
                         (sorted({r[src] for r in rows}),),
                     )
-                    cur.executemany(f"INSERT INTO page_links ({cols}) VALUES ({marks})", rows)
-                    return
-                update = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in table.key)
-                upsert = f"DO UPDATE SET {update}" if update else "DO NOTHING"
-                cur.executemany(
-                    f"INSERT INTO {table.name} ({cols}) VALUES ({marks}) "
-                    f"ON CONFLICT ({', '.join(table.key)}) {upsert}",
-                    rows,
-                )
+                cur.executemany(POSTGRES.sql(write_statement(table, columns)), rows)
         except psycopg.Error as exc:
             raise FrontierError(f"{self.location}: {table.name}: {exc}") from exc
 

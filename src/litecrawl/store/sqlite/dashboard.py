@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from litecrawl.errors import ConfigError
 from litecrawl.store.dashboard_sql import SQLDashboard
 from litecrawl.store.dialect import SQLITE
-from litecrawl.store.sqlite import sites
+from litecrawl.store.site_reads import SiteReads
 from litecrawl.store.sqlite.connection import connect_readonly
 from litecrawl.store.sqlite.failures import translate
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 class SQLiteDashboardQueries(SQLDashboard):
     dialect = SQLITE
-    site_reads = sites.READS
+    site_reads = SiteReads(SQLITE)
 
     def __init__(self, path: str | Path) -> None:
         if not Path(path).is_file():

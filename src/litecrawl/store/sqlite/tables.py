@@ -10,7 +10,7 @@ from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.store.sqlite.connection import connect
 from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.migrations import migrate
-from litecrawl.store.tables import LINKS, Row, Table, TableStore
+from litecrawl.store.tables import LINKS, Row, Table, TableStore, read_statement, write_statement
 
 __all__ = ["SQLiteTables"]
 
@@ -58,28 +58,10 @@ class SQLiteTables(TableStore):
     def read(
         self, table: Table, columns: Sequence[str], after: Row | None, limit: int
     ) -> list[Row]:
-        cols = ", ".join(columns)
-        key = ", ".join(table.key)
-        if table.name == LINKS:
-            # whole pages' links: the next ``limit`` source pages
-            srcs = "SELECT DISTINCT src FROM page_links WHERE src > ? ORDER BY src LIMIT ?"
-            return self.conn.execute(
-                f"SELECT {cols} FROM page_links WHERE src IN ({srcs}) ORDER BY src, rowid",
-                (after[0] if after else "", limit),
-            ).fetchall()
-        where = ""
-        params: tuple[object, ...] = ()
-        if after is not None:
-            marks = ", ".join("?" for _ in table.key)
-            where = f"WHERE ({key}) > ({marks})"
-            params = tuple(after)
-        return self.conn.execute(
-            f"SELECT {cols} FROM {table.name} {where} ORDER BY {key} LIMIT ?", (*params, limit)
-        ).fetchall()
+        sql, params = read_statement(table, columns, after, limit)
+        return self.conn.execute(sql, params).fetchall()
 
     def write(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> None:
-        cols = ", ".join(columns)
-        marks = ", ".join("?" for _ in columns)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -88,15 +70,7 @@ class SQLiteTables(TableStore):
                 conn.executemany(
                     "DELETE FROM page_links WHERE src = ?", sorted({(r[src],) for r in rows})
                 )
-                conn.executemany(f"INSERT INTO page_links ({cols}) VALUES ({marks})", rows)
-            else:
-                update = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in table.key)
-                upsert = f"DO UPDATE SET {update}" if update else "DO NOTHING"
-                conn.executemany(
-                    f"INSERT INTO {table.name} ({cols}) VALUES ({marks}) "
-                    f"ON CONFLICT ({', '.join(table.key)}) {upsert}",
-                    rows,
-                )
+            conn.executemany(write_statement(table, columns), rows)
             conn.execute("COMMIT")
         except BaseException as exc:
             conn.execute("ROLLBACK")
