@@ -24,6 +24,7 @@ from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
 
 __all__ = [
+    "Claim",
     "ClaimFocus",
     "ClaimedPage",
     "FinalizeResult",
@@ -74,6 +75,21 @@ class HostRules:
     room: Mapping[str, int] = field(default_factory=dict)
     new_host_room: int = 1
     horizon: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One call of :meth:`PageQueue.claim` as a backend's claim statements take it: the
+    claimed rows are stamped with ``worker_id``."""
+
+    worker_id: int | None
+    limit: int
+    now: int
+    by_score: bool = False
+    partition: tuple[int, int] | None = None
+    focus: ClaimFocus | None = None
+    hosts: HostRules | None = None
+    kind: ClaimKind = ClaimKind.ANY
 
 
 @dataclass(frozen=True, slots=True)

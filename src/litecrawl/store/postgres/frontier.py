@@ -16,24 +16,22 @@ from typing import Any, TypeVar
 import psycopg
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
 from litecrawl.store.dialect import POSTGRES
-from litecrawl.store.frontier import Frontier
+from litecrawl.store.frontier_sql import SQLFrontier
 from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres import writes as writing
 from litecrawl.store.postgres.connection import Conn, Database, connect
 from litecrawl.store.postgres.summary import read_partitions, read_summary
 from litecrawl.store.queue import (
+    Claim,
     ClaimedPage,
     ClaimFocus,
     FinalizeResult,
-    HostRules,
     NewLink,
     PageUpdate,
 )
 from litecrawl.store.runs import FrontierSummary
-from litecrawl.store.sql import TAKE_START, take_start_params, taken_start
 from litecrawl.store.states import RELEASED_STATE, PageState
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.store.workers import WorkerIdentity, WorkerRecord
@@ -44,13 +42,11 @@ __all__ = ["PostgresFrontier"]
 T = TypeVar("T")
 
 _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
-_TAKE_START = POSTGRES.sql(TAKE_START)
-_CHANGE_RATES = (
-    "SELECT host, change_rate FROM pages WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
-)
 
 
-class PostgresFrontier(Frontier):
+class PostgresFrontier(SQLFrontier):
+    dialect = POSTGRES
+
     def __init__(self, url: str, pool_size: int = 4) -> None:
         self.url = url
         self.db = Database(url, pool_size)
@@ -82,6 +78,11 @@ class PostgresFrontier(Frontier):
 
         return await self.db.read(work)
 
+    async def _query(
+        self, sql: str, params: Any = (), *, write: bool = False
+    ) -> list[tuple[Any, ...]]:
+        return await self._fetch(self.dialect.sql(sql), params)  # one statement: atomic
+
     async def _rowcount(self, sql: str, params: Any = None) -> int:
         async def work(conn: Conn) -> int:
             cur = await conn.execute(sql.encode(), params)
@@ -111,26 +112,10 @@ class PostgresFrontier(Frontier):
 
         return await self._transaction(work)
 
-    async def claim(
-        self,
-        limit: int,
-        now: int,
-        by_score: bool = False,
-        partition: tuple[int, int] | None = None,
-        focus: ClaimFocus | None = None,
-        hosts: HostRules | None = None,
-        kind: ClaimKind = ClaimKind.ANY,
-    ) -> list[ClaimedPage]:
-        async def work(conn: Conn) -> tuple[list[ClaimedPage], dict[str, int]]:
-            return await claims.claim_pages(
-                conn, self.worker_id, limit, now, by_score, partition, focus, hosts, kind
-            )
-
+    async def _claim(self, claim: Claim) -> tuple[list[ClaimedPage], dict[str, int]]:
         # a plain claim is one statement: no transaction around it
-        run = self.db.read if hosts is None else self.db.transaction
-        pages, slots = await run(work)
-        self.host_slots.update(slots)
-        return pages
+        run = self.db.read if claim.hosts is None else self.db.transaction
+        return await run(lambda conn: claims.claim_pages(conn, claim))
 
     async def release_hosts(self, hosts: Sequence[str]) -> None:
         if not hosts:
@@ -207,16 +192,6 @@ class PostgresFrontier(Frontier):
             "AND processing_time IS NULL AND coalesce(next_crawl_time, 0) > %(now)s",
             {"now": now, "urls": list(urls)},
         )
-
-    async def known_urls(self, after: str, limit: int) -> list[str]:
-        rows = await self._fetch(
-            "SELECT norm_url FROM pages WHERE norm_url > %s ORDER BY norm_url LIMIT %s",
-            (after, limit),
-        )
-        return [url for (url,) in rows]
-
-    async def change_rates(self) -> list[tuple[str, float | None]]:
-        return [(h, r) for h, r in await self._fetch(_CHANGE_RATES, ())]
 
     # -- leases -------------------------------------------------------------------------------
 
@@ -299,84 +274,7 @@ class PostgresFrontier(Frontier):
     async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
         return await self.db.read(lambda conn: read_partitions(conn, n, now))
 
-    async def domain_metadata(self) -> dict[str, str]:
-        rows = await self._fetch("SELECT domain, data FROM domain_metadata ORDER BY domain")
-        return {domain: data for domain, data in rows}
-
-    async def known_hosts(self) -> list[str]:
-        rows = await self._fetch("SELECT DISTINCT host FROM pages WHERE host <> ''")
-        return [host for (host,) in rows]
-
-    # -- per-host state -----------------------------------------------------------------------
-
-    async def get_robots(self, origin: str) -> tuple[str, float] | None:
-        rows = await self._fetch(
-            "SELECT record, expires_at FROM robots WHERE origin = %s", (origin,)
-        )
-        return (rows[0][0], rows[0][1]) if rows else None
-
-    async def put_robots(self, origin: str, record: str, expires_at: float) -> None:
-        await self._rowcount(
-            "INSERT INTO robots (origin, record, expires_at) VALUES (%s, %s, %s) "
-            "ON CONFLICT (origin) DO UPDATE SET record = excluded.record, "
-            "expires_at = excluded.expires_at",
-            (origin, record, expires_at),
-        )
-
-    async def claim_robots(self, origin: str, now: float, hold: float) -> bool:
-        # as the SQLite store's: an empty record claims the fetch until it expires
-        rows = await self._fetch(
-            "INSERT INTO robots (origin, record, expires_at) VALUES (%(origin)s, '', %(until)s) "
-            "ON CONFLICT (origin) DO UPDATE SET record = '', expires_at = excluded.expires_at "
-            "WHERE robots.expires_at <= %(now)s RETURNING origin",
-            {"origin": origin, "until": now + hold, "now": now},
-        )
-        return bool(rows)
-
-    async def slow_host(self, host: str, until: float, crawl_delay: float | None = None) -> None:
-        await self._rowcount(
-            "INSERT INTO hosts (host, slowed_until, crawl_delay) VALUES (%s, %s, %s) "
-            "ON CONFLICT (host) DO UPDATE SET "
-            "slowed_until = greatest(hosts.slowed_until, excluded.slowed_until), "
-            "crawl_delay = coalesce(excluded.crawl_delay, hosts.crawl_delay)",
-            (host, until, crawl_delay),
-        )
-
-    async def host_slowdowns(self, now: float) -> dict[str, float]:
-        rows = await self._fetch(
-            "SELECT host, slowed_until FROM hosts WHERE slowed_until > %s", (now,)
-        )
-        return {host: until for host, until in rows}
-
-    async def reserve_start(self, host: str, interval: float, earliest: float) -> float:
-        # as the SQLite store's: the later of earliest, a Retry-After and the previous end
-        rows = await self._fetch(
-            "INSERT INTO hosts (host, next_start) VALUES (%(host)s, %(earliest)s + %(interval)s) "
-            "ON CONFLICT (host) DO UPDATE SET next_start = greatest(hosts.next_start, "
-            "hosts.slowed_until, %(earliest)s) + %(interval)s RETURNING next_start",
-            {"host": host, "earliest": earliest, "interval": interval},
-        )
-        return float(rows[0][0]) - interval
-
-    async def take_start(
-        self, host: str, interval: float, now: float, *, force: bool = False
-    ) -> float:
-        rows = await self._fetch(_TAKE_START, take_start_params(host, interval, now, force))
-        return taken_start(rows[0] if rows else None, interval, now)
-
     # -- observability --------------------------------------------------------------------------
-
-    async def start_run(self, command: str, now: int) -> int:
-        rows = await self._fetch(
-            "INSERT INTO runs (started_at, command, worker_id) VALUES (%s, %s, %s) RETURNING id",
-            (now, command, self.worker_id),
-        )
-        return int(rows[0][0])
-
-    async def finish_run(self, run_id: int, stats: str, now: int) -> None:
-        await self._rowcount(
-            "UPDATE runs SET finished_at = %s, stats = %s WHERE id = %s", (now, stats, run_id)
-        )
 
     async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
         return await self.db.read(lambda conn: read_summary(conn, now, hosts))

@@ -11,8 +11,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from litecrawl.frontier.lost import ClaimKind, claim_terms
-from litecrawl.store.queue import ClaimedPage, ClaimFocus, HostRules
+from litecrawl.frontier.lost import claim_terms
+from litecrawl.store.queue import Claim, ClaimedPage, ClaimFocus
 from litecrawl.store.states import PageState
 
 __all__ = ["CLAIM_COLUMNS", "claim_pages", "next_claimable", "release_hosts"]
@@ -43,19 +43,11 @@ RETURNING host, slots
 """
 
 
-def claim_pages(
-    conn: sqlite3.Connection,
-    worker_id: int | None,
-    limit: int,
-    now: int,
-    by_score: bool = False,
-    partition: tuple[int, int] | None = None,
-    focus: ClaimFocus | None = None,
-    hosts: HostRules | None = None,
-    kind: ClaimKind = ClaimKind.ANY,
-) -> tuple[list[ClaimedPage], dict[str, int]]:
+def claim_pages(conn: sqlite3.Connection, claim: Claim) -> tuple[list[ClaimedPage], dict[str, int]]:
     """Claim up to ``limit`` due pages (inside the caller's transaction); with ``hosts`` also
     the slots this worker now leases of the claimed pages' hosts."""
+    worker_id, limit, now, by_score = claim.worker_id, claim.limit, claim.now, claim.by_score
+    partition, focus, hosts, kind = claim.partition, claim.focus, claim.hosts, claim.kind
     order = _ORDER_BY_SCORE if by_score else _ORDER
     params: dict[str, object] = {"now": now, "limit": limit, "worker": worker_id}
     lost, order = claim_terms(kind, order, params, hosts is not None)

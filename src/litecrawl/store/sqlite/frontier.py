@@ -13,22 +13,21 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from litecrawl.errors import FrontierError
-from litecrawl.frontier.lost import ClaimKind
 from litecrawl.schedule import Schedule
-from litecrawl.store.frontier import Frontier
+from litecrawl.store.dialect import SQLITE
+from litecrawl.store.frontier_sql import SQLFrontier
 from litecrawl.store.queue import (
+    Claim,
     ClaimedPage,
     ClaimFocus,
     FinalizeResult,
-    HostRules,
     NewLink,
     PageUpdate,
 )
 from litecrawl.store.runs import FrontierSummary
-from litecrawl.store.sql import TAKE_START, take_start_params, taken_start
 from litecrawl.store.sqlite import claims, leases
 from litecrawl.store.sqlite import writes as writing
 from litecrawl.store.sqlite.connection import connect, connect_readonly
@@ -46,25 +45,6 @@ __all__ = ["SQLiteFrontier"]
 T = TypeVar("T")
 
 _CLAIM_COLUMNS = claims.CLAIM_COLUMNS
-_CHANGE_RATES = (
-    "SELECT host, change_rate FROM pages WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
-)
-# The reserved start is the later of the earliest wanted, a Retry-After and the previous
-# reservation's end; the row keeps the end of this one (its start + interval).
-_RESERVE_START = """
-INSERT INTO hosts (host, next_start) VALUES (?1, ?2 + ?3)
-ON CONFLICT (host) DO UPDATE SET
-  next_start = max(hosts.next_start, hosts.slowed_until, ?2) + ?3
-RETURNING next_start
-"""
-# One robots.txt fetch per origin for all workers: an empty record claims the fetch until it
-# expires; a record in force (or another worker's claim) is left alone.
-_CLAIM_ROBOTS = """
-INSERT INTO robots (origin, record, expires_at) VALUES (?1, '', ?2)
-ON CONFLICT (origin) DO UPDATE SET record = '', expires_at = excluded.expires_at
-WHERE robots.expires_at <= ?3
-RETURNING origin
-"""
 _BUSY_RETRIES = 8
 
 
@@ -76,7 +56,9 @@ def _rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
 
 
-class SQLiteFrontier(Frontier):
+class SQLiteFrontier(SQLFrontier):
+    dialect = SQLITE
+
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
         self.path = str(path)
         self.read_only = read_only  # stats: no migration, no write, works on a read-only disk
@@ -130,6 +112,16 @@ class SQLiteFrontier(Frontier):
             raise
         conn.execute("COMMIT")
         return result
+
+    async def _query(
+        self, sql: str, params: Any = (), *, write: bool = False
+    ) -> list[tuple[Any, ...]]:
+        def query(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            return list(conn.execute(sql, params).fetchall())
+
+        if write:
+            return await self._run(lambda conn: self._transaction(conn, lambda: query(conn)))
+        return await self._run(query)
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -197,27 +189,10 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_recover)
 
-    async def claim(
-        self,
-        limit: int,
-        now: int,
-        by_score: bool = False,
-        partition: tuple[int, int] | None = None,
-        focus: ClaimFocus | None = None,
-        hosts: HostRules | None = None,
-        kind: ClaimKind = ClaimKind.ANY,
-    ) -> list[ClaimedPage]:
-        def _claim(conn: sqlite3.Connection) -> tuple[list[ClaimedPage], dict[str, int]]:
-            return self._transaction(
-                conn,
-                lambda: claims.claim_pages(
-                    conn, self.worker_id, limit, now, by_score, partition, focus, hosts, kind
-                ),
-            )
-
-        pages, slots = await self._run(_claim)
-        self.host_slots.update(slots)
-        return pages
+    async def _claim(self, claim: Claim) -> tuple[list[ClaimedPage], dict[str, int]]:
+        return await self._run(
+            lambda conn: self._transaction(conn, lambda: claims.claim_pages(conn, claim))
+        )
 
     async def release_hosts(self, hosts: Sequence[str]) -> None:
         if not hosts:
@@ -324,22 +299,6 @@ class SQLiteFrontier(Frontier):
 
         return await self._run(_make_due)
 
-    async def known_urls(self, after: str, limit: int) -> list[str]:
-        def _urls(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute(
-                "SELECT norm_url FROM pages WHERE norm_url > ? ORDER BY norm_url LIMIT ?",
-                (after, limit),
-            )
-            return [url for (url,) in rows]
-
-        return await self._run(_urls)
-
-    async def change_rates(self) -> list[tuple[str, float | None]]:
-        def _rates(conn: sqlite3.Connection) -> list[tuple[str, float | None]]:
-            return [(h, r) for h, r in conn.execute(_CHANGE_RATES)]
-
-        return await self._run(_rates)
-
     # -- leases -------------------------------------------------------------------------------
 
     async def register_worker(self, identity: WorkerIdentity, now: float) -> int:
@@ -425,116 +384,7 @@ class SQLiteFrontier(Frontier):
     async def partitions(self, n: int, now: int) -> dict[int, dict[str, int]]:
         return await self._run(lambda conn: read_partitions(conn, n, now))
 
-    async def domain_metadata(self) -> dict[str, str]:
-        def _all(conn: sqlite3.Connection) -> dict[str, str]:
-            rows = conn.execute("SELECT domain, data FROM domain_metadata ORDER BY domain")
-            return {domain: data for domain, data in rows}
-
-        return await self._run(_all)
-
-    async def known_hosts(self) -> list[str]:
-        def _hosts(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute("SELECT DISTINCT host FROM pages WHERE host != ''")
-            return [host for (host,) in rows]
-
-        return await self._run(_hosts)
-
-    # -- per-host state -----------------------------------------------------------------------
-
-    async def get_robots(self, origin: str) -> tuple[str, float] | None:
-        def _get(conn: sqlite3.Connection) -> tuple[str, float] | None:
-            row = conn.execute(
-                "SELECT record, expires_at FROM robots WHERE origin = ?", (origin,)
-            ).fetchone()
-            return (row[0], row[1]) if row else None
-
-        return await self._run(_get)
-
-    async def put_robots(self, origin: str, record: str, expires_at: float) -> None:
-        def _put(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT INTO robots (origin, record, expires_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (origin) DO UPDATE SET record = excluded.record, "
-                "expires_at = excluded.expires_at",
-                (origin, record, expires_at),
-            )
-
-        await self._run(_put)
-
-    async def claim_robots(self, origin: str, now: float, hold: float) -> bool:
-        def _claim(conn: sqlite3.Connection) -> bool:
-            def work() -> bool:
-                row = conn.execute(_CLAIM_ROBOTS, (origin, now + hold, now)).fetchone()
-                return row is not None
-
-            return self._transaction(conn, work)
-
-        return await self._run(_claim)
-
-    async def slow_host(self, host: str, until: float, crawl_delay: float | None = None) -> None:
-        def _slow(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT INTO hosts (host, slowed_until, crawl_delay) VALUES (?, ?, ?) "
-                "ON CONFLICT (host) DO UPDATE SET "
-                "slowed_until = max(hosts.slowed_until, excluded.slowed_until), "
-                "crawl_delay = coalesce(excluded.crawl_delay, hosts.crawl_delay)",
-                (host, until, crawl_delay),
-            )
-
-        await self._run(_slow)
-
-    async def host_slowdowns(self, now: float) -> dict[str, float]:
-        def _slowdowns(conn: sqlite3.Connection) -> dict[str, float]:
-            rows = conn.execute(
-                "SELECT host, slowed_until FROM hosts WHERE slowed_until > ?", (now,)
-            ).fetchall()
-            return {host: until for host, until in rows}
-
-        return await self._run(_slowdowns)
-
-    async def reserve_start(self, host: str, interval: float, earliest: float) -> float:
-        def _reserve(conn: sqlite3.Connection) -> float:
-            def work() -> float:
-                row = conn.execute(_RESERVE_START, (host, earliest, interval)).fetchone()
-                return float(row[0]) - interval
-
-            return self._transaction(conn, work)
-
-        return await self._run(_reserve)
-
-    async def take_start(
-        self, host: str, interval: float, now: float, *, force: bool = False
-    ) -> float:
-        params = take_start_params(host, interval, now, force)
-
-        def _take(conn: sqlite3.Connection) -> float:
-            def work() -> float:
-                row = conn.execute(TAKE_START, params).fetchone()
-                return taken_start(row, interval, now)
-
-            return self._transaction(conn, work)
-
-        return await self._run(_take)
-
     # -- observability --------------------------------------------------------------------------
-
-    async def start_run(self, command: str, now: int) -> int:
-        def _start(conn: sqlite3.Connection) -> int:
-            cur = conn.execute(
-                "INSERT INTO runs (started_at, command, worker_id) VALUES (?, ?, ?)",
-                (now, command, self.worker_id),
-            )
-            return int(cur.lastrowid or 0)
-
-        return await self._run(_start)
-
-    async def finish_run(self, run_id: int, stats: str, now: int) -> None:
-        def _finish(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "UPDATE runs SET finished_at = ?, stats = ? WHERE id = ?", (now, stats, run_id)
-            )
-
-        await self._run(_finish)
 
     async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
         return await self._run(lambda conn: read_summary(conn, now, hosts))
