@@ -27,6 +27,7 @@ is lost.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import cast
 
 from lxml import etree
@@ -55,31 +56,26 @@ _FRAME_NAME = re.compile(
     r"(?:^|[\s_-])(?:" + "|".join(sorted(FRAME_WORDS, key=len, reverse=True)) + r")(?=$|[\s_-])",
     re.IGNORECASE,
 )
+# Whether an element holds the main part (an <a role="main"> does not count). One XPath call,
+# in C: iterating the frame's descendants in Python cost ~1 us an element.
+_HOLDS_MAIN = etree.XPath("boolean(.//main | .//article | .//*[@role='main'][not(self::a)])")
+# Links that may be permalink marks: leaves whose text holds a character of a mark. Found in C
+# (a Python test of every link of a page cost 0.3 ms on the Python documentation's pages); the
+# exact test (the stripped text is a mark) runs on these few.
+_MARK_CANDIDATES = etree.XPath(
+    ".//a[not(*)]["
+    + " or ".join(f"contains(., '{c}')" for c in sorted(set("".join(PERMALINK_MARKS))))
+    + "]"
+)
+_MAIN_TAGS = frozenset({"main", "article"})
+_HEADER_FOOTER = frozenset({"header", "footer"})
 
 
-def _names_frame(el: etree._Element) -> bool:
-    for attr in ("class", "id"):
-        value = el.get(attr)
-        if value and _FRAME_NAME.search(value):
-            return True
-    return False
-
-
-def _is_frame(el: etree._Element, in_section: bool) -> bool:
-    tag = el.tag
-    if tag == "nav" or el.get("role") in _ROLES:
-        return True
-    if tag in ("header", "footer"):
-        return not in_section
-    return _names_frame(el)
-
-
-def _holds_main(el: etree._Element) -> bool:
-    return any(_is_main(d) for d in el.iter(etree.Element) if d.tag != "a")
-
-
-def _is_main(el: etree._Element) -> bool:
-    return el.tag in ("main", "article") or el.get("role") == "main"
+@lru_cache(maxsize=4096)
+def _frame_name(value: str) -> bool:
+    """Whether a class or id value names a part of the frame. A site repeats a few hundred
+    values on every page: the regex runs once per value."""
+    return _FRAME_NAME.search(value) is not None
 
 
 def drop_boilerplate(body: etree._Element) -> int:
@@ -88,24 +84,43 @@ def drop_boilerplate(body: etree._Element) -> int:
     total = -1.0  # the page's text length, measured when first needed
     removed = 0
     stack: list[tuple[etree._Element, int, bool]] = [(body, 0, False)]
+    # The rules of _is_main and _is_frame inlined, each attribute read once: this loop runs for
+    # every outer block of every page (~1 us an element saved; bench/README.md, issue 29)
     while stack:
         parent, depth, in_section = stack.pop()
         for el in list(parent):
             tag = el.tag
-            if not isinstance(tag, str) or _is_main(el):
-                continue  # comments; the content's own contents list, sidebar or notes
-            if _is_frame(el, in_section):
+            if tag.__class__ is not str:
+                continue  # comments
+            role = el.get("role")
+            if role == "main" or tag in _MAIN_TAGS:
+                continue  # the content's own contents list, sidebar or notes
+            if tag == "nav" or role in _ROLES:
+                frame = True
+            elif tag in _HEADER_FOOTER:
+                frame = not in_section
+            else:
+                value = el.get("class")
+                frame = bool(value) and _frame_name(value)
+                if not frame:
+                    value = el.get("id")
+                    frame = bool(value) and _frame_name(value)
+            if frame:
                 if total < 0:
                     total = float(cast("float", _TEXT_LENGTH(body)))
                 length = float(cast("float", _TEXT_LENGTH(el)))
-                if length <= total * _MAX_SHARE and not _holds_main(el):
+                if length <= total * _MAX_SHARE and not _HOLDS_MAIN(el):
                     _drop(el)
                     removed += 1
                     continue
                 # the page itself, not its frame: its parts may still go
             if depth < MAX_DEPTH and tag not in _NOT_LAYOUT and len(el):
                 stack.append((el, depth + 1, in_section or tag == "section"))
-    marks = [a for a in body.iter("a") if len(a) == 0 and (a.text or "").strip() in PERMALINK_MARKS]
+    marks = [
+        a
+        for a in cast("list[etree._Element]", _MARK_CANDIDATES(body))
+        if len(a) == 0 and (a.text or "").strip() in PERMALINK_MARKS
+    ]
     for a in marks:
         _drop(a)
         removed += 1
