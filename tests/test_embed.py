@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from litecrawl.index.embed import (
     CACHE_WORDS,
@@ -16,6 +18,7 @@ from litecrawl.index.embed import (
     embedder,
     from_blob,
     page_text,
+    page_words,
 )
 
 TEXTS = [
@@ -91,3 +94,26 @@ def test_words_that_repeat_stay_cached_while_words_seen_once_pass_through() -> N
     # and the vectors are still those of a fresh cache
     fresh = Embedder(cache_words=2 * (MAX_WORDS + 1))
     assert np.array_equal(small.vector(pages[-1]), fresh.vector(pages[-1]))
+
+
+_word = st.sampled_from(["a", "b", "sun", "panel", "Café", "x\ty", "3.14", ""])
+_texts = st.lists(st.one_of(_word, st.sampled_from([" ", "\n", "\t", "  "])), max_size=900).map(
+    "".join
+)
+
+
+@settings(max_examples=60)
+@given(title=_texts, text=_texts)
+def test_property_page_words_and_counted_rows_equal_the_plain_sum(title: str, text: str) -> None:
+    # the fast path (the title's and text's first words without joining them; each distinct
+    # word's row once, weighted by its count) against the plain one (join, split, sum every row)
+    words = page_text(title, text).split(maxsplit=MAX_WORDS)[:MAX_WORDS]
+    assert page_words(title, text) == words
+    model = embedder()
+    got = model.words_vector(words)
+    if not words:
+        assert got is None
+        return
+    plain = model._sums[[model._row(w) for w in words]].sum(axis=0, dtype=np.float32)
+    assert got is not None
+    assert np.allclose(got, plain / np.linalg.norm(plain), atol=1e-6)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ __all__ = [
     "embedder",
     "from_blob",
     "page_text",
+    "page_words",
     "to_blob",
 ]
 
@@ -93,21 +95,27 @@ class Embedder:
 
     def vector(self, text: str) -> Vector | None:
         """The unit vector of ``text`` (None when it has no words)."""
-        words = text.split(maxsplit=MAX_WORDS)[:MAX_WORDS]
+        return self.words_vector(text.split(maxsplit=MAX_WORDS)[:MAX_WORDS])
+
+    def words_vector(self, words: list[str]) -> Vector | None:
+        """The unit vector of ``words`` (at most :data:`MAX_WORDS`; None when there are none)."""
         if not words:
             return None
         if len(self._rows) + len(words) > self._cache_words:
             self._keep_repeated()
-        # known words in one C-level pass (a Python call per word was most of the cost)
-        found = list(map(self._rows.get, words))
+        # Each distinct word once, weighted by its count (counted in C): a page repeats its
+        # words, and gathering a 1 KiB row per word cost more than the rest (a kit page's 400
+        # words are 29 distinct ones; bench/README.md, issue 29)
+        counted = Counter(words)
+        get = self._rows.get
         rows = np.array(
-            [self._row(w) if r is None else r for w, r in zip(words, found, strict=True)],
-            dtype=np.intp,
+            [self._row(w) if (r := get(w)) is None else r for w in counted], dtype=np.intp
         )
         self._uses[rows] += 1  # a word twice in one text counts once
-        # a sum of rows, no matrix product: BLAS would start its threads in every worker
-        # process and spin them against the crawl (measured: twice the crawl's CPU)
-        total: Vector = self._sums[rows].sum(axis=0, dtype=np.float32)
+        weights = np.fromiter(counted.values(), dtype=np.float32, count=len(counted))
+        # a weighted sum of rows, no matrix product: BLAS would start its threads in every
+        # worker process and spin them against the crawl (measured: twice the crawl's CPU)
+        total: Vector = (self._sums[rows] * weights[:, None]).sum(axis=0, dtype=np.float32)
         norm = float(np.sqrt(np.square(total).sum()))
         if norm == 0.0:
             return None
@@ -185,8 +193,18 @@ def embedder() -> Embedder:
 def embed_text(text: str, title: str = "") -> bytes | None:
     """The vector of a page's ``title`` and ``text`` (its first :data:`MAX_WORDS` words) as
     float32 bytes, or None when it has no words."""
-    vector = embedder().vector(page_text(title, text))
+    vector = embedder().words_vector(page_words(title, text))
     return None if vector is None else to_blob(vector)
+
+
+def page_words(title: str, text: str) -> list[str]:
+    """The first :data:`MAX_WORDS` words of :func:`page_text` (the title's, then the text's),
+    without copying the whole text into one string first."""
+    head = title.split()
+    if len(head) >= MAX_WORDS:
+        return head[:MAX_WORDS]
+    rest = MAX_WORDS - len(head)
+    return head + text.split(maxsplit=rest)[:rest]
 
 
 def page_text(title: str, text: str) -> str:
