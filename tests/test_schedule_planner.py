@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from litecrawl import ConfigError, litecrawl
 from litecrawl.cli import app
 from litecrawl.schedule import Schedule
-from litecrawl.schedule.planner import Planner, change_age
+from litecrawl.schedule.planner import FULL_SEC, REFRESH_SEC, Planner, change_age
 
 DAY = 86400
 
@@ -143,3 +143,27 @@ def test_a_page_that_never_changes_reaches_max_interval(
     # the multiplicative rule gets there in 31 days (1 + 2 + 4 + 8 + 16); a loose budget used to
     # keep such a page at min_interval, a binding one at a day or so for months
     assert days_to_max_interval(Schedule(policy="freshness", budget=budget), others) <= 60
+
+
+def test_writes_keep_the_rates_histogram_as_a_full_read_would() -> None:
+    # read every page's rate once, then follow this process's writes: the allocation solved from
+    # the histogram is the one a full read of the rates afterwards gives
+    schedule = Schedule(policy="freshness", budget=5 / DAY, host_budget=3 / DAY)
+    before = [("a", None), ("a", 2 / DAY), ("b", 0.1 / DAY), ("b", 5 / DAY)]
+    after = [("a", 0.5 / DAY), ("a", 2 / DAY), ("b", 0.3 / DAY), ("b", 5 / DAY), ("b", 9 / DAY)]
+    following = Planner(schedule)
+    following.refresh(before, now=0)
+    assert not following.due_read(REFRESH_SEC) and following.due_read(FULL_SEC)
+    following.moved("a", 1 / DAY, 0.5 / DAY)  # had no estimate yet (the prior's), now has
+    following.moved("b", 0.1 / DAY, 0.3 / DAY)
+    following.moved("b", None, 9 / DAY)  # a page crawled for the first time
+    following.solve(now=60)
+    reading = Planner(schedule)
+    reading.refresh(after, now=60)
+    assert following.pages == reading.pages == 5
+    for host, rate in after:
+        assert rate is not None
+        assert following.allocation is not None and reading.allocation is not None
+        assert following.allocation.interval(rate, host) == pytest.approx(
+            reading.allocation.interval(rate, host), rel=1e-9
+        )

@@ -139,6 +139,7 @@ class PageWriter:
         self.outcomes.response(page, url, result, error, document, redirected)
         await self._refresh_plan(now)
         rate = change.change_rate if change else planner.rate(page.change_history)
+        self._moved(page, host, rate)
         await self._write(
             PageUpdate(
                 norm_url=url,
@@ -185,13 +186,10 @@ class PageWriter:
         now = int(time.time())
         await self._refresh_plan(now)
         host = host_of(url)
+        rate = self.planner.rate(page.change_history)
+        self._moved(page, host, rate)
         due = self.planner.next_crawl_time(
-            now,
-            page.last_crawl_time,
-            page.next_crawl_time,
-            False,
-            host,
-            self.planner.rate(page.change_history),
+            now, page.last_crawl_time, page.next_crawl_time, False, host, rate
         )
         await self._write(
             PageUpdate(
@@ -212,10 +210,26 @@ class PageWriter:
         )
 
     async def _refresh_plan(self, now: float) -> None:
-        """The uniform and freshness policies share the budget among all crawled pages: their
-        count and rates are read again every minute."""
-        if self.planner.due_refresh(now):
-            self.planner.refresh(await self.frontier.change_rates(), now)
+        """The uniform and freshness policies share the budget among all crawled pages: the
+        allocation is solved again every minute from a histogram of their rates, which follows
+        this process's writes and is read from every page at most hourly (docs/freshness.md)."""
+        planner = self.planner
+        if not planner.due_refresh(now):
+            return
+        if planner.due_read(now):
+            began = time.monotonic()
+            rates = await self.frontier.change_rates()
+            planner.refresh(rates, now, time.monotonic() - began)
+        else:
+            planner.solve(now)
+
+    def _moved(self, page: ClaimedPage, host: str, rate: float | None) -> None:
+        """Keeps the planner's histogram of rates current with this write."""
+        if self.planner.needs_rates and page.kind == "page":
+            before = page.last_crawl_time is not None
+            self.planner.moved(
+                host, self.planner.rate(page.change_history) if before else None, rate
+            )
 
     def _strategy_event(
         self,

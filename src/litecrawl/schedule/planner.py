@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PageChange", "Planner", "change_age"]
 
-REFRESH_SEC = 60.0  # how often the allocation is solved again from the stored rates
+REFRESH_SEC = 60.0  # how often the allocation is solved again, from the rates' histogram
+FULL_SEC = 3600.0  # how often at least the histogram is read again from every crawled page
+FULL_SHARE = 0.01  # and at most this share of the time goes into reading it
 _BINS_PER_DECADE = 20  # rates within 12% of each other are one group to the allocation
 
 
@@ -74,6 +76,11 @@ class Planner:
         self.pages = 0
         self.allocation: Allocation | None = None
         self._refreshed = -math.inf
+        self._read_at = -math.inf  # the last full read of every page's rate
+        self._read_every = FULL_SEC
+        # (host, rate bin) -> [pages, sum of their rates]: what the allocation is solved from,
+        # kept up to date with this process's own writes between full reads
+        self._bins: dict[tuple[str, int], list[float]] = {}
 
     @property
     def needs_rates(self) -> bool:
@@ -82,28 +89,66 @@ class Planner:
     def due_refresh(self, now: float) -> bool:
         return self.needs_rates and now - self._refreshed >= REFRESH_SEC
 
-    def refresh(self, rates: Sequence[tuple[str, float | None]], now: float | None = None) -> None:
-        """Solve the allocation again from every crawled page's (host, change rate); a page
-        without a rate yet counts at the prior's."""
+    def due_read(self, now: float) -> bool:
+        """Time to read every crawled page's rate again (at most hourly, and never more than
+        ``FULL_SHARE`` of the time); in between the histogram follows this process's writes."""
+        return now - self._read_at >= self._read_every
+
+    def refresh(
+        self,
+        rates: Sequence[tuple[str, float | None]],
+        now: float | None = None,
+        took: float = 0.0,
+    ) -> None:
+        """Rebuild the histogram from every crawled page's (host, change rate), read in ``took``
+        seconds, and solve the allocation; a page without a rate yet counts at the prior's."""
+        now = time.time() if now is None else now
+        self._read_at, self._read_every = now, max(FULL_SEC, took / FULL_SHARE)
+        bins: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for host, rate in rates:
+            r = self._rate_or_prior(rate)
+            entry = bins[(host, _bin(r))]
+            entry[0] += 1
+            entry[1] += r
+        self._bins = dict(bins)
+        self.solve(now)
+
+    def moved(self, host: str, before: float | None, after: float | None) -> None:
+        """A page of ``host`` written with rate ``after``: it had ``before`` (None: it was not
+        crawled yet, so not counted). Keeps the histogram current between full reads."""
+        if before is not None:
+            entry = self._bins.get((host, _bin(before)))
+            if entry is not None and entry[0] >= 1:
+                entry[0] -= 1
+                entry[1] = max(entry[1] - before, 0.0) if entry[0] else 0.0
+        r = self._rate_or_prior(after)
+        entry = self._bins.setdefault((host, _bin(r)), [0.0, 0.0])
+        entry[0] += 1
+        entry[1] += r
+
+    def solve(self, now: float | None = None) -> None:
+        """Solve the allocation again from the histogram (groups, not pages: cheap)."""
         self._refreshed = time.time() if now is None else now
-        self.pages = len(rates)
+        self.pages = int(sum(count for count, _ in self._bins.values()))
         if self.schedule.policy != "freshness":
             return
         from litecrawl.schedule.allocate import RateGroup, allocate
 
-        prior = self.estimator.prior_rate
-        groups: dict[tuple[str, int], list[float]] = defaultdict(list)
-        for host, rate in rates:
-            r = rate if rate is not None and rate > 0 else prior
-            groups[(host, round(math.log10(r) * _BINS_PER_DECADE))].append(r)
         s = self.schedule
         self.allocation = allocate(
-            [RateGroup(sum(rs) / len(rs), len(rs), host) for (host, _), rs in groups.items()],
+            [
+                RateGroup(total / n, int(n), host)
+                for (host, _), (n, total) in self._bins.items()
+                if n
+            ],
             s.budget or max(self.pages, 1) / s.new_interval_sec,
             s.min_interval_sec,
             s.max_interval_sec,
             s.host_budget,
         )
+
+    def _rate_or_prior(self, rate: float | None) -> float:
+        return rate if rate is not None and rate > 0 else self.estimator.prior_rate
 
     def rate(self, change_history: str | None) -> float:
         """A page's estimated change rate from its stored record (the prior's without one)."""
@@ -152,7 +197,7 @@ class Planner:
             interval = s.new_interval_sec if s.budget is None else self.pages / s.budget
         else:
             if self.allocation is None:
-                self.refresh([])
+                self.solve()
             assert self.allocation is not None
             interval = self.allocation.interval(
                 rate if rate is not None else self.estimator.prior_rate, host
@@ -162,6 +207,10 @@ class Planner:
         if last_crawl_time is not None and due is not None and now - seconds < due <= now:
             return due + seconds
         return now + seconds
+
+
+def _bin(rate: float) -> int:
+    return round(math.log10(rate) * _BINS_PER_DECADE)
 
 
 def _encode(history: ChangeHistory, change_hash: str) -> str:

@@ -1,0 +1,119 @@
+"""What the freshness policy's budget sharing costs a crawl at 10^6 pages (issue 30).
+
+    uv run python bench/freshness_plan.py [--rows 10000 1000000] [--hosts 1000]
+
+A SQLite frontier of N crawled pages on H hosts, each with a change rate (log-uniform over four
+orders of magnitude). Measured, in one process:
+
+- ``read``: ``change_rates()``, every crawled page's (host, rate), and the histogram built from it
+  (``Planner.refresh``, which also solves the allocation): what every worker paid every minute
+  before, and pays now at most hourly (and never more than 1% of the time);
+- ``solve``: the allocation solved again from the histogram, what every minute costs now;
+- ``moved``: a written page's move in the histogram, with its stored rate read from its record
+  (``Planner.rate``): what each page written under the freshness policy adds.
+
+All in CPU seconds of this process (the SQLite read runs in a thread of it): the wall clock means
+little on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from litecrawl.schedule import Schedule
+from litecrawl.schedule.planner import FULL_SEC, REFRESH_SEC, Planner
+from litecrawl.store.backends import open_frontier
+from litecrawl.store.sqlite.connection import connect
+
+DAY = 86400.0
+
+
+def fill(location: str, rows: int, hosts: int) -> None:
+    rng = random.Random(1)
+    conn = connect(location)
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO pages (norm_url, host, depth, last_crawl_time, next_crawl_time, change_rate)"
+        " VALUES (?, ?, 1, 1, 2, ?)",
+        (
+            (f"http://h{i % hosts}.test/p{i}", f"h{i % hosts}.test", 10 ** rng.uniform(-3, 1) / DAY)
+            for i in range(rows)
+        ),
+    )
+    conn.execute("COMMIT")
+    conn.close()
+
+
+async def measure(location: str, rows: int, hosts: int) -> dict[str, float]:
+    planner = Planner(Schedule(policy="freshness", budget=rows / 5 / DAY, host_budget=2.0))
+    async with open_frontier(location) as frontier:
+        t0 = time.process_time()
+        rates = await frontier.change_rates()
+        t1 = time.process_time()
+    planner.refresh(rates, now=0.0, took=t1 - t0)
+    t2 = time.process_time()
+    solves = []
+    for _ in range(5):
+        s0 = time.process_time()
+        planner.solve(now=0.0)
+        solves.append(time.process_time() - s0)
+    # a page's record after some checks, as the finalize stores it
+    change = planner.observe(None, None, 0, "a")
+    for k in range(1, 12):
+        change = planner.observe(change.change_history, (k - 1) * 3600, k * 3600, f"v{k % 3}")
+    record = change.change_history
+    n = 20000
+    m0 = time.process_time()
+    for i in range(n):
+        planner.moved(f"h{i % hosts}.test", planner.rate(record), 10 ** (i % 7 - 3) / DAY)
+    moved = (time.process_time() - m0) / n
+    return {
+        "read": t1 - t0,
+        "bin": t2 - t1,
+        "solve": sorted(solves)[len(solves) // 2],
+        "moved": moved,
+        "groups": float(len(planner._bins)),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--rows", type=int, nargs="+", default=[10_000, 1_000_000])
+    ap.add_argument("--hosts", type=int, default=1000)
+    args = ap.parse_args()
+    print(
+        "| pages | hosts | histogram groups | read all rates (s) | build histogram + solve (s) "
+        "| solve from histogram (ms) | page moved (µs) | before: share of each minute "
+        "| now: share of the time |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for rows in args.rows:
+        with tempfile.TemporaryDirectory() as tmp:
+            location = str(Path(tmp) / "plan.db")
+            asyncio.run(_create(location))
+            fill(location, rows, args.hosts)
+            r = asyncio.run(measure(location, rows, args.hosts))
+        full = r["read"] + r["bin"]
+        every = max(FULL_SEC, r["read"] / 0.01)
+        before = full / REFRESH_SEC
+        now = full / every + r["solve"] / REFRESH_SEC
+        print(
+            f"| {rows:,} | {args.hosts:,} | {r['groups']:,.0f} | {r['read']:.2f} "
+            f"| {r['bin']:.2f} | {r['solve'] * 1000:.1f} | {r['moved'] * 1e6:.0f} "
+            f"| {before:.1%} | {now:.2%} |",
+            flush=True,
+        )
+
+
+async def _create(location: str) -> None:
+    async with open_frontier(location):
+        pass
+
+
+if __name__ == "__main__":
+    main()
