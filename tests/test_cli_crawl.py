@@ -337,13 +337,16 @@ def test_interrupt_and_resume(
     proc = _spawn(
         tmp_path / "crawl.log", db, site.url("/"), "--concurrency", "2", "--per-host", "2"
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(fetched(site)) < 5:
+    # bounds on a hang, not speeds: under load a crawler took over 30 s to fetch 5 pages, and
+    # was then stopped before it had its signal handlers (SIGINT) or any page (SIGKILL)
+    deadline = time.monotonic() + PATIENCE_SEC
+    while time.monotonic() < deadline and len(fetched(site)) < 5 and proc.poll() is None:
         time.sleep(0.05)
+    assert len(fetched(site)) >= 5, "the crawl never got going"
     helpers = _children(proc.pid)  # the analysis worker processes (and their server)
     os.kill(proc.pid, sig)
-    proc.wait(30)
-    deadline = time.monotonic() + 15
+    proc.wait(PATIENCE_SEC)
+    deadline = time.monotonic() + PATIENCE_SEC
     while _alive(helpers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(helpers), "worker processes outlived the crawler"
@@ -356,7 +359,7 @@ def test_interrupt_and_resume(
     # Resume: the same command continues at once; after SIGKILL the dead worker's claims are
     # recovered as soon as the new run sees its process gone.
     proc = _spawn(tmp_path / "crawl.log", db, site.url("/"))
-    assert proc.wait(60) == 0
+    assert proc.wait(PATIENCE_SEC) == 0
     assert set(fetched(site)) == {"/"} | {f"/n{i}" for i in range(4)} | {
         f"/n{i}{j}" for i in range(4) for j in range(4)
     }
