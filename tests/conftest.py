@@ -22,8 +22,8 @@ there when it keeps to these fixtures:
   something took: the workers share the machine's cores with each other.
 
 Tests of one module may share a read-only server or a built database through module- or
-session-scoped fixtures (each worker builds its own); a test that changes such a thing must
-make its own.
+session-scoped fixtures (``serve_module``, ``module_db``; each worker builds its own); a test
+that changes such a thing must make its own.
 """
 
 from __future__ import annotations
@@ -113,6 +113,17 @@ PATIENCE_SEC = 200.0
 @pytest.fixture
 def serve() -> Iterator[Callable[[web.Application], LocalServer]]:
     """Start aiohttp apps in a background thread; all are stopped at teardown."""
+    yield from _serving()
+
+
+@pytest.fixture(scope="module")
+def serve_module() -> Iterator[Callable[[web.Application], LocalServer]]:
+    """``serve`` for a module's read-only site, shared by its tests (each xdist worker that runs
+    some of them starts its own)."""
+    yield from _serving()
+
+
+def _serving() -> Iterator[Callable[[web.Application], LocalServer]]:
     stops: list[Callable[[], None]] = []
 
     def start(app: web.Application) -> LocalServer:
@@ -334,6 +345,17 @@ def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> NewDb:
     ``tmp_path`` or a fresh database on the shared PostgreSQL server (its URL)."""
     if request.param == "sqlite":
         return lambda name: str(tmp_path / f"{name}.db")
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    return lambda name: cluster.create_database()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def module_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> NewDb:
+    """``new_db`` for a database a module's tests share (built once, then only read: a test
+    that changes it makes its own with ``new_db``)."""
+    if request.param == "sqlite":
+        folder = tmp_path_factory.mktemp("module_db")
+        return lambda name: str(folder / f"{name}.db")
     cluster: Cluster = request.getfixturevalue("pg_cluster")
     return lambda name: cluster.create_database()
 

@@ -92,14 +92,16 @@ def search(db: str | Path, query: str, **options: Any) -> list[SearchHit]:
         return index.keyword(query, **options)
 
 
-@pytest.fixture
-def site(serve: Serve) -> LocalServer:
-    return serve(site_of(PAGES | TRICKY))
+# One crawl of the site per backend for the tests that only search it (each made its own:
+# 20 crawls of the same site)
+@pytest.fixture(scope="module")
+def site(serve_module: Serve) -> LocalServer:
+    return serve_module(site_of(PAGES | TRICKY))
 
 
-@pytest.fixture
-def db(new_db: NewDb, site: LocalServer) -> str:
-    return crawl(new_db("index"), site)
+@pytest.fixture(scope="module")
+def db(module_db: NewDb, site: LocalServer) -> str:
+    return crawl(module_db("index"), site)
 
 
 def paths(hits: list[SearchHit]) -> list[str]:
