@@ -1,6 +1,6 @@
 """Hybrid search (the default once a database has vectors) on a real local site: a word on
-exactly one page brings that page first; a query whose words are on no page finds nothing in
-any mode."""
+exactly one page brings that page first, and so does a question with that word and others no
+page has; a query whose words are on no page finds nothing in any mode."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from conftest import LocalServer
 from test_semantic import PAGES, crawl, runner, topic_site
 
 from litecrawl.cli import app
+from litecrawl.index.query import plain_words
 from litecrawl.index.semantic import CONFIDENT, _fuse, find
 from litecrawl.store.index import SearchHit
 
@@ -47,6 +48,27 @@ def test_a_word_on_one_page_brings_that_page_first(tmp_path: Path, serve: Serve)
     results = find(db, "Xk7000")
     assert results.mode == "hybrid"
     assert results.hits[0].url == site.url("/zz-unique"), [h.url for h in results.hits[:3]]
+    # a question whose words are not all on the page (no page says "where" or "manual"):
+    # keyword search, which wants them all, finds nothing; hybrid still finds the page by
+    # its rare words, and ranks it first
+    question = "where is the manual of the Xk7000 pump"
+    assert find(db, question, mode="keyword").hits == []
+    hits = find(db, question).hits
+    assert hits[0].url == site.url("/zz-unique"), [h.url for h in hits[:3]]
+    assert "[Xk7000]" in hits[0].snippet  # the keyword snippet, its rare word marked
+
+
+def test_plain_words_are_the_queries_without_syntax() -> None:
+    assert plain_words("how do I back up a database") == [
+        *("how", "do", "i", "back", "up", "a", "database")
+    ]
+    assert plain_words("the cat and the hat") == ["the", "cat", "and", "hat"]
+    # words FTS5's grammar rejects are still words
+    assert plain_words("csv.DictReader rows") == ["csv", "dictreader", "rows"]
+    # what the user asked for exactly stays as it is
+    for query in ('"tide tables"', "tide*", "title:tide", "tide OR fee", "tide NOT fee", '"x'):
+        assert plain_words(query) is None, query
+    assert not plain_words(" ")
 
 
 def test_words_on_no_page_find_nothing_in_any_mode(tmp_path: Path, serve: Serve) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "fallback",
     "highlighted",
     "parse",
+    "plain_words",
     "tokens",
     "words",
 ]
@@ -157,6 +158,30 @@ def fallback(query: str) -> Node | None:
         if body:
             phrases.append(_phrase(words(body), bool(star)))
     return _implicit_and(phrases)
+
+
+def plain_words(query: str) -> list[str] | None:
+    """The distinct words of a query of words alone (``how do I back up``, or words FTS5's
+    grammar rejects, such as ``csv.DictReader`` or ``c++ std``), which search reads as all of
+    them required; None for a query with a phrase, a prefix, a column filter or an operator
+    (the user asked for exactly that)."""
+    try:
+        node = parse(query, {})
+    except QuerySyntaxError as exc:
+        if '"' in query or "no such column" in str(exc):
+            return None
+        return list(dict.fromkeys(words(query)))
+    found: list[str] = []
+    stack: list[Node | None] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, And):
+            stack += [item.right, item.left]
+        elif isinstance(item, Phrase) and len(item.words) == 1 and not any(item.prefix):
+            found.append(item.words[0])
+        else:
+            return None
+    return list(dict.fromkeys(found))
 
 
 def highlighted(node: Node | None, column: str) -> list[Phrase]:

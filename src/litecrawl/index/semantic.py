@@ -1,19 +1,22 @@
 """Search by meaning and by both: ``keyword`` (FTS5's bm25, or PostgreSQL's ts_rank_cd),
 ``semantic`` (cosine of the embeddings: a page's own and its sections', see
-:func:`_by_meaning`), ``hybrid`` (reciprocal-rank fusion of the two), and
-``similar`` (the pages closest in meaning to a crawled page).
+:func:`_by_meaning`), ``hybrid`` (the two fused), and ``similar`` (the pages closest in meaning
+to a crawled page).
 
 ``mode=None`` picks ``hybrid`` when the database has vectors and ``keyword`` otherwise; a
 ``semantic`` or ``hybrid`` search on a database without vectors runs as ``keyword`` and says so
 in :attr:`Results.note`. A query none of whose words is on any page finds nothing in any mode
-(the pages nearest in meaning to an unknown word are noise). Hybrid ranks by
-``sum(share / (RRF_K + rank))`` over both lists, each :func:`_depth` deep (the keyword list's
-share :data:`KEYWORD_SHARE` for a query of several words, 1 for one word, the meaning list's
-1): a page both lists agree on comes first, a page only one of them finds still ranks. Equal scores
-(a word on one page that the semantic list does not reach, against the semantic list's first)
-go to the page the semantic side is sure of (cosine >= :data:`CONFIDENT`), else to the better
-keyword rank: the page with the words, unless the meaning says better. (Measured in
-bench/README.md, "Hybrid ties".)
+(the pages nearest in meaning to an unknown word are noise).
+
+Hybrid reads each list :func:`_depth` deep and ranks by the sum of the two scores, each scaled
+to 0-1 within its list (the list's best 1, its worst 0; a page missing from a list gets 0 from
+it): a page both lists agree on comes first, a page only one of them finds still ranks. Its
+keyword list takes a query of plain words (``how do I back up a database``) as any of the words
+(:func:`_keyword_query`), ranked by bm25, which weighs each word by its rarity: the words of a
+question are rarely all on the page that answers it. Equal scores (a word on one page against
+the semantic list's first) go to the page the semantic side is sure of (cosine >=
+:data:`CONFIDENT`), else to the better keyword rank: the page with the words, unless the
+meaning says better. (Measured in bench/README.md, "Search that finds the answer".)
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Literal, get_args
 
 from litecrawl.errors import ConfigError
 from litecrawl.index.embed import embedder, from_blob
+from litecrawl.index.query import plain_words
 from litecrawl.index.query import words as query_words
 from litecrawl.index.vectors import BestSection, Neighbour
 from litecrawl.store.backends import open_index
@@ -32,10 +36,8 @@ from litecrawl.store.index import IndexReader, SearchHit
 
 __all__ = [
     "CONFIDENT",
-    "KEYWORD_SHARE",
     "MODES",
     "PAGE_SHARE",
-    "RRF_K",
     "Mode",
     "Results",
     "find",
@@ -44,13 +46,6 @@ __all__ = [
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-# Fusion tuned on the Python documentation's questions and keyword queries, checked on the
-# PostgreSQL documentation's (bench/README.md, "Search that finds the answer"): k = 10 (of 10,
-# 30, 60) and the keyword list at a quarter of the meaning list's weight (of 0.25 to 1) for a
-# query of several words; keyword search wants every word, and a question's words are
-# together on pages about something else. A one-word query is a lookup: both lists count alike.
-RRF_K = 10
-KEYWORD_SHARE = 0.25
 # A cosine the embedding reaches for a page that answers the query: the median best match of
 # plain-word questions on the PostgreSQL documentation is 0.54, of out-of-domain words 0.2.
 CONFIDENT = 0.5
@@ -102,10 +97,11 @@ def find(
         if chosen == "semantic":
             meaning = _by_meaning(index, query, depth)
             return Results(meaning[offset : offset + limit], chosen)
-        words = index.keyword(query, limit=depth, open_mark=open_mark, close_mark=close_mark)
+        words = index.keyword(
+            _keyword_query(index, query), limit=depth, open_mark=open_mark, close_mark=close_mark
+        )
         meaning = _by_meaning(index, query, depth, [h.resource_id for h in words])
-        weight = 1.0 if len(query_words(query)) <= 1 else KEYWORD_SHARE
-        return Results(_fuse(words, meaning, weight)[offset : offset + limit], chosen)
+        return Results(_fuse(words, meaning)[offset : offset + limit], chosen)
 
 
 def similar(db: str | Path, url: str, *, limit: int = 10) -> list[SearchHit]:
@@ -178,16 +174,33 @@ def _mentioned(index: IndexReader, query: str) -> bool:
     return bool(index.keyword(" OR ".join(f'"{w}"' for w in found), limit=1))
 
 
-def _fuse(words: list[SearchHit], meaning: list[SearchHit], weight: float = 1.0) -> list[SearchHit]:
-    """Reciprocal-rank fusion (see the module doc), the keyword list's ranks counted
-    ``weight`` times; a hit keeps the keyword snippet (its matches marked) if any."""
+def _keyword_query(index: IndexReader, query: str) -> str:
+    """Hybrid's keyword query: a query of several plain words as any of them (bm25 ranks a
+    page by the rarity of the words it has, so the page with the question's rare words comes
+    first, with or without its common ones), any other query as the user wrote it. Tuned on
+    the Python documentation's questions (bench/README.md): every word required, the answer
+    is often not among the hits at all. PostgreSQL's ts_rank_cd weighs no word by its
+    rarity (a page full of "the" would lead), so there every word stays required."""
+    found = plain_words(query)
+    if not index.ranks_by_rarity or found is None or len(found) < 2:
+        return query
+    return " OR ".join(f'"{word}"' for word in found)
+
+
+def _fuse(words: list[SearchHit], meaning: list[SearchHit]) -> list[SearchHit]:
+    """The two lists fused (see the module doc); a hit keeps the keyword snippet (its
+    matches marked) if any. The scores are scaled within each list: bm25 and cosine are on
+    different scales, and a fusion of ranks alone (tried first: reciprocal-rank fusion) put the
+    answer lower on the Python documentation's questions when one list was much surer than
+    the other."""
     ranks = [{h.resource_id: r for r, h in enumerate(ranked, 1)} for ranked in (words, meaning)]
     similarity = {h.resource_id: h.score for h in meaning}
     scores: dict[int, float] = {}
     shown: dict[int, SearchHit] = {}
-    for share, ranked in ((weight, words), (1.0, meaning)):
-        for rank, hit in enumerate(ranked, start=1):
-            scores[hit.resource_id] = scores.get(hit.resource_id, 0.0) + share / (RRF_K + rank)
+    for ranked in (words, meaning):
+        scaled = _scaled([h.score for h in ranked])
+        for hit, value in zip(ranked, scaled, strict=True):
+            scores[hit.resource_id] = scores.get(hit.resource_id, 0.0) + value
             if hit.resource_id not in shown:
                 shown[hit.resource_id] = hit
             elif hit.section is not None:  # the keyword snippet, the section meaning found
@@ -201,6 +214,16 @@ def _fuse(words: list[SearchHit], meaning: list[SearchHit], weight: float = 1.0)
         return (-scores[rid], not sure, ranks[0].get(rid, never), ranks[1].get(rid, never))
 
     return [_rescored(shown[rid], scores[rid]) for rid in sorted(shown, key=order)]
+
+
+def _scaled(values: list[float]) -> list[float]:
+    """``values`` mapped to 0-1, the highest to 1 and the lowest to 0 (all 1 when equal)."""
+    if not values:
+        return []
+    high, low = max(values), min(values)
+    if high == low:
+        return [1.0] * len(values)
+    return [(value - low) / (high - low) for value in values]
 
 
 def _rescored(hit: SearchHit, score: float) -> SearchHit:

@@ -60,6 +60,9 @@ class IndexReader(SyncStore):
     location: str  # for messages: never with a password
     # the driver's errors, raised as FrontierError when they leave a ``with`` block
     driver_errors: tuple[type[Exception], ...] = ()
+    # does keyword ranking weigh a word by its rarity (bm25's IDF)? hybrid search then takes
+    # a question's words as any of them (litecrawl.index.semantic)
+    ranks_by_rarity = False
 
     def __exit__(
         self,

@@ -46,6 +46,7 @@ _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER
 
 class SQLiteIndex(IndexReader):
     driver_errors = (sqlite3.Error,)
+    ranks_by_rarity = True  # bm25
 
     def __init__(self, path: str | Path, writable: bool = False) -> None:
         self.location = str(path)
