@@ -8,7 +8,8 @@
 
 ``worker``: :func:`litecrawl.index.work.analyze` (the analysis worker's whole job: parse, links,
 text, keywords, language, hashes, simhash) over kit pages, or any folder of HTML pages;
-``--mode`` adds Markdown + sidecar output (``output``) or a main-article engine. ``links``:
+``--mode`` adds Markdown + sidecar output (``output``), a main-article engine or PostgreSQL's
+full-text vector (``tsvector``, what a crawl into PostgreSQL builds in the worker). ``links``:
 resolving each page's links with :class:`litecrawl.urls.UrlRules` (what the event loop does per
 page). ``crawler``: the crawler process of a real crawl of ``bench/run.py crawl``'s site
 (1,000 pages, served by nginx; event loop and writer thread, the analysis workers not traced), by
@@ -47,6 +48,7 @@ def run_worker(site: Path, n: int, mode: str) -> None:
             output_dir=Path(out) if mode == "output" else None,
             main_article=mode in ("trafilatura", "resiliparse"),
             article_engine="resiliparse" if mode == "resiliparse" else "trafilatura",
+            tsvector=mode == "tsvector",
         )
         for url, body in _pages(site, FEW + n):
             analyze(url, body, {"content-type": "text/html"}, 200, 1, "seed", settings, 0.0)
@@ -129,7 +131,9 @@ def main() -> None:
     parser.add_argument("what", choices=["worker", "links", "crawler"])
     parser.add_argument("--site", type=Path, default=_KIT)
     parser.add_argument(
-        "--mode", choices=["plain", "output", "trafilatura", "resiliparse"], default="plain"
+        "--mode",
+        choices=["plain", "output", "trafilatura", "resiliparse", "tsvector"],
+        default="plain",
     )
     parser.add_argument("--litecrawl", type=Path, default=Path(sys.executable).parent / "litecrawl")
     # crawler: another copy of the site, its links naming this port, keeps off bench/run.py's
