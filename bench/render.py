@@ -37,6 +37,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -48,6 +49,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DOCS = Path("/usr/share/doc/python3.11/html")
+PG_DOCS = "/usr/share/doc/postgresql-doc-15/html"
 PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
 VIEWPORT = {"width": 2160, "height": 3840}  # litecrawl()'s default
 # What the plain loop blocks, by URL: Playwright matches this regex itself, no Python handler.
@@ -62,6 +64,7 @@ MEDIA_URL = re.compile(
 
 
 async def plain_loop(urls: list[str], concurrency: int) -> int:
+    from playwright.async_api import Error as PlaywrightError
     from playwright.async_api import async_playwright
 
     from litecrawl.fetch.browser import LAUNCH_ARGS, find_chromium
@@ -90,6 +93,8 @@ async def plain_loop(urls: list[str], concurrency: int) -> int:
                     await page.wait_for_load_state("networkidle")
                     html = await page.content()
                     done += bool(html)
+                except PlaywrightError as exc:  # a timeout under load: not rendered, as there
+                    print(f"{url}: {exc}".splitlines()[0], file=sys.stderr)
                 finally:
                     await page.close()
 
@@ -172,6 +177,12 @@ def reap_orphans(keep: set[int], timeout: float = 20.0) -> float:
             if pid:
                 spent += usage.ru_utime + usage.ru_stime
         time.sleep(0.1)
+    else:  # still running (Chromium's crash handlers may linger): stopped, not left behind
+        for kid in children_of(os.getpid()):
+            if kid not in keep:
+                os.kill(kid, signal.SIGTERM)
+                usage = os.wait4(kid, 0)[2]
+                spent += usage.ru_utime + usage.ru_stime
     return spent
 
 
@@ -195,16 +206,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def pick_pages(n: int, lo: int, hi: int, indexes: bool = False) -> list[str]:
+def pick_pages(n: int, lo: int, hi: int, indexes: bool = False, root: Path = DOCS) -> list[str]:
     """``n`` documentation pages of ``lo``..``hi`` bytes, by path (the indexes too if asked)."""
     paths = sorted(
-        str(p.relative_to(DOCS))
-        for p in DOCS.rglob("*.html")
+        str(p.relative_to(root))
+        for p in root.rglob("*.html")
         if lo <= p.stat().st_size <= hi
         and (indexes or not p.name.startswith(("genindex", "search")))
     )
     if len(paths) < n:
-        raise SystemExit(f"only {len(paths)} pages of {lo}..{hi} bytes under {DOCS}")
+        raise SystemExit(f"only {len(paths)} pages of {lo}..{hi} bytes under {root}")
     return paths[:n]
 
 
@@ -230,23 +241,26 @@ def tree_of(pid: int) -> list[int]:
 def cpu_by_pid(pids: list[int], root: int) -> dict[int, tuple[str, float]]:
     """Each process's CPU seconds so far (user + sys) and its kind: the variant process
     (``python``), Playwright's driver (``driver``), Chromium (``chromium``: browser, renderers,
-    GPU and utility processes), the CLI's analysis workers (``analysis``), else ``other``."""
+    GPU and utility processes), the CLI's analysis workers (``analysis``), else ``other``;
+    ``exited`` for a zombie (no command line left)."""
     out: dict[int, tuple[str, float]] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
             args = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            args = args or Path(f"/proc/{pid}/comm").read_text()  # a zombie has no cmdline
         except OSError:
             continue
-        if pid == root:
+        if not args:  # a zombie: its kind as seen while it ran (run_once keeps it)
+            kind = "exited"
+        elif pid == root:
             kind = "python"
         elif "playwright/driver" in args or args.startswith("node"):
             kind = "driver"
         elif "litecrawl.index.pool" in args:
             kind = "analysis"
-        elif "chrom" in args.split(" ", 1)[0]:
+        elif "chrom" in args.split(" ", 1)[0] or args.startswith("/proc/self/exe"):
+            # Chromium starts its helpers as /proc/self/exe, then they exec themselves
             kind = "chromium"
         else:
             kind = "other"
@@ -283,16 +297,21 @@ def html_served(nginx: Any) -> int:
     return sum(1 for line in log.splitlines() if '.html"' in line)
 
 
-def pss_mib(pids: list[int]) -> float:
-    total = 0
+def memory_mib(pids: list[int]) -> tuple[float, float, int]:
+    """The processes' summed PSS and RSS (MiB), and how many of them there are."""
+    pss = rss = alive = 0
     for pid in pids:
         try:
             text = Path(f"/proc/{pid}/smaps_rollup").read_text()
         except OSError:
             continue
-        match = re.search(r"^Pss:\s+(\d+) kB", text, re.MULTILINE)
-        total += int(match.group(1)) if match else 0
-    return total / 1024
+        alive += 1
+        for key, kb in re.findall(r"^(Pss|Rss):\s+(\d+) kB", text, re.MULTILINE):
+            if key == "Pss":
+                pss += int(kb)
+            else:
+                rss += int(kb)
+    return pss / 1024, rss / 1024, alive
 
 
 def command(
@@ -302,6 +321,9 @@ def command(
         exe = str(Path(sys.executable).parent / "litecrawl")
         flags = ["--render", "--no-follow", "--concurrency", str(concurrency)]
         flags += ["--per-host", str(concurrency), "--delay-ms", "0", "--no-cache", "--quiet"]
+        # litecrawl()'s pw_timeout_ms (the CLI's own default is 10 s): under load, pages that
+        # time out are retried and their CPU is charged to the pages that made it
+        flags += ["--timeout", "15"]
         return [exe, "crawl", *urls, "--db", str(db), *flags]
     return [sys.executable, __file__, "_run", variant, str(urls_file), str(concurrency)]
 
@@ -330,7 +352,7 @@ def run_once(
         text=True,
         cwd=work,
     )
-    samples: list[tuple[int, float]] = []
+    samples: list[tuple[int, float, float, int]] = []  # pages served, PSS, RSS, processes
     seen: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds), as last sampled
     ticks = 0
     while True:  # wait4, not poll: the child's rusage (and its reaped children's) comes with it
@@ -340,11 +362,12 @@ def run_once(
         time.sleep(0.5)
         tree = tree_of(proc.pid)
         for pid_, (kind, spent) in cpu_by_pid(tree, proc.pid).items():
-            # the kind first seen: an exited process (a zombie) has no command line any more
-            seen[pid_] = (seen.get(pid_, (kind, 0.0))[0], spent)
+            if kind == "exited":
+                kind = seen.get(pid_, ("other", 0.0))[0]
+            seen[pid_] = (kind, spent)
         ticks += 1
         if sample and ticks % 4 == 0:
-            samples.append((html_served(nginx), pss_mib(tree)))
+            samples.append((html_served(nginx), *memory_mib(tree)))
     wall = time.monotonic() - start
     orphans = reap_orphans({nginx.proc.pid})  # the CLI's Chromium, left to us (a subreaper)
     out = proc.stdout.read() if proc.stdout else ""
@@ -366,6 +389,7 @@ def run_once(
     figures["samples"] = samples
     for kind, cpu in seen.values():  # ~0.5 s of a short-lived process's last CPU is missed
         figures[f"cpu_{kind}"] = figures.get(f"cpu_{kind}", 0.0) + cpu
+        figures[f"n_{kind}"] = figures.get(f"n_{kind}", 0) + 1  # processes seen
     return figures
 
 
@@ -379,6 +403,9 @@ def main() -> None:
     parser.add_argument("--cli-tree", action="append", default=[], help="NAME=SRC_DIR: the CLI")
     parser.add_argument("--memory", type=int, default=0, help="then N distinct pages (0: skip)")
     parser.add_argument("--memory-variants", nargs="*", default=["plain", "litecrawl", "cli"])
+    parser.add_argument(
+        "--memory-docs", default=str(DOCS), help="the site for --memory (e.g. " + PG_DOCS + ")"
+    )
     args = parser.parse_args()
     if len(sys.argv) > 1 and sys.argv[1] == "_run":
         return
@@ -410,7 +437,7 @@ def main() -> None:
             if args.rounds:
                 report(results, args)
             if args.memory:
-                memory(args, nginx, base, Path(tmp))
+                memory(args, Path(tmp))
     finally:
         nginx.stop()
 
@@ -493,25 +520,38 @@ def by_kind(results: dict[str, list[dict[str, Any]]]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
-def memory(args: argparse.Namespace, nginx: Any, base: str, work: Path) -> None:
-    urls = [f"{base}/{p}" for p in pick_pages(args.memory, 0, 10**9, indexes=True)]
-    print(f"\nmemory: {len(urls)} distinct pages, {args.concurrency} at a time")
-    print(
-        "| variant | pages | PSS MiB of the process tree at 20% / 40% / 60% / 80% / 100% | peak |"
-    )
-    print("|---|---|---|---|")
-    for variant in args.memory_variants:
-        r = run_once(variant, None, urls, args.concurrency, work, nginx, sample=True)
-        samples = r["samples"]
-        marks = []
-        for share in (0.2, 0.4, 0.6, 0.8, 1.0):
-            # the first sample taken once this share of the pages had been served
-            at = next((m for n, m in samples if n >= share * len(urls)), None)
-            if at is None and share == 1.0 and samples:
-                at = samples[-1][1]  # the last sample, taken before the log showed them all
-            marks.append(f"{at:.0f}" if at is not None else "-")
-        peak = max((m for _, m in samples), default=0.0)
-        print(f"| {variant} | {r['pages']} | {' / '.join(marks)} | {peak:.0f} |", flush=True)
+def memory(args: argparse.Namespace, work: Path) -> None:
+    from run import Nginx  # bench/ is on sys.path (main)
+
+    root = Path(args.memory_docs)
+    port = free_port()
+    nginx = Nginx(root, port)
+    try:
+        paths = pick_pages(args.memory, 0, 10**9, indexes=True, root=root)
+        urls = [f"http://127.0.0.1:{port}/{p}" for p in paths]
+        print(f"\nmemory: {len(urls)} distinct pages of {root}, {args.concurrency} at a time")
+        print(
+            "| variant | pages | PSS MiB of the process tree at 20% / 40% / 60% / 80% / 100% "
+            "(peak) | RSS MiB summed (peak) | processes (most) |"
+        )
+        print("|---|---|---|---|---|")
+        for variant in args.memory_variants:
+            r = run_once(variant, None, urls, args.concurrency, work, nginx, sample=True)
+            samples = r["samples"]
+            cells = [variant, str(r["pages"])]
+            for column in (1, 2, 3):
+                marks = []
+                for share in (0.2, 0.4, 0.6, 0.8, 1.0):
+                    # the first sample taken once this share of the pages had been served
+                    at = next((s[column] for s in samples if s[0] >= share * len(urls)), None)
+                    if at is None and share == 1.0 and samples:
+                        at = samples[-1][column]  # the last one, before the log showed them all
+                    marks.append(f"{at:.0f}" if at is not None else "-")
+                peak = max((s[column] for s in samples), default=0.0)
+                cells.append(f"{' / '.join(marks)} ({peak:.0f})")
+            print("| " + " | ".join(cells) + " |", flush=True)
+    finally:
+        nginx.stop()
 
 
 if __name__ == "__main__":
