@@ -128,12 +128,14 @@ class Vocabulary:
         hashes = _hashes(data, starts, ends)
         if not len(hashes):
             return cls(data, starts, ends, hashes, hashes, starts, starts)
-        order = np.argsort(hashes)
+        # A stable sort: each run of equal hashes starts at the word's first occurrence. It is
+        # also 2x faster here than the default quicksort (plus a reduceat for the least index):
+        # 51 vs 90 us a kit page, 104 vs 251 a Python documentation page (bench/README.md)
+        order = np.argsort(hashes, kind="stable")
         ordered = hashes[order]
         runs = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
         counts = np.diff(np.append(runs, len(ordered)))
-        first = np.minimum.reduceat(order, runs)  # the sort is not stable: the least index
-        return cls(data, starts, ends, hashes, ordered[runs], counts, first)
+        return cls(data, starts, ends, hashes, ordered[runs], counts, order[runs])
 
     @property
     def total(self) -> int:
