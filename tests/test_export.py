@@ -96,8 +96,18 @@ def crawl(db: str, site: LocalServer, tmp_path: Path) -> DiskCache:
     return DiskCache(cache)
 
 
+@pytest.fixture(scope="module")
+def crawled(
+    module_db: NewDb, serve_module: Serve, tmp_path_factory: pytest.TempPathFactory
+) -> Crawled:
+    """One crawl per backend (and xdist worker) for the tests that only read it."""
+    db, site = module_db("index"), serve_module(export_site())
+    return Crawled(db, site, crawl(db, site, tmp_path_factory.mktemp("crawled")))
+
+
 @pytest.fixture
-def crawled(new_db: NewDb, serve: Serve, tmp_path: Path) -> Crawled:
+def own_crawl(new_db: NewDb, serve: Serve, tmp_path: Path) -> Crawled:
+    """A crawl of its own, for a test that changes the database."""
     db, site = new_db("index"), serve(export_site())
     return Crawled(db, site, crawl(db, site, tmp_path))
 
@@ -223,13 +233,13 @@ def test_es_bulk_is_ndjson_action_document_pairs(crawled: Crawled) -> None:
     assert empty["text"] == ""
 
 
-def test_since_filters_on_updated_at(crawled: Crawled) -> None:
-    db = crawled.db
+def test_since_filters_on_updated_at(own_crawl: Crawled) -> None:
+    db = own_crawl.db
     db_execute(db, "UPDATE documents SET updated_at = '2020-01-01 10:00:00'")
     db_execute(db, "UPDATE documents SET updated_at = '2024-06-01 12:00:00' WHERE url LIKE '%/b'")
     out = io.StringIO()
     assert export(db, "jsonl", out, since=datetime(2024, 1, 1)) == 1
-    assert json.loads(out.getvalue())["url"] == crawled.url("/b")
+    assert json.loads(out.getvalue())["url"] == own_crawl.url("/b")
     # an aware time is converted to UTC: 13:30 at +02:00 is 11:30 UTC, before 12:00
     plus2 = timezone(timedelta(hours=2))
     assert export(db, "jsonl", io.StringIO(), since=datetime(2024, 6, 1, 13, 30, tzinfo=plus2)) == 1
@@ -238,8 +248,8 @@ def test_since_filters_on_updated_at(crawled: Crawled) -> None:
     assert export(db, "es-bulk", io.StringIO(), since=datetime(2024, 1, 1)) == 1
 
 
-def test_filters_by_host_content_type_and_state(crawled: Crawled) -> None:
-    db, host = crawled.db, crawled.url("/").split("://")[1].rstrip("/")
+def test_filters_by_host_content_type_and_state(own_crawl: Crawled) -> None:
+    db, host = own_crawl.db, own_crawl.url("/").split("://")[1].rstrip("/")
 
     def urls(fmt: str = "jsonl", **select: Any) -> list[str]:
         out = io.StringIO()
@@ -247,7 +257,7 @@ def test_filters_by_host_content_type_and_state(crawled: Crawled) -> None:
         records = [json.loads(line) for line in out.getvalue().splitlines()]
         return sorted(r["url"] for r in records if "url" in r)  # es-bulk: not the action lines
 
-    everything = sorted(crawled.url(p) for p in PATHS)
+    everything = sorted(own_crawl.url(p) for p in PATHS)
     assert urls(hosts=[host.upper()]) == everything and urls(hosts=["elsewhere.example"]) == []
     name, _, port = host.rpartition(":")
     assert urls(hosts=[name]) == everything  # without its port: any port
@@ -256,12 +266,12 @@ def test_filters_by_host_content_type_and_state(crawled: Crawled) -> None:
     assert urls(content_types=["text/plain", "image/*"]) == []
     assert urls(states=["crawled"]) == everything and urls(states=["error"]) == []
     db_execute(db, "UPDATE pages SET state = 3 WHERE norm_url LIKE '%/b'")  # a later fetch failed
-    assert urls(states=["error"]) == [crawled.url("/b")]
+    assert urls(states=["error"]) == [own_crawl.url("/b")]
     assert urls("es-bulk", states=["crawled"], hosts=[host]) == sorted(
-        crawled.url(p) for p in ("/", "/empty?y=1")
+        own_crawl.url(p) for p in ("/", "/empty?y=1")
     )
     out = io.BytesIO()  # the WARC too: only the text/plain response
-    cache_dir = crawled.cache.directory
+    cache_dir = own_crawl.cache.directory
     assert export(db, "warc", out, cache_dir=cache_dir, content_types=["text/plain"]) == 1
     assert export(db, "warc", io.BytesIO(), cache_dir=cache_dir, hosts=["elsewhere.example"]) == 0
     with pytest.raises(ConfigError, match="unknown state 'done'"):
@@ -372,8 +382,8 @@ def _read_warc(stream: io.BytesIO) -> list[dict[str, Any]]:
     return records
 
 
-def test_warc_since_and_errors(crawled: Crawled, tmp_path: Path) -> None:
-    db, cache = crawled.db, crawled.cache
+def test_warc_since_and_errors(own_crawl: Crawled, tmp_path: Path) -> None:
+    db, cache = own_crawl.db, own_crawl.cache
     future = datetime(2100, 1, 1, tzinfo=UTC)
     assert export(db, "warc", io.BytesIO(), cache_dir=cache.directory, since=future) == 0
     db_execute(db, "UPDATE pages SET last_crawl_time = 1000000000")  # fetched in 2001
@@ -382,7 +392,7 @@ def test_warc_since_and_errors(crawled: Crawled, tmp_path: Path) -> None:
     since = datetime(2020, 1, 1)
     assert export(db, "warc", out, cache_dir=cache.directory, since=since) == 1
     out.seek(0)
-    assert {r["uri"] for r in _read_warc(out) if r["type"] == "response"} == {crawled.url("/b")}
+    assert {r["uri"] for r in _read_warc(out) if r["type"] == "response"} == {own_crawl.url("/b")}
     with pytest.raises(ConfigError, match="cache"):
         export(db, "warc", io.BytesIO())
     with pytest.raises(ConfigError, match="no database"):
@@ -393,10 +403,10 @@ def test_warc_since_and_errors(crawled: Crawled, tmp_path: Path) -> None:
         export(db, "csv", io.StringIO(), with_vectors=True)
 
 
-def test_streaming_keeps_memory_flat(crawled: Crawled, tmp_path: Path) -> None:
+def test_streaming_keeps_memory_flat(own_crawl: Crawled, tmp_path: Path) -> None:
     """20k more documents (~30 MB of es-bulk output) are exported with a small, bounded peak;
     with vectors, every batch of documents finds its vectors while the documents stream."""
-    path = crawled.db
+    path = own_crawl.db
     texts = [f"resource {i} " + "lorem ipsum dolor sit amet " * 40 for i in range(100)]
     insert_many(
         path,
@@ -440,7 +450,7 @@ def test_streaming_keeps_memory_flat(crawled: Crawled, tmp_path: Path) -> None:
     with target.open(encoding="utf-8") as handle:
         for n, line in enumerate(handle):
             record = json.loads(line)
-            if n >= 3:  # the crawled documents' vectors are the model's: see test_semantic
+            if n >= 3:  # the own_crawl documents' vectors are the model's: see test_semantic
                 assert record["vector"][:2] == [float((n - 3) % 100), 0.0], n
                 assert len(record["vector"]) == DIMENSIONS
     assert n == 20_002
@@ -480,18 +490,19 @@ def test_cli_columns_and_filters(crawled: Crawled, tmp_path: Path) -> None:
     assert not target.exists()
 
 
-def test_cli_csv_and_warc_to_files(crawled: Crawled, tmp_path: Path) -> None:
-    db = crawled.db
+def test_cli_csv_and_warc_to_files(own_crawl: Crawled, tmp_path: Path) -> None:
+    # its own crawl: it takes a body out of the cache
+    db = own_crawl.db
     out = tmp_path / "index.csv"
     result = runner.invoke(app, ["export", "-f", "csv", "--db", db, "--out", str(out)])
     assert result.exit_code == 0, result.output
     with out.open(newline="", encoding="utf-8") as handle:
         urls = [row["url"] for row in csv.DictReader(handle)]
     assert urls == [row["url"] for row in db_records(db)]
-    crawled.cache.path_for(crawled.url("/notes.txt"), "text/plain").unlink()
+    own_crawl.cache.path_for(own_crawl.url("/notes.txt"), "text/plain").unlink()
     warc = tmp_path / "crawl.warc.gz"
     args = ["export", "-f", "warc", "--db", db, "-o", str(warc)]
-    result = runner.invoke(app, [*args, "--cache-dir", str(crawled.cache.directory)])
+    result = runner.invoke(app, [*args, "--cache-dir", str(own_crawl.cache.directory)])
     assert result.exit_code == 0, result.output
     assert "exported 3 pages" in result.stderr and "skipped 1" in result.stderr
     with warc.open("rb") as handle:

@@ -144,10 +144,11 @@ def vector_of(db: str, url: str) -> bytes | None:
     return bytes(found[0][0]) if found else None
 
 
-@pytest.fixture
-def crawled(new_db: NewDb, serve: Serve) -> tuple[str, LocalServer]:
-    db = new_db("c")
-    site = serve(topic_site(PAGES))
+# one crawl per backend (and xdist worker) for the tests that only read it
+@pytest.fixture(scope="module")
+def crawled(module_db: NewDb, serve_module: Serve) -> tuple[str, LocalServer]:
+    db = module_db("c")
+    site = serve_module(topic_site(PAGES))
     crawl(db, site)
     return db, site
 
