@@ -387,6 +387,9 @@ def run_once(
     else:
         figures.update(json.loads(out.strip().splitlines()[-1]))
     figures["samples"] = samples
+    time.sleep(1.2)  # nginx writes its log every second
+    # pages navigated to (the CLI retries a page that timed out: each try renders it again)
+    figures["navigations"] = html_served(nginx)
     for kind, cpu in seen.values():  # ~0.5 s of a short-lived process's last CPU is missed
         figures[f"cpu_{kind}"] = figures.get(f"cpu_{kind}", 0.0) + cpu
         figures[f"n_{kind}"] = figures.get(f"n_{kind}", 0) + 1  # processes seen
