@@ -3,6 +3,7 @@ wrote (no lost update), on SQLite and PostgreSQL; and the merge rules themselves
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,7 +15,9 @@ from aiohttp import web
 from conftest import LocalServer, NewDb, db_query
 from test_many_workers import _site
 
-from litecrawl.strategy.metadata import merge
+from litecrawl.store.backends import open_frontier
+from litecrawl.store.strategies import StrategyWrites
+from litecrawl.strategy.metadata import Entry, StoredDomainMetadata, merge
 
 Serve = Callable[[web.Application], LocalServer]
 TESTS = Path(__file__).parent
@@ -70,4 +73,35 @@ def test_merge_adds_numbers_and_sets_and_keeps_what_others_wrote() -> None:
     # a key I removed goes, whatever others did with the rest
     assert json.loads(merge(j({"x": 1, "y": 1}), j({"y": 1}), j({"x": 1, "y": 2})) or "") == {
         "y": 2
+    }
+
+
+def test_a_worker_keeps_the_domains_used_last_and_reads_the_others_again(tmp_path: Path) -> None:
+    # Memory follows the domains in use: after a batch's write only the `keep` domains used last
+    # stay; a forgotten one comes back from the database with what was written, and a change to
+    # a kept one is still written by the next batch.
+    async def go() -> None:
+        async with open_frontier(str(tmp_path / "d.db")) as frontier:
+            meta = StoredDomainMetadata(frontier, keep=2)
+            for i, domain in enumerate(["a.com", "b.com", "c.com", "d.com"]):
+                meta[domain] = Entry(domain, {"n": i})
+            meta["b.com"]["n"] = 10  # b used last but one: kept with d
+            writes, errors = meta.changed()
+            assert not errors and len(writes) == 4
+            await frontier.write_strategy(StrategyWrites(domains=tuple(writes)))
+            assert sorted(meta) == ["b.com", "d.com"]
+            meta["d.com"]["n"] = 30  # kept: changed in place, written by the next batch
+            assert meta["a.com"] == {"n": 0}  # forgotten: read again, as written
+            writes, _ = meta.changed()
+            assert [(d, json.loads(now or "")) for d, _, now in writes] == [("d.com", {"n": 30})]
+            await frontier.write_strategy(StrategyWrites(domains=tuple(writes)))
+            assert sorted(meta) == ["a.com", "d.com"]
+
+    asyncio.run(go())
+    rows = db_query(str(tmp_path / "d.db"), "SELECT domain, data FROM domain_metadata")
+    assert {d: json.loads(data) for d, data in rows} == {
+        "a.com": {"n": 0},
+        "b.com": {"n": 10},
+        "c.com": {"n": 2},
+        "d.com": {"n": 30},
     }

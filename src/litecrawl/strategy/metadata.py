@@ -5,7 +5,11 @@ Values are checked where the strategy writes them, so a value that cannot be sto
 line; keys starting with ``_`` stay in the process and are never stored (as in Frontera's own
 domain cache, which keeps a parsed robots.txt under ``_rp``). Changes are written with the next
 batch as (what this worker loaded, what it holds now), and the store merges them with what other
-workers wrote meanwhile (:func:`merge`): see "Crawling strategies" in the README.
+workers wrote meanwhile (:func:`merge`): see "Crawling strategies" in the README. After each
+batch's write this worker keeps the :data:`DOMAINS_KEPT` domains it used last and forgets the
+others (their ``_`` keys too, as Frontera's own domain cache, an LRU, does): the next use reads
+the domain again from the database, so memory and the batch's work follow the domains in use,
+not every domain the crawl met.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from litecrawl.errors import DomainMetadataError
 from litecrawl.strategy.base import DomainMetadata
 from litecrawl.strategy.codec import NotJSON, decode, encode
 
-__all__ = ["Entry", "StoredDomainMetadata", "merge"]
+__all__ = ["DOMAINS_KEPT", "Entry", "StoredDomainMetadata", "merge"]
 
+# each batch's write compares every domain kept with what it loaded: few are kept
+DOMAINS_KEPT = 1024
 _MISSING: Any = object()
 
 
@@ -83,18 +89,23 @@ def loads(text: str | None) -> dict[str, Any] | None:
 class StoredDomainMetadata(MutableMapping[str, dict[str, Any]], DomainMetadata):
     """Registered domain -> dict, loaded on first access, written with the next batch."""
 
-    def __init__(self, reader: DomainReader) -> None:
+    def __init__(self, reader: DomainReader, keep: int = DOMAINS_KEPT) -> None:
         self._reader = reader
+        self._keep = keep
         self._cache: dict[str, dict[str, Any]] = {}
-        self._loaded: dict[str, str | None] = {}  # the stored JSON this worker last saw/wrote
+        # the stored JSON this worker last saw/wrote, the domain used last at the end
+        self._loaded: dict[str, str | None] = {}
 
     def _load(self, key: str) -> None:
-        if key not in self._loaded:
-            text = self._reader.read_domain(key)
-            self._loaded[key] = text
-            value = loads(text)
-            if value is not None:
-                self._cache[key] = Entry(key, value)
+        text = self._loaded.pop(key, _MISSING)
+        if text is not _MISSING:
+            self._loaded[key] = text  # now the domain used last
+            return
+        text = self._reader.read_domain(key)
+        self._loaded[key] = text
+        value = loads(text)
+        if value is not None:
+            self._cache[key] = Entry(key, value)
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         self._load(key)
@@ -150,6 +161,9 @@ class StoredDomainMetadata(MutableMapping[str, dict[str, Any]], DomainMetadata):
             if now != before:
                 out.append((key, before, now))
                 self._loaded[key] = now
+        for key in list(self._loaded)[: max(len(self._loaded) - self._keep, 0)]:
+            del self._loaded[key]  # used longest ago; written above if it changed
+            self._cache.pop(key, None)
         return out, errors
 
 
