@@ -19,6 +19,7 @@ from litecrawl.errors import FrontierError
 from litecrawl.schedule import Schedule
 from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.frontier_sql import SQLFrontier
+from litecrawl.store.leases_sql import worker_row
 from litecrawl.store.postgres import claims, leases
 from litecrawl.store.postgres import writes as writing
 from litecrawl.store.postgres.connection import Conn, Database, connect
@@ -196,9 +197,7 @@ class PostgresFrontier(SQLFrontier):
     # -- leases -------------------------------------------------------------------------------
 
     async def register_worker(self, identity: WorkerIdentity, now: float) -> int:
-        rows = await self._fetch(
-            leases.INSERT_WORKER, leases.insert_worker_params(identity, now, now)
-        )
+        rows = await self._fetch(leases.INSERT_WORKER, worker_row(identity, now, now))
         self.worker_id = int(rows[0][0])
         self._worker = (identity, now)
         return self.worker_id

@@ -9,8 +9,10 @@ from typing import Any
 
 import psycopg
 
-from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
+from litecrawl.store import leases_sql as shared
+from litecrawl.store.dialect import POSTGRES
+from litecrawl.store.leases_sql import Recovered
 from litecrawl.store.states import PageState
 from litecrawl.store.workers import CLAIM_TIMEOUT, WORKERS, WorkerIdentity, WorkerRecord
 
@@ -18,35 +20,16 @@ __all__ = [
     "INSERT_WORKER",
     "beat",
     "claims_older_than",
-    "insert_worker_params",
     "read_workers",
     "recover_lost",
     "reset_claims",
 ]
 
-_RECOVERABLE = "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages WHERE "
 INSERT_WORKER = (
     "INSERT INTO workers (id, hostname, pid, pid_scope, proc_start, command, started_at,"
     " heartbeat_at) VALUES (coalesce(%s, nextval(pg_get_serial_sequence('workers', 'id'))),"
     " %s, %s, %s, %s, %s, %s, %s) RETURNING id"
 )
-
-_Claim = tuple[str, int | None, int | None, str | None]  # url, last and next crawl, error
-
-
-def insert_worker_params(
-    identity: WorkerIdentity, started_at: float, now: float, worker_id: int | None = None
-) -> tuple[Any, ...]:
-    return (
-        worker_id,
-        identity.hostname,
-        identity.pid,
-        identity.pid_scope,
-        identity.proc_start,
-        identity.command,
-        started_at,
-        now,
-    )
 
 
 def beat(
@@ -60,13 +43,11 @@ def beat(
     """Renew the lease; False if the row was gone (then it is put back under the same id)."""
     with conn.transaction():
         cur = conn.execute(
-            "UPDATE workers SET heartbeat_at = %s, pages = coalesce(%s, pages) "
-            "WHERE id = %s AND hostname = %s AND pid = %s",
-            (now, pages, worker_id, identity.hostname, identity.pid),
+            POSTGRES.sql(shared.BEAT), shared.beat_params(worker_id, identity, now, pages)
         )
         if cur.rowcount:
             return True
-        conn.execute(INSERT_WORKER, insert_worker_params(identity, started_at, now, worker_id))
+        conn.execute(INSERT_WORKER, shared.worker_row(identity, started_at, now, worker_id))
         return False
 
 
@@ -85,15 +66,8 @@ async def recover_lost(
         await conn.execute("DELETE FROM workers WHERE id = ANY(%s)", (list(dead),))
     # their host leases go with them: the hosts' slots are free for the others
     await conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
-    cur = await conn.execute(
-        "SELECT norm_url, worker_id, lost, lost_alone, last_crawl_time IS NOT NULL FROM pages "
-        "WHERE worker_id IS NOT NULL "
-        "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id) "
-        "FOR UPDATE SKIP LOCKED"
-    )
-    rows = await cur.fetchall()
-    claims = [LostClaim(u, w, n, a, bool(c), dead.get(w, 0)) for u, w, n, a, c in rows]
-    resets = reset_lost(claims, now)
+    cur = await conn.execute(shared.orphaned_claims(POSTGRES))
+    resets = shared.resets_of(await cur.fetchall(), dead, now)
     if resets:
         await conn.execute(
             "UPDATE pages SET processing_time = NULL, worker_id = NULL, lost = s.lost, "
@@ -114,29 +88,21 @@ async def recover_lost(
     return len(resets)
 
 
-async def claims_older_than(conn: psycopg.AsyncConnection[Any], older_than: int) -> list[_Claim]:
+async def claims_older_than(conn: psycopg.AsyncConnection[Any], older_than: int) -> list[Recovered]:
     """docs/python-api.md, step 2: claims stamped before ``older_than``, whoever holds them."""
-    cur = await conn.execute(
-        _RECOVERABLE + "processing_time IS NOT NULL AND processing_time < %s "
-        "FOR UPDATE SKIP LOCKED",
-        (older_than,),
-    )
-    return [tuple(r) for r in await cur.fetchall()]
+    cur = await conn.execute(shared.recoverable(POSTGRES), (older_than,))
+    return [(u, last, nxt, error) for u, last, nxt, error in await cur.fetchall()]
 
 
 async def reset_claims(
     conn: psycopg.AsyncConnection[Any],
-    rows: Sequence[_Claim],
+    rows: Sequence[Recovered],
     now: int,
     schedule: Schedule,
     retry_uncrawled: bool,
 ) -> int:
-    """Step 2 of docs/python-api.md for recovered claims (as SQLite's ``reset_claims``)."""
-    again = [
-        url
-        for url, last, _, error in rows
-        if retry_uncrawled and last is None and error != CLAIM_TIMEOUT
-    ]
+    """Recovered claims rescheduled (:func:`litecrawl.store.leases_sql.split_recovered`)."""
+    again, stale = shared.split_recovered(rows, now, schedule, retry_uncrawled)
     if again:
         await conn.execute(
             "UPDATE pages SET processing_time = NULL, worker_id = NULL, error = %s, "
@@ -144,9 +110,6 @@ async def reset_claims(
             "WHERE norm_url = ANY(%s)",
             (CLAIM_TIMEOUT, again),
         )
-    retried = set(again)
-    stale = [(url, now + schedule.next_interval(last, nxt, False)) for url, last, nxt, _ in rows]
-    stale = [(url, nxt) for url, nxt in stale if url not in retried]
     if stale:
         await conn.execute(
             "UPDATE pages SET processing_time = NULL, worker_id = NULL, last_crawl_time = %s, "

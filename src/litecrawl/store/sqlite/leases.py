@@ -9,8 +9,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from litecrawl.frontier.lost import LostClaim, reset_lost
 from litecrawl.schedule import Schedule
+from litecrawl.store import leases_sql as shared
+from litecrawl.store.dialect import SQLITE
+from litecrawl.store.leases_sql import Recovered
 from litecrawl.store.states import RELEASED_STATE, PageState
 from litecrawl.store.workers import CLAIM_TIMEOUT, WORKERS, WorkerIdentity, WorkerRecord
 
@@ -25,9 +27,6 @@ __all__ = [
 ]
 
 
-_RECOVERABLE = "SELECT norm_url, last_crawl_time, next_crawl_time, error FROM pages WHERE "
-
-
 def insert_worker(
     conn: sqlite3.Connection,
     identity: WorkerIdentity,
@@ -38,16 +37,7 @@ def insert_worker(
     cur = conn.execute(
         "INSERT INTO workers (id, hostname, pid, pid_scope, proc_start, command, started_at,"
         " heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            worker_id,
-            identity.hostname,
-            identity.pid,
-            identity.pid_scope,
-            identity.proc_start,
-            identity.command,
-            started_at,
-            now,
-        ),
+        shared.worker_row(identity, started_at, now, worker_id),
     )
     return int(worker_id if worker_id is not None else cur.lastrowid or 0)
 
@@ -61,11 +51,7 @@ def beat(
     pages: int | None = None,
 ) -> bool:
     """Renew the lease; False if the row was gone (then it is put back under the same id)."""
-    cur = conn.execute(
-        "UPDATE workers SET heartbeat_at = ?, pages = coalesce(?, pages) "
-        "WHERE id = ? AND hostname = ? AND pid = ?",
-        (now, pages, worker_id, identity.hostname, identity.pid),
-    )
+    cur = conn.execute(shared.BEAT, shared.beat_params(worker_id, identity, now, pages))
     if cur.rowcount:
         return True
     insert_worker(conn, identity, started_at, now, worker_id)
@@ -98,13 +84,7 @@ def recover_lost(
     conn.executemany("DELETE FROM workers WHERE id = ?", [(w,) for w in dead])
     # their host leases go with them: the hosts' slots are free for the others
     conn.execute("DELETE FROM host_leases WHERE worker_id NOT IN (SELECT id FROM workers)")
-    rows = conn.execute(
-        "SELECT norm_url, worker_id, lost, lost_alone, last_crawl_time IS NOT NULL FROM pages "
-        "WHERE worker_id IS NOT NULL "
-        "AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = pages.worker_id)"
-    ).fetchall()
-    claims = [LostClaim(u, w, n, a, bool(c), dead.get(w, 0)) for u, w, n, a, c in rows]
-    resets = reset_lost(claims, now)
+    resets = shared.resets_of(conn.execute(shared.orphaned_claims(SQLITE)).fetchall(), dead, now)
     conn.executemany(
         "UPDATE pages SET processing_time = NULL, worker_id = NULL, lost = ?, lost_alone = ?, "
         "state = ?, next_crawl_time = coalesce(?, next_crawl_time), error = coalesce(?, error) "
@@ -114,44 +94,29 @@ def recover_lost(
     return len(resets)
 
 
-_Claim = tuple[str, int | None, int | None, str | None]  # url, last and next crawl, error
-
-
-def claims_older_than(conn: sqlite3.Connection, older_than: int) -> list[_Claim]:
+def claims_older_than(conn: sqlite3.Connection, older_than: int) -> list[Recovered]:
     """docs/python-api.md, step 2: claims stamped before ``older_than``, whoever holds them."""
-    return conn.execute(
-        _RECOVERABLE + "processing_time IS NOT NULL AND processing_time < ?", (older_than,)
-    ).fetchall()
+    return conn.execute(shared.recoverable(SQLITE), (older_than,)).fetchall()
 
 
 def reset_claims(
     conn: sqlite3.Connection,
-    rows: list[_Claim],
+    rows: list[Recovered],
     now: int,
     schedule: Schedule,
     retry_uncrawled: bool,
 ) -> int:
-    """Step 2 of docs/python-api.md for recovered claims: rescheduled as stale; with
-    ``retry_uncrawled`` a never-crawled page is due again at once instead (the first time only)."""
-    again = [
-        (url,)
-        for url, last, _, error in rows
-        if retry_uncrawled and last is None and error != CLAIM_TIMEOUT
-    ]
+    """Recovered claims rescheduled (:func:`litecrawl.store.leases_sql.split_recovered`)."""
+    again, stale = shared.split_recovered(rows, now, schedule, retry_uncrawled)
     conn.executemany(
         "UPDATE pages SET processing_time = NULL, worker_id = NULL, error = ?, "
         f"state = {PageState.NOT_CRAWLED:d} "
         "WHERE norm_url = ?",
-        [(CLAIM_TIMEOUT, url) for (url,) in again],
+        [(CLAIM_TIMEOUT, url) for url in again],
     )
-    retried = {url for (url,) in again}
     conn.executemany(
         "UPDATE pages SET processing_time = NULL, worker_id = NULL, last_crawl_time = ?, "
         f"next_crawl_time = ?, error = ?, state = {PageState.ERROR:d} WHERE norm_url = ?",
-        [
-            (now, now + schedule.next_interval(last, nxt, False), CLAIM_TIMEOUT, url)
-            for url, last, nxt, _ in rows
-            if url not in retried
-        ],
+        [(now, nxt, CLAIM_TIMEOUT, url) for url, nxt in stale],
     )
     return len(rows)
