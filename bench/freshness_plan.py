@@ -8,7 +8,8 @@ orders of magnitude). Measured, in one process:
 - ``read``: ``change_rates()``, every crawled page's (host, rate), and the histogram built from it
   (``Planner.refresh``, which also solves the allocation): what every worker paid every minute
   before, and pays now at most hourly (and never more than 1% of the time);
-- ``solve``: the allocation solved again from the histogram, what every minute costs now;
+- ``solve``: the allocation solved again from the histogram: every minute now, or less often
+  when it takes more than 1% of the time;
 - ``moved``: a written page's move in the histogram, with its stored rate read from its record
   (``Planner.rate``): what each page written under the freshness policy adds.
 
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 from litecrawl.schedule import Schedule
-from litecrawl.schedule.planner import FULL_SEC, REFRESH_SEC, Planner
+from litecrawl.schedule.planner import FULL_SEC, FULL_SHARE, REFRESH_SEC, Planner
 from litecrawl.store.backends import open_frontier
 from litecrawl.store.sqlite.connection import connect
 
@@ -99,9 +100,9 @@ def main() -> None:
             fill(location, rows, args.hosts)
             r = asyncio.run(measure(location, rows, args.hosts))
         full = r["read"] + r["bin"]
-        every = max(FULL_SEC, r["read"] / 0.01)
+        every = max(FULL_SEC, r["read"] / FULL_SHARE)
         before = full / REFRESH_SEC
-        now = full / every + r["solve"] / REFRESH_SEC
+        now = full / every + r["solve"] / max(REFRESH_SEC, r["solve"] / FULL_SHARE)
         print(
             f"| {rows:,} | {args.hosts:,} | {r['groups']:,.0f} | {r['read']:.2f} "
             f"| {r['bin']:.2f} | {r['solve'] * 1000:.1f} | {r['moved'] * 1e6:.0f} "

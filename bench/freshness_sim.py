@@ -1,0 +1,274 @@
+"""Issue 30's simulation, as the issue describes it: pure Python, no server, no crawler.
+
+    uv run python bench/freshness_sim.py [--pages 3000] [--budget 150] [--ticks 1500]
+        [--order overdue random lowest] [--static 0.2] [--static-share 0.5] [--no-enough]
+
+N pages whose changes are Poisson processes with rates spread log-uniformly over three orders of
+magnitude (0.001 to 1 change a tick: with N/B = 20 ticks between uniform visits this is the
+spread that gives uniform the issue's 0.62); B fetches a tick, unused fetches lost. A tick is an
+hour, so litecrawl's defaults are min 1 tick, new 24, max 720. Every policy sees the same change
+history. Freshness is the time-averaged share of pages whose last fetched version is current
+(continuous time, fetches at the tick's start), after the warm-up (the first third).
+
+Policies: ``uniform`` (every page every N/B ticks, staggered), ``multiplicative`` (litecrawl's
+rule: the scheduled interval times 0.2 after a change, times 2 after none, clamped), ``elapsed``
+(the same rule applied to the time since the last fetch, lateness included), ``freshness``
+(litecrawl's estimator and allocation, solved every tick) and ``oracle`` (the allocation given
+the true rates). ``--order`` is which due pages a tick fetches when more are due than the
+budget: ``overdue`` (the earliest due first, as litecrawl's frontier claims), ``random`` (any
+due page alike), ``lowest`` (the lowest page number first: a starving order).
+``--static``: that share of the pages never changes (as in bench/freshness.py); ``--static-share``
+and ``--no-enough`` change the freshness policy's prior and drop its 95% bound (schedule/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import heapq
+import math
+import random
+import time
+from dataclasses import dataclass
+
+from litecrawl.schedule import ChangeHistory, Estimator
+from litecrawl.schedule.allocate import RateGroup, allocate
+
+MIN, NEW, MAX = 1.0, 24.0, 720.0  # ticks (hours): litecrawl's 1 hour, 1 day, 30 days
+FRESH, STALE = 0.2, 2.0
+STATIC_SHARE = 0.5  # --static-share: the estimator's prior belief that a page never changes
+
+
+@dataclass
+class World:
+    rates: list[float]
+    changes: list[list[float]]
+
+    def version(self, page: int, t: float) -> int:
+        return bisect.bisect_right(self.changes[page], t)
+
+
+def make_world(
+    n: int, ticks: int, rng: random.Random, lo: float, hi: float, static: float
+) -> World:
+    every = round(1 / static) if static else 0  # every k-th page never changes
+    rates = [0.0 if every and i % every == 0 else 10 ** rng.uniform(lo, hi) for i in range(n)]
+    changes = []
+    for r in rates:
+        t, times = 0.0, []
+        while r > 0:
+            t += rng.expovariate(r)
+            if t > ticks + 1:
+                break
+            times.append(t)
+        changes.append(times)
+    return World(rates, changes)
+
+
+class Policy:
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        self.n, self.budget, self.world = n, budget, world
+
+    def first_due(self, page: int) -> float:
+        return 0.0
+
+    def tick(self, t: float) -> None:
+        pass
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        raise NotImplementedError
+
+
+class Uniform(Policy):
+    def first_due(self, page: int) -> float:
+        return page / self.budget  # staggered: B pages due each tick
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        return due + self.n / self.budget
+
+
+class Multiplicative(Policy):
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        super().__init__(n, budget, world)
+        self.interval: dict[int, float] = {}
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        last = self.interval.get(page)
+        interval = NEW if last is None else last * (FRESH if changed else STALE)
+        interval = min(max(interval, MIN), MAX)
+        self.interval[page] = interval
+        return t + interval
+
+
+class Elapsed(Multiplicative):
+    """The rule on the time since the last fetch rather than the interval it had scheduled."""
+
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        super().__init__(n, budget, world)
+        self.fetched: dict[int, float] = {}
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        if page in self.fetched:
+            self.interval[page] = t - self.fetched[page]
+        self.fetched[page] = t
+        return super().visited(page, t, due, changed, age)
+
+
+class Freshness(Policy):
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        super().__init__(n, budget, world)
+        self.est = Estimator(prior_rate=1 / NEW, static_share=STATIC_SHARE)
+        self.hist = [ChangeHistory() for _ in range(n)]
+        self.rate = [self.est.prior_rate] * n
+        self.tick(0.0)
+        self.fetched: dict[int, float] = {}
+
+    def tick(self, t: float) -> None:
+        # rates within 12% are one group, as litecrawl's planner bins them
+        groups: dict[int, list[float]] = {}
+        for r in self.rate:
+            groups.setdefault(round(math.log10(r) * 20) if r > 0 else -9999, []).append(r)
+        self.alloc = allocate(
+            [RateGroup(sum(rs) / len(rs), len(rs)) for rs in groups.values()], self.budget, MIN, MAX
+        )
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        if changed is not None:
+            self.hist[page] = self.est.observe(
+                self.hist[page], t - self.fetched[page], changed, age
+            )
+            self.rate[page] = self.est.rate(self.hist[page])
+        self.fetched[page] = t
+        interval = min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
+        return due + interval if t - interval < due <= t else t + interval
+
+
+class Oracle(Freshness):
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        super().__init__(n, budget, world)
+        self.rate = list(world.rates)
+        self.tick(0.0)
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        interval = min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
+        return due + interval if t - interval < due <= t else t + interval
+
+
+POLICIES: dict[str, type[Policy]] = {
+    "uniform": Uniform,
+    "multiplicative": Multiplicative,
+    "elapsed": Elapsed,
+    "freshness": Freshness,
+    "oracle": Oracle,
+}
+
+
+def run(
+    policy: Policy,
+    world: World,
+    ticks: int,
+    budget: int,
+    order: str,
+    rng: random.Random,
+    dated: bool,
+) -> dict[str, float]:
+    n = len(world.rates)
+    due = [(policy.first_due(p), p) for p in range(n)]
+    heapq.heapify(due)
+    pool: list[tuple[float, int]] = []  # due pages not yet fetched (random / lowest orders)
+    seen: dict[int, int] = {}  # version fetched last
+    fetched_at: dict[int, float] = {}
+    fresh_time = 0.0
+    start = ticks / 3
+    fetches = 0
+    for tick in range(ticks):
+        t = float(tick)
+        policy.tick(t)
+        if order == "overdue":
+            batch = [heapq.heappop(due) for _ in range(min(budget, len(due))) if due[0][0] <= t]
+        else:
+            while due and due[0][0] <= t:
+                pool.append(heapq.heappop(due))
+            if order == "random":
+                rng.shuffle(pool)
+            else:
+                pool.sort(key=lambda d: d[1])
+            batch, pool = pool[:budget], pool[budget:]
+        for d, page in batch:
+            v = world.version(page, t)
+            changed: bool | None = None
+            age: float | None = None
+            if page in seen:
+                changed = v != seen[page]
+                if changed and dated:
+                    age = t - world.changes[page][v - 1]
+                # the fresh time of the visit before: until the next change or this fetch
+                fresh_time += _fresh(world, page, fetched_at[page], t, start)
+            seen[page], fetched_at[page] = v, t
+            heapq.heappush(due, (policy.visited(page, t, d, changed, age), page))
+            fetches += 1
+    for page, ft in fetched_at.items():
+        fresh_time += _fresh(world, page, ft, float(ticks), start)
+    return {"freshness": fresh_time / (n * (ticks - start)), "fetches": fetches / ticks}
+
+
+def _fresh(world: World, page: int, fetched: float, until: float, start: float) -> float:
+    changes = world.changes[page]
+    i = bisect.bisect_right(changes, fetched)
+    stale = changes[i] if i < len(changes) else math.inf
+    return max(min(until, stale) - max(fetched, start), 0.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--pages", type=int, default=3000)
+    ap.add_argument("--budget", type=int, default=150)
+    ap.add_argument("--ticks", type=int, default=1500)
+    ap.add_argument("--rates", type=float, nargs=2, default=[-3.0, 0.0], help="log10 range a tick")
+    ap.add_argument("--static", type=float, default=0.0, help="share of pages that never change")
+    ap.add_argument("--static-share", type=float, default=0.5)
+    ap.add_argument("--no-enough", action="store_true", help="no 95%% bound on a page's visits")
+    ap.add_argument("--order", nargs="+", default=["overdue", "random", "lowest"])
+    ap.add_argument("--policies", nargs="+", default=list(POLICIES))
+    ap.add_argument("--dated", action="store_true", help="the estimator sees Last-Modified")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    global STATIC_SHARE
+    STATIC_SHARE = args.static_share
+    if args.no_enough:
+        import litecrawl.schedule.allocate as alloc
+
+        alloc._R_ENOUGH = 1e-300
+    world = make_world(
+        args.pages, args.ticks, random.Random(args.seed), args.rates[0], args.rates[1], args.static
+    )
+    print("| order | policy | freshness | fetches/tick | s |")
+    print("|---|---|---|---|---|")
+    for order in args.order:
+        for name in args.policies:
+            began = time.monotonic()
+            policy = POLICIES[name](args.pages, args.budget, world)
+            r = run(
+                policy, world, args.ticks, args.budget, order, random.Random(args.seed), args.dated
+            )
+            print(
+                f"| {order} | {name} | {r['freshness']:.3f} | {r['fetches']:.1f} "
+                f"| {time.monotonic() - began:.0f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
