@@ -18,10 +18,11 @@ from litecrawl.cli import app
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.query import tokens, words
-from litecrawl.index.tsvector import tsvector
+from litecrawl.index.tsvector import tsvector, tsvector_binary
 from litecrawl.index.work import analyze
 from litecrawl.store.backends import open_index
 from litecrawl.store.postgres.connection import migrate_database
+from litecrawl.store.postgres.index import BinaryTsvector
 from litecrawl.store.postgres.migrations import MIGRATIONS
 
 Serve = Callable[[web.Application], LocalServer]
@@ -62,6 +63,15 @@ def as_stored(conn: psycopg.Connection[Any], vector: str) -> str:
     return str(row[0])
 
 
+def sent_binary(conn: psycopg.Connection[Any], title: str, text: str) -> str:
+    """The worker's vector as the store sends it (binary), as the server reads it."""
+    vector = tsvector_binary(title, text)
+    assert vector is not None
+    row = conn.execute("SELECT %b::tsvector::text", (BinaryTsvector(vector),)).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
 @settings(max_examples=300)
 @given(st.text())
 def test_words_are_the_tokens_without_their_offsets(text: str) -> None:
@@ -78,7 +88,9 @@ def test_the_worker_builds_the_database_s_vector(pg: psycopg.Connection[Any]) ->
     @settings(max_examples=400)
     @given(TEXTS, TEXTS)
     def same(title: str, text: str) -> None:
-        assert as_stored(pg, tsvector(title, text)) == built_by_database(pg, title, text)
+        built = built_by_database(pg, title, text)
+        assert as_stored(pg, tsvector(title, text)) == built
+        assert sent_binary(pg, title, text) == built
 
     same()
 
@@ -96,7 +108,24 @@ def test_the_worker_builds_the_database_s_vector(pg: psycopg.Connection[Any]) ->
     ids=["positions", "last-position", "title-at-the-end", "long-words", "long-text", "empty"],
 )
 def test_the_database_s_limits_are_kept(pg: psycopg.Connection[Any], title: str, text: str) -> None:
-    assert as_stored(pg, tsvector(title, text)) == built_by_database(pg, title, text)
+    built = built_by_database(pg, title, text)
+    assert as_stored(pg, tsvector(title, text)) == built
+    assert sent_binary(pg, title, text) == built
+
+
+def test_a_vector_over_a_megabyte_is_left_to_the_database(pg: psycopg.Connection[Any]) -> None:
+    """Over PostgreSQL's 1 MB of words and positions the worker sends nothing: the database
+    builds it and fails as it did (the page is kept, ``not_indexed``: tests/test_search.py)."""
+
+    def distinct(n: int, first: int) -> str:  # three-letter CJK words, 9 bytes each
+        return " ".join(chr(first + i // 160_000) + chr(first + i // 400 % 400)
+                        + chr(first + i % 400) for i in range(n))  # fmt: skip
+
+    title, text = distinct(50_000, 0x4E00), distinct(50_000, 0x6000)
+    assert tsvector_binary("", text) is not None  # ~0.65 MB alone
+    assert tsvector_binary(title, text) is None  # ~1.3 MB together
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded):
+        built_by_database(pg, title, text)
 
 
 def test_the_worker_sends_the_vector_only_for_postgresql() -> None:
@@ -111,8 +140,8 @@ def test_the_worker_sends_the_vector_only_for_postgresql() -> None:
         return doc
 
     doc = document(tsvector=True)
-    assert doc.tsvector == tsvector(doc.title, doc.text)
-    assert "'zurich':2A" in (doc.tsvector or "") and "'snake':" in (doc.tsvector or "")
+    assert doc.tsvector == tsvector_binary(doc.title, doc.text)
+    assert b"zurich\0" in (doc.tsvector or b"") and b"snake\0" in (doc.tsvector or b"")
     assert document().tsvector is None  # SQLite: FTS5 indexes the text itself
 
 

@@ -40,9 +40,9 @@ class IndexDocument:
     canonical: str | None = None  # the page's rel=canonical, normalized (search prefers it)
     embedding: bytes | None = None  # the text's vector (index/embed.py), None: not embedded
     sections: tuple[SectionVector, ...] = ()  # a vector per section, when embedded
-    # PostgreSQL's full-text vector of title and text (index/tsvector.py), built in the
-    # analysis worker when the database is PostgreSQL; None: the store builds it
-    tsvector: str | None = None
+    # PostgreSQL's full-text vector of title and text in its binary format (index/tsvector.py),
+    # built in the analysis worker when the database is PostgreSQL; None: the database builds it
+    tsvector: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

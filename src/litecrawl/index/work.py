@@ -25,7 +25,7 @@ from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument, SectionVector
 from litecrawl.index.embed import embed_text
 from litecrawl.index.simhash import simhash
-from litecrawl.index.tsvector import tsvector
+from litecrawl.index.tsvector import tsvector_binary
 from litecrawl.parse.links import PageLinks, extract_links
 from litecrawl.parse.resolve import LinkRules, ResolvedLinks, resolve_links
 
@@ -146,7 +146,7 @@ def analyze(
             embedding=_embedding(url, extracted.title, text) if settings.embed else None,
             sections=_section_vectors(url, extracted) if settings.embed else (),
             canonical=resolved.canonical if resolved is not None else None,
-            tsvector=tsvector(extracted.title, text) if settings.tsvector and text else None,
+            tsvector=tsvector_binary(extracted.title, text) if settings.tsvector and text else None,
         )
     except Exception as exc:  # never let one page take the worker (or the crawl) down
         return f"{type(exc).__name__}: {exc}", links if resolved is None else resolved, body_hash
