@@ -15,6 +15,7 @@ from test_semantic import PAGES, crawl, runner, topic_site
 from litecrawl.cli import app
 from litecrawl.index.query import plain_words
 from litecrawl.index.semantic import CONFIDENT, _fuse, find
+from litecrawl.store.backends import open_index
 from litecrawl.store.index import SearchHit
 
 Serve = Callable[[web.Application], LocalServer]
@@ -56,6 +57,11 @@ def test_a_word_on_one_page_brings_that_page_first(tmp_path: Path, serve: Serve)
     hits = find(db, question).hits
     assert hits[0].url == site.url("/zz-unique"), [h.url for h in hits[:3]]
     assert "[Xk7000]" in hits[0].snippet  # the keyword snippet, its rare word marked
+    # words on more than half the pages are the ones that question's keyword list leaves out
+    with open_index(db) as index:
+        assert index.common(["the", "visitors", "castle", "xk7000", "manual"]) == {
+            *("the", "visitors")
+        }
 
 
 def test_plain_words_are_the_queries_without_syntax() -> None:

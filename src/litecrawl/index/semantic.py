@@ -179,12 +179,18 @@ def _keyword_query(index: IndexReader, query: str) -> str:
     page by the rarity of the words it has, so the page with the question's rare words comes
     first, with or without its common ones), any other query as the user wrote it. Tuned on
     the Python documentation's questions (bench/README.md): every word required, the answer
-    is often not among the hits at all. PostgreSQL's ts_rank_cd weighs no word by its
-    rarity (a page full of "the" would lead), so there every word stays required."""
+    is often not among the hits at all. A word on more than half the pages is left out: bm25
+    gives it no weight, and matching it would rank nearly every page of a large index.
+    PostgreSQL's ts_rank_cd weighs no word by its rarity (a page full of "the" would lead), so
+    there every word stays required."""
     found = plain_words(query)
     if not index.ranks_by_rarity or found is None or len(found) < 2:
         return query
-    return " OR ".join(f'"{word}"' for word in found)
+    common = index.common(found)
+    kept = [word for word in found if word not in common]
+    if not kept:  # only common words: they are what the user wants found
+        return query
+    return " OR ".join(f'"{word}"' for word in kept)
 
 
 def _fuse(words: list[SearchHit], meaning: list[SearchHit]) -> list[SearchHit]:

@@ -99,6 +99,12 @@ class IndexReader(SyncStore):
         """Ranked hits for the words of ``query`` (best first); each matched term of the
         snippet (about ``snippet_tokens`` words) wrapped in the marks."""
 
+    def common(self, words: Sequence[str]) -> set[str]:
+        """Those of ``words`` (folded, as :func:`litecrawl.index.query.words` gives them) that
+        are on more than half the indexed pages: bm25 gives such a word no weight, so a
+        ranking by rarity can leave it out (only an index that :attr:`ranks_by_rarity` asks)."""
+        return set()
+
     @abstractmethod
     def resource_of_url(self, url: str) -> int | None:
         """The resource of the document at ``url`` (None: no such document)."""

@@ -41,6 +41,11 @@ WHERE resources_fts MATCH :query
 ORDER BY score DESC, r.id
 LIMIT :limit OFFSET :offset
 """
+# how many pages hold the word, counted no further than the bound (a word on every page of a
+# large index would be a scan of all of them)
+_PAGES_WITH = """
+SELECT count(*) FROM (SELECT 1 FROM resources_fts WHERE resources_fts MATCH ? LIMIT ?)
+"""
 _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
 
 
@@ -104,6 +109,18 @@ class SQLiteIndex(IndexReader):
             return [self.hit(*row) for row in rows]
         except sqlite3.Error as exc:
             raise _failed(self.location, exc, "cannot search") from exc
+
+    def common(self, words: Sequence[str]) -> set[str]:
+        def read() -> set[str]:
+            half = int(self.conn.execute("SELECT count(*) FROM resources").fetchone()[0]) // 2
+            found = set()
+            for word in dict.fromkeys(words):
+                quoted = '"' + word.replace('"', '""') + '"'
+                if self.conn.execute(_PAGES_WITH, (quoted, half + 1)).fetchone()[0] > half:
+                    found.add(word)
+            return found
+
+        return self._read(read)
 
     def resource_of_url(self, url: str) -> int | None:
         return self._read(lambda: resource_of_url(self.conn, url))
