@@ -43,26 +43,44 @@ STATIC_SHARE = 0.5  # --static-share: the estimator's prior belief that a page n
 class World:
     rates: list[float]
     changes: list[list[float]]
+    shift_at: float = math.inf  # from then on each page has another page's rate
+    after: list[float] | None = None
 
     def version(self, page: int, t: float) -> int:
         return bisect.bisect_right(self.changes[page], t)
 
+    def rates_at(self, t: float) -> list[float]:
+        return self.after if self.after is not None and t >= self.shift_at else self.rates
+
 
 def make_world(
-    n: int, ticks: int, rng: random.Random, lo: float, hi: float, static: float
+    n: int,
+    ticks: int,
+    rng: random.Random,
+    lo: float,
+    hi: float,
+    static: float,
+    shift_at: float = math.inf,
 ) -> World:
     every = round(1 / static) if static else 0  # every k-th page never changes
     rates = [0.0 if every and i % every == 0 else 10 ** rng.uniform(lo, hi) for i in range(n)]
+    after = rates[:]
+    if shift_at < math.inf:
+        rng.shuffle(after)
     changes = []
-    for r in rates:
+    for before_rate, after_rate in zip(rates, after, strict=True):
         t, times = 0.0, []
-        while r > 0:
-            t += rng.expovariate(r)
-            if t > ticks + 1:
-                break
-            times.append(t)
+        while t < ticks + 1:
+            r = before_rate if t < shift_at else after_rate
+            step = rng.expovariate(r) if r > 0 else math.inf
+            if t < shift_at <= t + step:
+                t = shift_at  # memoryless: the new rate's clock starts at the shift
+                continue
+            t += step
+            if t <= ticks + 1:
+                times.append(t)
         changes.append(times)
-    return World(rates, changes)
+    return World(rates, changes, shift_at, after if shift_at < math.inf else None)
 
 
 class Policy:
@@ -159,6 +177,10 @@ class Oracle(Freshness):
         self.rate = list(world.rates)
         self.tick(0.0)
 
+    def tick(self, t: float) -> None:
+        self.rate = list(self.world.rates_at(t))
+        super().tick(t)
+
     def visited(
         self, page: int, t: float, due: float, changed: bool | None, age: float | None
     ) -> float:
@@ -191,7 +213,7 @@ def run(
     seen: dict[int, int] = {}  # version fetched last
     fetched_at: dict[int, float] = {}
     fresh_time = 0.0
-    start = ticks / 3
+    start = ticks / 3 if world.shift_at == math.inf else world.shift_at
     fetches = 0
     for tick in range(ticks):
         t = float(tick)
@@ -238,6 +260,7 @@ def main() -> None:
     ap.add_argument("--ticks", type=int, default=1500)
     ap.add_argument("--rates", type=float, nargs=2, default=[-3.0, 0.0], help="log10 range a tick")
     ap.add_argument("--static", type=float, default=0.0, help="share of pages that never change")
+    ap.add_argument("--shift", action="store_true", help="rates shuffled halfway; measured after")
     ap.add_argument("--static-share", type=float, default=0.5)
     ap.add_argument("--no-enough", action="store_true", help="no 95%% bound on a page's visits")
     ap.add_argument("--order", nargs="+", default=["overdue", "random", "lowest"])
@@ -252,7 +275,13 @@ def main() -> None:
 
         alloc._R_ENOUGH = 1e-300
     world = make_world(
-        args.pages, args.ticks, random.Random(args.seed), args.rates[0], args.rates[1], args.static
+        args.pages,
+        args.ticks,
+        random.Random(args.seed),
+        args.rates[0],
+        args.rates[1],
+        args.static,
+        args.ticks / 2 if args.shift else math.inf,
     )
     print("| order | policy | freshness | fetches/tick | s |")
     print("|---|---|---|---|---|")
