@@ -8,12 +8,14 @@ to a crawled page).
 in :attr:`Results.note`. A query none of whose words is on any page finds nothing in any mode
 (the pages nearest in meaning to an unknown word are noise).
 
-Hybrid reads each list :func:`_depth` deep and ranks by the sum of the two scores, each scaled
-to 0-1 within its list (the list's best 1, its worst 0; a page missing from a list gets 0 from
-it): a page both lists agree on comes first, a page only one of them finds still ranks. Its
-keyword list takes a query of plain words (``how do I back up a database``) as any of the words
-(:func:`_keyword_query`), ranked by bm25, which weighs each word by its rarity: the words of a
-question are rarely all on the page that answers it. Equal scores (a word on one page against
+Hybrid reads each list :func:`_depth` deep. Its keyword list takes a query of several plain
+words (``how do I back up a database``) as any of the words (:func:`_keyword_query`), ranked by
+bm25, which weighs each word by its rarity: the words of a question are rarely all on the page
+that answers it; then it ranks by the sum of the two scores, each scaled to 0-1 within its
+list (the list's best 1, its worst 0; a page missing from a list gets 0 from it). Any other
+keyword list is fused by rank (``sum(share / (RRF_K + rank))``, the keyword list's share
+:data:`KEYWORD_SHARE` for several words). Either way a page both lists agree on comes first, a
+page only one of them finds still ranks. Equal scores (a word on one page against
 the semantic list's first) go to the page the semantic side is sure of (cosine >=
 :data:`CONFIDENT`), else to the better keyword rank: the page with the words, unless the
 meaning says better. (Measured in bench/README.md, "Search that finds the answer".)
@@ -36,8 +38,10 @@ from litecrawl.store.index import IndexReader, SearchHit
 
 __all__ = [
     "CONFIDENT",
+    "KEYWORD_SHARE",
     "MODES",
     "PAGE_SHARE",
+    "RRF_K",
     "Mode",
     "Results",
     "find",
@@ -46,6 +50,14 @@ __all__ = [
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[Mode, ...] = get_args(Mode)
+# When hybrid's keyword list wants every word (PostgreSQL's, or a query with a phrase, a prefix
+# or an operator), the lists are fused by rank, as tuned for such a list on the Python
+# documentation's questions: reciprocal-rank fusion, k = 10, the keyword list counted a quarter
+# as much as the meaning list for a query of several words (a question's words are together
+# on pages about something else), as much for one word (a lookup). On such a list the scaled
+# scores lost to it (PostgreSQL backend, Python's questions: MRR@10 0.692 -> 0.599).
+RRF_K = 10
+KEYWORD_SHARE = 0.25
 # A cosine the embedding reaches for a page that answers the query: the median best match of
 # plain-word questions on the PostgreSQL documentation is 0.54, of out-of-domain words 0.2.
 CONFIDENT = 0.5
@@ -97,11 +109,14 @@ def find(
         if chosen == "semantic":
             meaning = _by_meaning(index, query, depth)
             return Results(meaning[offset : offset + limit], chosen)
-        words = index.keyword(
-            _keyword_query(index, query), limit=depth, open_mark=open_mark, close_mark=close_mark
-        )
+        asked = _keyword_query(index, query)
+        words = index.keyword(asked, limit=depth, open_mark=open_mark, close_mark=close_mark)
         meaning = _by_meaning(index, query, depth, [h.resource_id for h in words])
-        return Results(_fuse(words, meaning)[offset : offset + limit], chosen)
+        if asked != query:  # any of the words, ranked by rarity: scores scaled and summed
+            return Results(_fuse(words, meaning)[offset : offset + limit], chosen)
+        weight = 1.0 if len(query_words(query)) <= 1 else KEYWORD_SHARE
+        fused = _fuse(words, meaning, weight)
+        return Results(fused[offset : offset + limit], chosen)
 
 
 def similar(db: str | Path, url: str, *, limit: int = 10) -> list[SearchHit]:
@@ -193,19 +208,24 @@ def _keyword_query(index: IndexReader, query: str) -> str:
     return " OR ".join(f'"{word}"' for word in kept)
 
 
-def _fuse(words: list[SearchHit], meaning: list[SearchHit]) -> list[SearchHit]:
+def _fuse(
+    words: list[SearchHit], meaning: list[SearchHit], weight: float | None = None
+) -> list[SearchHit]:
     """The two lists fused (see the module doc); a hit keeps the keyword snippet (its
-    matches marked) if any. The scores are scaled within each list: bm25 and cosine are on
-    different scales, and a fusion of ranks alone (tried first: reciprocal-rank fusion) put the
-    answer lower on the Python documentation's questions when one list was much surer than
-    the other."""
+    matches marked) if any. ``weight`` None: the scores scaled within each list and summed
+    (bm25 and cosine are on different scales; with the any-word list, reciprocal-rank fusion
+    put the answer lower on the Python documentation's questions); else reciprocal-rank
+    fusion, the keyword list's ranks counted ``weight`` times."""
     ranks = [{h.resource_id: r for r, h in enumerate(ranked, 1)} for ranked in (words, meaning)]
     similarity = {h.resource_id: h.score for h in meaning}
     scores: dict[int, float] = {}
     shown: dict[int, SearchHit] = {}
-    for ranked in (words, meaning):
-        scaled = _scaled([h.score for h in ranked])
-        for hit, value in zip(ranked, scaled, strict=True):
+    for share, ranked in ((weight, words), (1.0, meaning)):
+        if weight is None:
+            values = _scaled([h.score for h in ranked])
+        else:
+            values = [(share or 0.0) / (RRF_K + rank) for rank in range(1, len(ranked) + 1)]
+        for hit, value in zip(ranked, values, strict=True):
             scores[hit.resource_id] = scores.get(hit.resource_id, 0.0) + value
             if hit.resource_id not in shown:
                 shown[hit.resource_id] = hit
