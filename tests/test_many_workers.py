@@ -83,12 +83,12 @@ def test_workers_together_keep_the_hosts_delay(tmp_path: Path, serve: Serve, new
     assert paths == {"/": 1, **{f"/p{i}": 1 for i in range(16)}}  # each page once
     starts = _page_starts(site)
     gaps = [b - a for a, b in pairwise(starts)]
-    # Three processes pacing on their own come ~0.13 s apart; pacing shared through the
-    # database keeps the delay on average and never comes near that. Single gaps of 0.33-0.35 s
-    # were seen when the suite's parallel workers share 2 cores: a start reserved on time but
-    # sent (or stamped by this test's server thread) late shortens the next gap. Which of the
-    # two it is stays open (issue 25's note); the median holds the delay itself.
-    assert min(gaps) >= 0.25, gaps
+    # Three processes pacing on their own come ~0.13 s apart: ~7 starts in any second. Paced
+    # through the database, 0.4 s apart: 3 in a second, 4 when one start is stamped late by
+    # this test's server thread, which stalls on a loaded machine (single gaps of 0.2 s were
+    # seen at load ~30; a late stamp moves a start later, it cannot pile starts up). The
+    # median holds the delay itself; that a late send waits the whole delay is test_gate.py's.
+    assert _most_in_a_window(starts, 1.0) <= 4, gaps
     assert statistics.median(gaps) >= 0.38, gaps
 
 
@@ -214,8 +214,13 @@ def test_kill_9_of_two_of_four_workers_loses_nothing(
         paths = Counter(r.path for r in site.requests if r.path != "/robots.txt")
         assert set(paths) == {"/", *(f"/p{i}" for i in range(99))}  # nothing lost
         twice = {site.url(p) for p, n in paths.items() if n > 1}
-        # only what a dead worker held (and had requested) at the kill is fetched again
-        assert twice <= held & {site.url(p) for p in before}, twice
+        # only what a dead worker held at the kill is fetched again, and only what it had
+        # requested: what this server had seen by then, or one of the requests already on
+        # their way (up to --concurrency 4 for each of the two), which reach this server's
+        # thread after the freeze (1 run in 3 failed on that when it was not allowed for)
+        assert twice <= held, twice - held
+        in_flight = twice - {site.url(p) for p in before}
+        assert len(in_flight) <= 2 * 4, in_flight
     assert db_query(db, "SELECT count(*) FROM pages WHERE processing_time IS NOT NULL") == [(0,)]
     # the dead workers' host leases went with their claims (none is left behind)
     assert db_query(db, "SELECT count(*) FROM host_leases") == [(0,)]
@@ -313,9 +318,12 @@ def test_a_host_with_a_long_crawl_delay_does_not_hold_up_the_others(
     # hosts finish about as fast as alone (waiting in the slots, they took over 5 s more)
     assert mixed <= 1.5 * alone + 1.0, (mixed, alone)
     starts = _page_starts(slow)
-    # the whole Crawl-delay between the actual starts (a send woken late stamps its own time:
-    # test_gate.py); the 1% is this server thread's own delay under the suite's load
-    assert all(b - a >= 4.95 for a, b in pairwise(starts)), starts
+    # the Crawl-delay between starts as this server saw them. The server is a thread of the
+    # test's process: on a loaded machine it stamps a request late (a 4.90 s gap at load ~30),
+    # which shortens the next gap it sees, so 4% is left to it; that the delay runs from the
+    # actual send is asserted without a server in between, in test_gate.py. A crawler that
+    # ignored the Crawl-delay would come 0 s apart here (--delay-ms 0)
+    assert all(b - a >= 4.8 for a, b in pairwise(starts)), starts
 
 
 def test_workers_indexing_the_same_text_at_once_share_one_resource(
