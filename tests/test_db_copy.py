@@ -15,6 +15,7 @@ from conftest import LocalServer, db_execute, db_query, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
+from litecrawl.store.backends import open_tables
 from litecrawl.store.tables import TABLES
 
 Serve = Callable[[web.Application], LocalServer]
@@ -39,6 +40,10 @@ def _crawled(serve: Serve, tmp_path: Path) -> Path:
     }
     pages.update({f"/p{i}": html_page(f"<p>{TEXT} fish {i}</p>", f"Fish {i}") for i in range(12)})
     pages["/p3"] = pages["/p2"]  # a near-duplicate: two documents, one resource
+    pages["/p4"] = html_page(  # sections: a vector each
+        f'<h2 id="food">Feeding</h2><p>{TEXT} flakes</p><h2 id="water">Water</h2><p>{TEXT} pH</p>',
+        "Fish care",
+    )
     site = serve(site_app(pages))
     db = tmp_path / "a.db"
     conf = tmp_path / "c.toml"
@@ -88,7 +93,8 @@ def test_round_trip_sqlite_postgres_sqlite_keeps_every_row(
 ) -> None:
     db = _crawled(serve, tmp_path)
     before = _all_rows(db)
-    for table in ("pages", "documents", "resources", "resource_vectors", "page_links", "runs"):
+    kinds = ("pages", "documents", "resources", "resource_vectors", "section_vectors", "runs")
+    for table in (*kinds, "page_links"):
         assert before[table], table  # the crawl made rows of every kind worth checking
     for table in ("sites", "site_annotations", "site_crawls", "site_feeds"):
         assert before[table], table
@@ -159,3 +165,17 @@ def test_refusals_exit_2_and_a_target_with_other_rows_exits_1(
     mixed = _copy(db, pg_url)
     assert mixed.exit_code == 1
     assert "pages" in mixed.output and "differ" in mixed.output
+
+
+def test_every_table_of_a_crawl_is_copied_or_rebuilt(tmp_path: Path) -> None:
+    """A table added by a migration and not listed in TABLES would be left behind by db copy
+    (section_vectors was): every table is copied, or rebuilt from copied rows, or transient."""
+    db = tmp_path / "a.db"
+    with open_tables(str(db)):  # brings the schema up to date, every migration
+        pass
+    conn = sqlite3.connect(db)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    rebuilt = {n for n in names if n.startswith("resources_fts")}  # FTS5, from the triggers
+    transient = {"host_leases", "sqlite_sequence"}  # held by live workers; SQLite's counters
+    assert names - rebuilt - transient == {t.name for t in TABLES}

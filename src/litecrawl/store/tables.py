@@ -38,6 +38,7 @@ TABLES: tuple[Table, ...] = (
     Table("resources", ("id",), identity=True),
     Table("documents", ("id",), identity=True),
     Table("resource_vectors", ("resource_id",)),
+    Table("section_vectors", ("resource_id", "ord")),
     Table("page_links", ("src",)),
     Table("sites", ("id",), identity=True),
     Table("site_annotations", ("id",), identity=True),
