@@ -53,21 +53,26 @@ def pass_an_hour(db: str) -> None:
     )
 
 
+def crawl_hourly(db: str, site: LocalServer, **options: Any) -> None:
+    """One freshness-policy batch of the two pages, then an hour passes for the database."""
+    litecrawl(
+        db,
+        [site.url("/fast"), site.url("/static")],
+        fetcher="http",
+        obey_robots=False,
+        new_interval_sec=HOUR,
+        min_interval_sec=600,
+        schedule_policy="freshness",
+        **options,
+    )
+    pass_an_hour(db)
+
+
 def test_fast_pages_are_refetched_more_often_than_static_ones(tmp_path: Path, serve: Serve) -> None:
     site = serve(changing_site())
     db = str(tmp_path / "fresh.db")
     for _ in range(8):
-        litecrawl(
-            db,
-            [site.url("/fast"), site.url("/static")],
-            fetcher="http",
-            obey_robots=False,
-            new_interval_sec=HOUR,
-            min_interval_sec=600,
-            max_interval_sec=48 * HOUR,
-            schedule_policy="freshness",
-        )
-        pass_an_hour(db)
+        crawl_hourly(db, site, max_interval_sec=48 * HOUR)
     rows = db_rows(db)
     fast, static = rows[site.url("/fast")], rows[site.url("/static")]
     assert site.count("/fast") > site.count("/static") >= 2
@@ -140,18 +145,7 @@ def test_a_strategy_reads_each_pages_change_rate(tmp_path: Path, serve: Serve) -
     db = str(tmp_path / "fresh.db")
     Watching.seen = []
     for _ in range(4):
-        litecrawl(
-            db,
-            [site.url("/fast"), site.url("/static")],
-            fetcher="http",
-            obey_robots=False,
-            new_interval_sec=HOUR,
-            min_interval_sec=600,
-            max_interval_sec=HOUR,
-            schedule_policy="freshness",
-            strategy=Watching,
-        )
-        pass_an_hour(db)
+        crawl_hourly(db, site, max_interval_sec=HOUR, strategy=Watching)
     rows = db_rows(db)
     last = {url: (checks, changes, rate) for url, checks, changes, rate in Watching.seen}
     fast, static = rows[site.url("/fast")], rows[site.url("/static")]
