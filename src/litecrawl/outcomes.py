@@ -171,7 +171,7 @@ class PageOutcomes:
         url: str,
         result: FetchResult,
         error: str | None,
-        document: object | None,
+        document: IndexDocument | None,
         redirected: bool,
     ) -> None:
         """A page that got a response (``error``: its ``http_<status>`` category, if any)."""
@@ -183,7 +183,7 @@ class PageOutcomes:
             return
         self.stats.ok += 1
         action, message = "fetch", "fetched"
-        if isinstance(document, IndexDocument):
+        if document is not None:
             self.stats.indexed += 1
             action, message = "extract", f"indexed: {document.title or '(no title)'}"
             if document.markdown_path:
