@@ -6,7 +6,10 @@ key added without a line in docs/configuration.md fails here.
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -188,6 +191,49 @@ def test_no_module_points_to_a_design_document_outside_the_repository() -> None:
         for path in sorted((ROOT / "src").rglob("*.py"))
         for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
         if _SEED_REFERENCE.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def _prose(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each comment and docstring of a Python file: where it explains
+    itself (its string data, a test page's text, may say anything)."""
+    source = path.read_text("utf-8")
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = node.body[0] if node.body else None
+            if (
+                isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                for offset, line in enumerate(doc.value.value.splitlines()):
+                    yield doc.lineno + offset, line
+
+
+def test_prose_finds_comments_and_docstrings(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Module (seed 001)."""\nPAGE = "Section 3 overview"  # after seed 002\n\n\n'
+        'def f() -> None:\n    """Seed 003\'s keys."""\n',
+        "utf-8",
+    )
+    found = [(n, t) for n, t in _prose(module) if _SEED_REFERENCE.search(t)]
+    assert [n for n, _ in found] == [2, 1, 6]
+
+
+def test_no_test_or_benchmark_points_to_a_design_document_outside_the_repository() -> None:
+    """The tests' and benchmarks' comments and docstrings too (this file's examples aside)."""
+    files = [*(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {text.strip()}"
+        for path in sorted(files)
+        if path.resolve() != Path(__file__).resolve()
+        for number, text in _prose(path)
+        if _SEED_REFERENCE.search(text)
     ]
     assert not found, "\n".join(found)
 

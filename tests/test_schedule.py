@@ -1,4 +1,4 @@
-"""Section 9's scheduling math."""
+"""The scheduling math of docs/python-api.md, step 9 (schedule and write)."""
 
 from __future__ import annotations
 

@@ -461,7 +461,7 @@ def test_reads_while_a_crawl_holds_the_write_lock(
 
 
 def _sites(db: str, serve: Serve) -> tuple[str, str]:
-    """A site queue (seed 002) checked against two local sites: a relevant blog with a
+    """A site queue (docs/sites.md) checked against two local sites: a relevant blog with a
     hostile title and a parked page; their base URLs."""
     words = " ".join(["Zebrafish and guppies live in our planted aquarium."] * 8)
     blog = serve(site_app({"/": html_page(f"<p>{words}</p>", HOSTILE)})).url("/")

@@ -1,5 +1,5 @@
-"""Crawling strategies (seed 004) end to end: Frontera-style strategies against real local sites,
-real SQLite; what the server saw and what the frontier holds."""
+"""Crawling strategies (docs/strategies.md) end to end: Frontera-style strategies against real
+local sites, real SQLite; what the server saw and what the frontier holds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Section 7: normalize, then validate."""
+"""URL normalization, then validation (docs/python-api.md, step 7)."""
 
 from __future__ import annotations
 
