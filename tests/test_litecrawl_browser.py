@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -10,9 +13,11 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer
+from conftest import LocalServer, db_query
+from typer.testing import CliRunner
 
-from litecrawl import litecrawl
+from litecrawl import alitecrawl, litecrawl
+from litecrawl.cli import app
 from litecrawl.errors import BrowserUnavailable
 from litecrawl.fetch.browser import find_chromium
 
@@ -163,3 +168,58 @@ def test_one_batch_blocks_media_keeps_cookies_apart_and_returns_bytes(
     assert got[a.url("/doc.pdf")] == ("application/pdf", PDF)
     assert got[a.url("/data.bin")][1] == b"\x00\x01bin"
     assert b"media page" in got[a.url("/")][1] and b"/from-js" in got[b.url("/")][1]
+
+
+# The parser stops at a script that never comes: the page's HTML has arrived, its render cannot
+# finish (DOMContentLoaded never fires), as when a loaded machine starves Chromium.
+STUCK = (
+    '<!doctype html><html><head><title>stuck</title><script src="/never.js"></script></head>'
+    "<body><p>served text</p></body></html>"
+)
+
+
+def stuck_site() -> web.Application:
+    async def page(_: web.Request) -> web.Response:
+        return web.Response(text=STUCK, content_type="text/html", charset="iso-8859-1")
+
+    async def never(request: web.Request) -> web.Response:
+        # answers once the browser has given up on it (closed the connection): too late
+        while request.transport is not None and not request.transport.is_closing():
+            await asyncio.sleep(0.05)
+        return web.Response(text="", content_type="application/javascript")
+
+    site = web.Application()
+    site.add_routes([web.get("/never.js", never), web.get("/{page}", page)])
+    return site
+
+
+def test_a_render_out_of_time_keeps_the_served_html_in_both_paths(
+    tmp_path: Path, serve: Callable[[web.Application], LocalServer]
+) -> None:
+    """litecrawl() and crawl --render alike: rendered once, never again (the CLI retries
+    network timeouts 3 times), the HTML as served indexed, the outcome counted."""
+    site = serve(stuck_site())
+    got: list[tuple[str, bytes]] = []
+    run = alitecrawl(
+        str(tmp_path / "api.db"),
+        [site.url("/api")],
+        pw_timeout_ms=3000,
+        downstream_hook=lambda content, ctype, url, fresh: got.append((ctype, content)),
+    )
+    stats = asyncio.run(run)
+    assert stats.render_timeouts == 1 and stats.failed == 0
+    [(record,)] = db_query(tmp_path / "api.db", "SELECT stats FROM runs")
+    assert json.loads(record)["render_timeouts"] == 1  # the run's record says so too
+    assert got == [("text/html; charset=iso-8859-1", STUCK.encode())]  # as served, not a DOM
+    assert site.count("/api") == 1
+
+    db = tmp_path / "cli.db"
+    args = ["crawl", site.url("/cli"), "--db", str(db), "--render", "--timeout", "3"]
+    result = CliRunner().invoke(app, [*args, "--no-cache", "--delay-ms", "0", "--ignore-robots"])
+    assert site.count("/cli") == 1
+    assert result.exit_code == 1, result.output  # the one page asked was not rendered
+    assert re.search(r"^render_timeouts: +1$", result.output, re.MULTILINE), result.output
+    assert "1 of 1 pages were not rendered in time" in result.output
+    assert "render timed out: the HTML as served is kept" in result.output  # the page's record
+    assert db_query(db, "SELECT norm_url, error FROM pages") == [(site.url("/cli"), None)]
+    assert db_query(db, "SELECT title FROM documents") == [("stuck",)]

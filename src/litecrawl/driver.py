@@ -102,6 +102,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "skipped_lastmod": stats.skipped_lastmod,
         "skipped_scope": stats.skipped_scope,
         "throttled": stats.throttled,
+        "render_timeouts": stats.render_timeouts,
         "parked": stats.parked,
         "errors": dict(stats.errors),
         "sitemap_cuts": dict(stats.sitemap_cuts),

@@ -422,6 +422,16 @@ class Engine:
             await self.frontier.release([url], int(outcome.retry_at) + 1)
             raise _Requeued
         self.stats.not_modified += outcome.revalidated
+        if outcome.render_timed_out:  # kept as served, not rendered again (docs/crawling.md)
+            self.stats.render_timeouts += 1
+            self.outcomes.note(
+                logging.WARNING,
+                "fetch",
+                page,
+                url,
+                outcome.status,
+                "render timed out: the HTML as served is kept, not rendered",
+            )
         return outcome
 
     async def _claim_other(self, url: str, page: ClaimedPage) -> ClaimedPage | None:

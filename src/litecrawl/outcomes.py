@@ -64,6 +64,8 @@ class CrawlStats:
     skipped_lastmod: int = 0
     skipped_scope: int = 0
     throttled: int = 0  # 429/503: re-queued for later
+    # rendered pages whose render ran out of time after their HTML came: kept as served
+    render_timeouts: int = 0
     # pages of the database parked at the end: lost with their worker, alone, at several
     # consecutive claims (litecrawl.frontier.lost); set by the crawl when it ends
     parked: int = 0

@@ -409,6 +409,11 @@ def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     )
     if stats.claimed and serious > stats.claimed / 2:
         return 1, f"exit 1: {serious} of {stats.claimed} pages failed"
+    if stats.claimed and stats.render_timeouts > stats.claimed / 2:
+        return 1, (
+            f"exit 1: {stats.render_timeouts} of {stats.claimed} pages were not rendered in time "
+            "(their HTML as served was kept; see --timeout)"
+        )
     hooks = stats.errors.get("strategy", 0)  # a hook that raised; its page was still crawled
     if stats.claimed and hooks > stats.claimed / 2:
         return 1, f"exit 1: the strategy's hooks raised {hooks} times (see the log)"

@@ -54,6 +54,10 @@ class FetchResult:
     body: bytes  # decompressed body; for the browser, the rendered DOM as UTF-8
     elapsed: float = 0.0  # seconds
     revalidated: bool = False  # a 304 answered from the disk cache (body is the cached one)
+    # The browser's render ran out of time after the page's HTML arrived: the body is that HTML
+    # as served, not the rendered DOM, and it is not rendered again (docs/crawling.md, "A render
+    # that runs out of time").
+    render_timed_out: bool = False
 
     @property
     def content_type(self) -> str:

@@ -4,7 +4,9 @@ step 4).
 Each fetch: ``goto`` (images, fonts and media blocked), scroll ``scroll_rounds`` times, wait
 until the network is quiet (bounded by ``timeout_ms``: a page that never goes idle still returns
 what it has), run ``page_hook``, then return the rendered DOM (HTML) or the raw bytes (anything
-else). Pages of one site share a browser context, never another site's (:mod:`.contexts`).
+else). A page whose HTML came but whose render ran out of time returns that HTML as served,
+marked ``render_timed_out`` (docs/crawling.md, "A render that runs out of time"). Pages of one
+site share a browser context, never another site's (:mod:`.contexts`).
 
 Blocking costs the page no trip to Python for what is plainly not media: Chromium is started with
 images turned off (none is requested), and a request whose URL ends in a script, style or
@@ -51,7 +53,8 @@ from litecrawl.version import VERSION
 __all__ = ["BrowserFetcher", "find_chromium"]
 
 PageHook = Callable[[Page], Awaitable[None] | None]
-_Got = tuple[int, str, dict[str, str], bytes]  # status, final URL, headers, body
+# status, final URL, headers, body, the render timed out (body: the HTML as served)
+_Got = tuple[int, str, dict[str, str], bytes, bool]
 
 _FLAGS = "no-sandbox disable-gpu disable-background-networking disable-component-update"
 LAUNCH_ARGS = [f"--{flag}" for flag in (_FLAGS + " disable-sync no-first-run disable-quic").split()]
@@ -177,9 +180,11 @@ class _Inflight:
 class BrowserFetcher:
     """``async with BrowserFetcher() as f: result = await f.fetch(FetchRequest(url))``.
 
-    ``fetch`` may run concurrently (cap it outside). ``timeout_ms`` bounds the navigation and the
-    wait for a quiet network; scrolling adds ``scroll_rounds * scroll_wait_ms``; the whole fetch,
-    page_hook included, is cut off at twice ``timeout_ms`` plus the scrolling time.
+    ``fetch`` may run concurrently (cap it outside). ``timeout_ms`` bounds the navigation (no
+    answer: :class:`FetchTimeout`), the parsing of the page and the wait for a quiet network;
+    scrolling adds ``scroll_rounds * scroll_wait_ms``; the render, page_hook included, is cut
+    off at twice ``timeout_ms`` plus the scrolling time. A render that runs out of time after
+    the answer came gives the HTML as served (``render_timed_out``), never a second render.
     Headers other than User-Agent are sent with every request of the page; a request's own
     headers (conditional GET) only with the main document.
     """
@@ -266,17 +271,20 @@ class BrowserFetcher:
                 self._browser = await self._launch()
         hard_s = 2 * self.timeout_ms / 1000 + self.scroll_rounds * self.scroll_wait_ms / 1000
         try:
-            async with asyncio.timeout(hard_s):
+            # the render is cut off at hard_s (_visit); this bounds what follows: the served
+            # HTML's read (or a hook's await that ignores cancellation) gets timeout_ms more
+            async with asyncio.timeout(hard_s + self.timeout_ms / 1000):
                 async with self._contexts.page(url) as (context, page):
-                    got = await self._visit(context, page, request, start)
+                    got = await self._visit(context, page, request, start, start + hard_s)
         except TimeoutError as exc:  # the hard cut-off above (Playwright's timeouts are below)
             raise FetchTimeout(url, f"no result within {hard_s:.1f}s") from exc
         except pw.Error as exc:
             raise _translate(url, exc) from exc
-        status, final_url, headers, body = got
+        status, final_url, headers, body, cut = got
         if len(body) > self.max_bytes:  # as the HTTP fetcher: what was rendered, or downloaded
             raise TooLarge(url, f"body over {self.max_bytes} bytes")
-        return FetchResult(url, final_url, status, headers, body, time.monotonic() - start)
+        elapsed = time.monotonic() - start
+        return FetchResult(url, final_url, status, headers, body, elapsed, render_timed_out=cut)
 
     async def _redirected_to(self, context: BrowserContext, url: str) -> str | None:
         """The scheme a redirect of ``url`` leads to when it is not http(s) (Chromium says only
@@ -313,14 +321,16 @@ class BrowserFetcher:
         return context
 
     async def _visit(
-        self, context: BrowserContext, page: Page, request: FetchRequest, start: float
+        self, context: BrowserContext, page: Page, request: FetchRequest, start: float, hard: float
     ) -> _Got:
         downloads = list[object]()
         page.on("download", lambda d: downloads.append(d))
         if request.headers:  # the first request of a new page is its navigation
             await page.route("**/*", lambda route: self._first(route, page, request), times=1)
         try:
-            response = await page.goto(request.url, wait_until="domcontentloaded")
+            # "commit": back as soon as the answer's headers are in, so a render that runs out
+            # of time afterwards still has the page's HTML as served (_served)
+            response = await page.goto(request.url, wait_until="commit")
         except pw.Error as exc:
             code = m.group() if (m := _NET_ERR.search(str(exc))) else ""
             if code == _INVALID_REDIRECT:
@@ -333,7 +343,7 @@ class BrowserFetcher:
                     raise BadRedirect(request.url, why) from exc
             if not download:
                 raise
-            return await self._direct(context, request.url, request.headers)
+            return (*await self._direct(context, request.url, request.headers), False)
         if response is None:
             raise NetworkError(request.url, "navigation produced no response")
         hops, hop = 0, response.request.redirected_from
@@ -346,10 +356,28 @@ class BrowserFetcher:
         if 200 <= response.status < 300 and not accepts(mime, request.accept_types):
             raise UnwantedType(request.url, mime, response.status)
         if mime in VIEWER_TYPES:
-            return await self._direct(context, page.url, request.headers)
+            return (*await self._direct(context, page.url, request.headers), False)
         if mime and mime not in HTML_TYPES:  # image, text, JSON...: the bytes as served
-            return response.status, page.url, headers, await response.body()
+            return response.status, page.url, headers, await response.body(), False
         deadline = start + self.timeout_ms / 1000
+        try:
+            async with asyncio.timeout(max(hard - time.monotonic(), 0.001)):
+                left_ms = max(deadline - time.monotonic(), 0.001) * 1000
+                try:
+                    await page.wait_for_load_state("domcontentloaded", timeout=left_ms)
+                except pw.TimeoutError:
+                    raise TimeoutError from None
+                body = await self._render(page, deadline)
+        except TimeoutError:
+            # The render ran out of time, not the server: the HTML as served is kept, never
+            # rendered again (docs/crawling.md). No body either: a timeout.
+            return response.status, page.url, headers, await response.body(), True
+        # The body is now the DOM serialised as UTF-8, whatever charset the server declared.
+        headers["content-type"] = f"{mime or 'text/html'}; charset=utf-8"
+        return response.status, page.url, headers, body, False
+
+    async def _render(self, page: Page, deadline: float) -> bytes:
+        """The loaded page scrolled, waited on until idle, given to ``page_hook``, serialised."""
         with contextlib.suppress(pw.TimeoutError):
             left_ms = max(deadline - time.monotonic(), 0.001) * 1000
             await page.wait_for_load_state("load", timeout=left_ms)
@@ -361,12 +389,10 @@ class BrowserFetcher:
         await inflight.wait_idle(deadline)
         if self.page_hook is not None and inspect.isawaitable(result := self.page_hook(page)):
             await result
-        # The body is now the DOM serialised as UTF-8, whatever charset the server declared.
-        headers["content-type"] = f"{mime or 'text/html'}; charset=utf-8"
         with contextlib.suppress(pw.Error):  # fails if a script is navigating away right now
-            return response.status, page.url, headers, (await page.content()).encode()
+            return (await page.content()).encode()
         await page.wait_for_load_state("domcontentloaded")
-        return response.status, page.url, headers, (await page.content()).encode()
+        return (await page.content()).encode()
 
     @staticmethod
     async def _block(route: Route) -> None:
@@ -384,7 +410,9 @@ class BrowserFetcher:
         else:
             await route.fallback()
 
-    async def _direct(self, context: BrowserContext, url: str, extra: Mapping[str, str]) -> _Got:
+    async def _direct(
+        self, context: BrowserContext, url: str, extra: Mapping[str, str]
+    ) -> tuple[int, str, dict[str, str], bytes]:
         """Downloads and PDFs: the raw bytes via the context's HTTP client (same UA, headers)."""
         resp = await context.request.get(
             url, headers=dict(extra), timeout=self.timeout_ms, max_redirects=MAX_REDIRECTS
