@@ -104,8 +104,10 @@ async def plain_loop(urls: list[str], concurrency: int) -> int:
     return done
 
 
-def litecrawl_batch(urls: list[str], concurrency: int) -> int:
-    from litecrawl import litecrawl
+def litecrawl_batch(urls: list[str], concurrency: int) -> tuple[int, int]:
+    """Pages rendered, and pages whose render ran out of time (kept as served: not counted as
+    rendered, as the plain loop does not count a page that timed out)."""
+    from litecrawl import alitecrawl
 
     done = 0
 
@@ -114,14 +116,16 @@ def litecrawl_batch(urls: list[str], concurrency: int) -> int:
         done += bool(content) and content_type.startswith("text/html")  # no await: no race
 
     with tempfile.TemporaryDirectory() as tmp:
-        litecrawl(
-            str(Path(tmp) / "bench.db"),
-            urls,
-            n_claims=len(urls),
-            n_concurrent=concurrency,
-            downstream_hook=count,
+        stats = asyncio.run(
+            alitecrawl(
+                str(Path(tmp) / "bench.db"),
+                urls,
+                n_claims=len(urls),
+                n_concurrent=concurrency,
+                downstream_hook=count,
+            )
         )
-    return done
+    return done - stats.render_timeouts, stats.render_timeouts
 
 
 def run_variant(variant: str, urls: list[str], concurrency: int) -> None:
@@ -141,15 +145,17 @@ def run_variant(variant: str, urls: list[str], concurrency: int) -> None:
 
     become_subreaper()
     start, self0, kids0 = time.monotonic(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+    cut = 0
     if variant == "plain":
         done = asyncio.run(plain_loop(urls, concurrency))
     else:
-        done = litecrawl_batch(urls, concurrency)
+        done, cut = litecrawl_batch(urls, concurrency)
     wall = time.monotonic() - start
     reap_orphans(set())  # Chromium's zygote and renderers: counted below once reaped
     py = cpu(resource.RUSAGE_SELF) - self0  # this process alone: the engine, Playwright's client
     spent = py + cpu(resource.RUSAGE_CHILDREN) - kids0
-    print(json.dumps({"pages": done, "wall": wall, "cpu": spent, "py_cpu": py}))
+    figures = {"pages": done, "render_timeouts": cut, "wall": wall, "cpu": spent, "py_cpu": py}
+    print(json.dumps(figures))
 
 
 def become_subreaper() -> None:
@@ -344,6 +350,7 @@ def run_once(
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     env = variant_env(src)
     nginx.reset_log()
+    load = os.getloadavg()[0]
     start = time.monotonic()
     proc = subprocess.Popen(
         command(variant, urls_file, urls, concurrency, db),
@@ -375,15 +382,18 @@ def run_once(
     if status != 0 and not (variant == "cli" and os.waitstatus_to_exitcode(status) == 1):
         raise SystemExit(f"{variant} failed with status {status}")
     figures: dict[str, Any] = {"p_wall": wall, "p_cpu": usage.ru_utime + usage.ru_stime + orphans}
+    figures["load"] = (load + os.getloadavg()[0]) / 2  # the machine's 1-minute load, start and end
     figures["p_rss"] = usage.ru_maxrss / 1024  # the largest single process
     if variant == "cli":
         import sqlite3
 
         conn = sqlite3.connect(db)
-        figures["pages"] = conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[
-            0
-        ]
+        ok = conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[0]
+        run = json.loads(conn.execute("SELECT stats FROM runs").fetchone()[0])
         conn.close()
+        # a render that ran out of time is kept as served: not rendered, not counted as such
+        figures["render_timeouts"] = run.get("render_timeouts", 0)
+        figures["pages"] = ok - figures["render_timeouts"]
     else:
         figures.update(json.loads(out.strip().splitlines()[-1]))
     figures["samples"] = samples
@@ -426,6 +436,7 @@ def main() -> None:
     nginx = Nginx(DOCS, port)
     base = f"http://127.0.0.1:{port}"
     urls = [f"{base}/{p}" for p in pick_pages(args.pages, 60_000, 95_000)]
+    args.urls = urls
     results: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -449,37 +460,48 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     def med(runs: list[dict[str, Any]], key: str) -> float:
         return statistics.median(r[key] for r in runs if key in r)
 
+    def against(runs: list[dict[str, Any]], per_run: Any) -> str:
+        """The median of the variant's figure over the plain loop's, and round by round."""
+        if not plain or len(plain) != len(runs):
+            return "-"
+        mine, theirs = [per_run(r) for r in runs], [per_run(p) for p in plain]
+        each = ", ".join(f"{a / b:.2f}" for a, b in zip(mine, theirs, strict=True))
+        return f"{statistics.median(mine) / statistics.median(theirs):.2f} ({each})"
+
     plain = results.get("plain")
+    loads = [
+        statistics.median(r["load"] for rs in results.values() for r in [rs[i]])
+        for i in range(args.rounds)
+    ]
     print(
         f"\n{args.pages} pages, {args.concurrency} at a time, {args.rounds} rounds alternated "
-        "(medians; ratios against the plain loop of the same invocation)\n"
+        "(medians; ratios against the plain loop of the same invocation: median over median, "
+        "then each round's); the machine's load average (1 min) by round: "
+        + ", ".join(f"{x:.0f}" for x in loads)
+        + "\n"
     )
     print(
-        "| variant | pages | call pages/s | x plain | call CPU ms/page | x plain | of it Python "
-        "ms/page | process pages/s | process CPU ms/page | peak RSS MiB (largest process) |"
+        "| variant | pages rendered | render timeouts (all rounds) | navigations a page | "
+        "call pages/s | x plain | call CPU ms/page | x plain | of it Python ms/page | "
+        "process pages/s | x plain | process CPU ms/page | x plain | peak RSS MiB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|" + "---|" * 13)
     for name, runs in results.items():
         pages = med(runs, "pages")
-        cells = [name, f"{pages:.0f}"]
+        cells = [name, f"{pages:.0f}", str(sum(r.get("render_timeouts", 0) for r in runs))]
+        cells += [f"{med(runs, 'navigations') / len(args.urls):.2f}"]
         if not name.startswith("cli"):
-            rate, cpu = pages / med(runs, "wall"), med(runs, "cpu") / pages * 1000
-            cells += [f"{rate:.2f}"]
-            cells += [f"{rate / (med(plain, 'pages') / med(plain, 'wall')):.2f}" if plain else "-"]
-            cells += [f"{cpu:.0f}"]
-            if plain and len(plain) == len(runs):  # and round by round (each its own load)
-                each = [
-                    (r["cpu"] / r["pages"]) / (p["cpu"] / p["pages"])
-                    for r, p in zip(runs, plain, strict=True)
-                ]
-                shown = ", ".join(f"{x:.2f}" for x in each)
-                cells += [f"{cpu / (med(plain, 'cpu') / med(plain, 'pages') * 1000):.2f} ({shown})"]
-            else:
-                cells += ["-"]
+            cells += [f"{pages / med(runs, 'wall'):.2f}"]
+            cells += [against(runs, lambda r: r["pages"] / r["wall"])]
+            cells += [f"{med(runs, 'cpu') / pages * 1000:.0f}"]
+            cells += [against(runs, lambda r: r["cpu"] / r["pages"])]
             cells += [f"{med(runs, 'py_cpu') / pages * 1000:.0f}"]
         else:
             cells += ["-", "-", "-", "-", "-"]
-        cells += [f"{pages / med(runs, 'p_wall'):.2f}", f"{med(runs, 'p_cpu') / pages * 1000:.0f}"]
+        cells += [f"{pages / med(runs, 'p_wall'):.2f}"]
+        cells += [against(runs, lambda r: r["pages"] / r["p_wall"])]
+        cells += [f"{med(runs, 'p_cpu') / pages * 1000:.0f}"]
+        cells += [against(runs, lambda r: r["p_cpu"] / r["pages"])]
         cells += [f"{med(runs, 'p_rss'):.0f}"]
         print("| " + " | ".join(cells) + " |")
     by_kind(results)
