@@ -20,6 +20,9 @@ documentation (python3.11-doc, ~530 pages, Sphinx) is the site search is tuned o
 PostgreSQL documentation (postgresql-doc-15, ~1,170 pages, DocBook) is never tuned on: its
 questions (bench/semantic_eval.py's) were written before any search ran.
 
+``--as-written``: PostgreSQL's questions as first written, without the right pages added on
+2026-11-26 (bench/semantic_eval.py's ADDED says which and why).
+
 ``--pg``: each site crawled into a throwaway PostgreSQL server (bench/pg.py) instead of a SQLite
 file, every run (nothing kept); ``PYTHONPATH=OTHER/src`` measures another tree's code.
 """
@@ -37,8 +40,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pg import empty, server
 from run import CRAWL_FLAGS, LITECRAWL, ROOT, Nginx, timed
+from semantic_eval import ANSWERED as PG_QUESTIONS
 from semantic_eval import KEYWORDS as PG_KEYWORDS
-from semantic_eval import QUESTIONS as PG_QUESTIONS
+from semantic_eval import QUESTIONS as PG_AS_WRITTEN
 
 from litecrawl.index.semantic import MODES, find
 from litecrawl.store.backends import is_postgres
@@ -168,6 +172,8 @@ SITES: dict[str, tuple[Path, Queries, Queries]] = {
     "python": (Path("/usr/share/doc/python3.11/html"), PY_QUESTIONS, PY_KEYWORDS),
     "postgresql": (Path("/usr/share/doc/postgresql-doc-15/html"), PG_QUESTIONS, PG_KEYWORDS),
 }
+# the question sets as first written, before answers were added (bench/semantic_eval.py: ADDED)
+AS_WRITTEN: dict[str, Queries] = {"postgresql": PG_AS_WRITTEN}
 CACHE = Path("/tmp/litecrawl-search-eval")
 
 
@@ -251,6 +257,9 @@ def main() -> None:
     parser.add_argument("--recrawl", action="store_true", help="crawl even if a database is kept")
     parser.add_argument("--misses", action="store_true", help="list questions not in the top 3")
     parser.add_argument("--pg", action="store_true", help="crawl into PostgreSQL (bench/pg.py)")
+    parser.add_argument(
+        "--as-written", action="store_true", help="the question sets before answers were added"
+    )
     args = parser.parse_args()
     with ExitStack() as stack:
         pg_url = stack.enter_context(server(None))[0] if args.pg else None
@@ -260,6 +269,8 @@ def main() -> None:
 def evaluate(args: argparse.Namespace, pg_url: str | None) -> None:
     for site in args.sites.split(","):
         root, questions, keywords = SITES[site.strip()]
+        if args.as_written:
+            questions = AS_WRITTEN.get(site.strip(), questions)
         absent = sorted(
             {
                 p
