@@ -22,6 +22,8 @@ import psycopg
 import pytest
 from aiohttp import web
 from conftest import LocalServer, NewDb, db_execute, html_page
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from psycopg.rows import dict_row
 from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
@@ -185,6 +187,59 @@ def test_jsonl_round_trip(crawled: Crawled) -> None:
     assert home["crawled_at"].endswith("Z") and home["depth"] == 0 and bananas["depth"] == 1
     assert empty["resource_id"] is None and empty["markdown_path"] is None
     assert "日本語" in out.getvalue()  # UTF-8, not \u escapes
+
+
+def plain_line(record: dict[str, Any]) -> str:
+    """A record as the plain encoder writes it (the export splices the database's JSON of the
+    text into this)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+@pytest.mark.parametrize("flags", [{}, {"markdown": False}, {"text": False}])
+def test_jsonl_lines_are_what_the_plain_encoder_writes(
+    crawled: Crawled, flags: dict[str, bool]
+) -> None:
+    out = io.StringIO()
+    export(crawled.db, "jsonl", out, **flags)
+    lines = [x + "\n" for x in out.getvalue().split("\n")[:-1]]
+    assert len(lines) == 3
+    assert lines == [plain_line(json.loads(line)) for line in lines]
+    # and the records hold what the database holds (test_jsonl_round_trip checks each value)
+    texts = [json.loads(line).get("text") for line in lines]
+    assert texts == (
+        [(r["text"] or "") for r in db_records(crawled.db)]
+        if flags != {"text": False}
+        else [None] * 3
+    )
+
+
+# every character a text can hold on both backends (PostgreSQL's text has no NUL)
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
+
+
+def test_any_text_is_escaped_as_the_plain_encoder_escapes_it(own_crawl: Crawled) -> None:
+    """The database writes the text's JSON (json_quote, to_json): for any text, the line is
+    byte for byte the plain encoder's."""
+    home = own_crawl.url("/")
+
+    @settings(max_examples=60)
+    @given(text=st.one_of(_TEXT, st.sampled_from(["", '\x01\x1f\x7f\u2028\\"/\t\r\n\b\f'])))
+    def check(text: str) -> None:
+        insert_many(
+            own_crawl.db,
+            "UPDATE resources SET text = ? WHERE id = (SELECT resource_id FROM documents"
+            " WHERE url = ?)",
+            [(text, home)],
+        )
+        out = io.StringIO()
+        export(own_crawl.db, "jsonl", out, hosts=(), markdown=False)
+        # split at line feeds only: splitlines() would also cut at U+2028 inside a text
+        lines = [x + "\n" for x in out.getvalue().split("\n")[:-1]]
+        line = next(x for x in lines if json.loads(x)["url"] == home)
+        assert json.loads(line)["text"] == text
+        assert line == plain_line(json.loads(line))
+
+    check()
 
 
 def test_csv_round_trip_binary_stream(crawled: Crawled) -> None:

@@ -70,6 +70,14 @@ class Dialect:
             return "= ANY(?)", values
         return "IN (SELECT value FROM json_each(?))", json.dumps(values)
 
+    def json_string(self, column: str) -> str:
+        """``column``'s text as a JSON string, escaped as Python's ``json.dumps(text,
+        ensure_ascii=False)`` escapes it (the quote, the backslash and control characters
+        only; tests/test_export.py holds them equal), NULL as the empty string."""
+        if self.postgres:
+            return f"to_json(coalesce({column}, ''))::text"
+        return f"json_quote(coalesce({column}, ''))"
+
     def no_limit(self, limit: int | None) -> int | None:
         """A LIMIT parameter: None (no limit) is -1 for SQLite, NULL for PostgreSQL."""
         return -1 if limit is None and not self.postgres else limit

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from litecrawl.store.dialect import Dialect
 from litecrawl.store.sql import like_prefix
 
 __all__ = ["PAGE_COLUMNS", "DocumentFilter", "documents_query", "fetched_query"]
@@ -86,12 +87,19 @@ PAGE_COLUMNS = frozenset({"checks", "changes", "change_rate"})
 
 
 def documents_query(
-    columns: Sequence[str], flt: DocumentFilter, with_text: bool, placeholder: str
+    columns: Sequence[str],
+    flt: DocumentFilter,
+    with_text: bool,
+    dialect: Dialect,
+    text_as_json: bool = False,
 ) -> tuple[str, list[object]]:
     """The statement and its parameters (``columns``: names of the documents table, or of
-    :data:`PAGE_COLUMNS`, trusted)."""
+    :data:`PAGE_COLUMNS`, trusted); with ``text_as_json``, the text comes as a JSON string
+    (:meth:`Dialect.json_string`)."""
+    placeholder = "%s" if dialect.postgres else "?"
     names = ", ".join(f"p.{n}" if n in PAGE_COLUMNS else f"d.{n}" for n in columns)
-    sql = f"SELECT {names}{', r.text' if with_text else ''} FROM documents AS d"
+    text = dialect.json_string("r.text") if text_as_json else "r.text"
+    sql = f"SELECT {names}{', ' + text if with_text else ''} FROM documents AS d"
     if with_text:
         sql += " LEFT JOIN resources AS r ON r.id = d.resource_id"
     if flt.hosts or flt.states or PAGE_COLUMNS.intersection(columns):

@@ -120,11 +120,17 @@ class IndexReader(SyncStore):
 
     @abstractmethod
     def documents(
-        self, columns: Sequence[str], flt: DocumentFilter, with_text: bool
+        self,
+        columns: Sequence[str],
+        flt: DocumentFilter,
+        with_text: bool,
+        text_as_json: bool = False,
     ) -> Iterator[tuple[object, ...]]:
         """The ``columns`` (names of the documents table) of every document ``flt`` keeps,
-        and its resource's text last when ``with_text``, by id. Streamed: memory holds one
-        batch, whatever the index size."""
+        and its resource's text last when ``with_text``, by id; with ``text_as_json``, that
+        text as a JSON string, as ``json.dumps(text, ensure_ascii=False)`` writes it (``""``
+        for a document without text). Streamed: memory holds one batch, whatever the index
+        size."""
 
     @abstractmethod
     def fetched_urls(self, since: int | None, flt: DocumentFilter) -> Iterator[str]:

@@ -33,6 +33,7 @@ from litecrawl.index.query import (
 )
 from litecrawl.index.snippet import snippet
 from litecrawl.index.tsvector import MAX_WORD_BYTES
+from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
 from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
 from litecrawl.store.postgres.connection import connect, migrate_database
@@ -139,9 +140,13 @@ class PostgresIndex(IndexReader):
         return make_hit(resource_id, score, snippet, title, rows)
 
     def documents(
-        self, columns: Sequence[str], flt: DocumentFilter, with_text: bool
+        self,
+        columns: Sequence[str],
+        flt: DocumentFilter,
+        with_text: bool,
+        text_as_json: bool = False,
     ) -> Iterator[tuple[object, ...]]:
-        sql, params = documents_query(columns, flt, with_text, "%s")
+        sql, params = documents_query(columns, flt, with_text, POSTGRES, text_as_json)
         yield from self._stream(sql, tuple(params))
 
     def fetched_urls(self, since: int | None, flt: DocumentFilter) -> Iterator[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from litecrawl.errors import ConfigError, FrontierError
+from litecrawl.store.dialect import SQLITE
 from litecrawl.store.documents import DocumentFilter, documents_query, fetched_query
 from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit, make_hit, reason
 from litecrawl.store.sqlite.connection import connect, connect_readonly
@@ -133,9 +134,13 @@ class SQLiteIndex(IndexReader):
         return make_hit(resource_id, score, snippet, title, rows)
 
     def documents(
-        self, columns: Sequence[str], flt: DocumentFilter, with_text: bool
+        self,
+        columns: Sequence[str],
+        flt: DocumentFilter,
+        with_text: bool,
+        text_as_json: bool = False,
     ) -> Iterator[tuple[object, ...]]:
-        sql, params = documents_query(columns, flt, with_text, "?")
+        sql, params = documents_query(columns, flt, with_text, SQLITE, text_as_json)
         yield from self._stream(sql, tuple(params))
 
     def fetched_urls(self, since: int | None, flt: DocumentFilter) -> Iterator[str]:
