@@ -18,8 +18,11 @@ from conftest import LocalServer, html_page, site_app
 Serve = Callable[[web.Application], LocalServer]
 
 # libraries that only some features use: the dashboard, exports, feeds, the freshness policy,
-# rendering, the analysis workers' models
+# rendering, the analysis workers' models, the public suffix list (a host name's registered
+# domain: not for an IP address, nor for a command that only reads a database)
 OPTIONAL = [
+    "tldextract",
+    "requests",
     "numpy",
     "jinja2",
     "aiohttp.web",

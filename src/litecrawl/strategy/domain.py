@@ -6,10 +6,11 @@ import ipaddress
 import zlib
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import tldextract
+if TYPE_CHECKING:
+    import tldextract
 
 __all__ = [
     "domain_meta",
@@ -19,11 +20,18 @@ __all__ = [
     "rehashed_hosts",
 ]
 
-# The snapshot bundled with tldextract; never downloads, never writes a cache. The list's
-# private section too: alice.github.io and bob.github.io are two sites, not one "github.io".
-_EXTRACT = tldextract.TLDExtract(
-    suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
-)
+
+@lru_cache(maxsize=1)
+def _extractor() -> tldextract.TLDExtract:
+    """The snapshot bundled with tldextract; never downloads, never writes a cache. The list's
+    private section too: alice.github.io and bob.github.io are two sites, not one "github.io".
+    Made at the first host name: tldextract brings requests (~0.2 s of CPU at start-up), which
+    a crawl of IP addresses and the commands that only read a database never need."""
+    import tldextract
+
+    return tldextract.TLDExtract(
+        suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
+    )
 
 
 # Hosts remembered by each cache below. An entry costs ~560 bytes in both together (measured,
@@ -48,7 +56,7 @@ def _parts(host: str) -> tuple[str, str, str, str]:
     host = host.lower().rstrip(".")
     if _is_ip(host):
         return "", host.strip("[]"), "", host.strip("[]")
-    parts = _EXTRACT(host)
+    parts = _extractor()(host)
     if not parts.suffix or not parts.domain:
         return parts.subdomain, parts.domain, parts.suffix, host
     return parts.subdomain, parts.domain, parts.suffix, f"{parts.domain}.{parts.suffix}"
@@ -115,7 +123,13 @@ def rehashed_hosts(hosts: Iterable[str]) -> list[str]:
     """Of ``hosts`` (``host[:port]``), those whose registered domain differs from what litecrawl
     computed before the private section of the suffix list was used (and before a host without
     a known suffix stood for itself): their pages' stored partition hashes are stale. Loads a
-    second suffix list: for the one-time database migration only."""
+    second suffix list: for the one-time database migration only (a new database has no
+    hosts: nothing to load)."""
+    hosts = list(hosts)
+    if not hosts:
+        return []
+    import tldextract
+
     icann = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
     def before(host: str) -> str:
