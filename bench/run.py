@@ -274,7 +274,35 @@ def cmd_peers(args: argparse.Namespace) -> None:
         _kit(kit, args, crawlers, ",".join([args.only, *names]))
 
 
+def _version_dir(stack: contextlib.ExitStack) -> Path:
+    """A folder holding only litecrawl's version as installed metadata.
+
+    The kit reports each crawler's version by asking its own venv's Python for the package's
+    metadata (``importlib.metadata.version(name)``): litecrawl is not installed there, so it got
+    PackageNotFoundError (a traceback on stderr) and "?". With this folder on PYTHONPATH that
+    question finds litecrawl's version and nothing else (no code: the peers run as before)."""
+    from importlib import metadata
+
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lcbench-version-")))
+    version = metadata.version("litecrawl")
+    info = folder / f"litecrawl-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: litecrawl\nVersion: {version}\n")
+    return folder
+
+
 def _kit(kit: Path, args: argparse.Namespace, crawlers: list[str], only: str) -> None:
+    with contextlib.ExitStack() as stack:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(_version_dir(stack)), env.get("PYTHONPATH")) if p
+        )
+        _run_kit(kit, args, crawlers, only, env)
+
+
+def _run_kit(
+    kit: Path, args: argparse.Namespace, crawlers: list[str], only: str, env: dict[str, str]
+) -> None:
     subprocess.run(
         [
             sys.executable,
@@ -292,6 +320,7 @@ def _kit(kit: Path, args: argparse.Namespace, crawlers: list[str], only: str) ->
             *(arg for crawler in crawlers for arg in ("--crawler", crawler)),
         ],
         check=True,
+        env=env,
     )
 
 
