@@ -4,11 +4,14 @@ same answers on both backends: one test, run on a SQLite file and on PostgreSQL.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
+import random
 
 from conftest import NewDb
 
 from litecrawl.index.document import IndexDocument
+from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, hamming
 from litecrawl.index.simhash import simhash
 from litecrawl.sites.model import SiteCrawl, SiteFeed, SiteSchedule, StartPage
 from litecrawl.store.backends import (
@@ -267,3 +270,94 @@ def test_the_index_on_both_backends(new_db: NewDb) -> None:
         ]
         rows = list(index.documents(["url"], DocumentFilter(), True))
         assert rows[-1] == ("http://a.test/heron", heron)
+
+
+_WATER = [
+    "otter",
+    "heron",
+    "river",
+    "stone",
+    "shell",
+    "water",
+    "fish",
+    "reed",
+    "bank",
+    "tide",
+    "kelp",
+    "sea",
+    "float",
+    "dive",
+    "swim",
+]
+
+
+def _near_pair() -> tuple[str, str]:
+    """400 words and the same with one word changed, within the near-duplicate distance."""
+    for seed in range(100):
+        words = random.Random(seed).choices(_WATER, k=400)
+        first = " ".join(words)
+        words[200] = "pebble"
+        second = " ".join(words)
+        if 0 < hamming(simhash(first), simhash(second)) <= NEAR_DUPLICATE_DISTANCE:
+            return first, second
+    raise AssertionError("no near pair")  # pragma: no cover
+
+
+def test_index_writes_on_both_backends(new_db: NewDb) -> None:
+    """The index's writes (store/index_writes.py) place documents on resources alike on both
+    backends: the same text shares one, a near-duplicate joins it, an empty text gets none, a
+    URL given twice keeps its last version; a removal deletes the resources left alone."""
+    db = new_db("index_writes")
+    otter, near = _near_pair()
+    heron = "a grey heron stands still in shallow water waiting for fish " * 3
+    vector = bytes(range(256)) * 4  # 256 float32
+    first = {
+        "otter": _document("http://a.test/otter", "Otters", otter),
+        "copy": _document("http://a.test/otter?ref=1", "Otters again", otter),
+        "near": _document("http://a.test/otter-late", "Otters late", near),
+        "empty": _document("http://a.test/empty", "Nothing", ""),
+        "heron": _document("http://a.test/heron", "Herons, old", "an old heron text"),
+    }
+    heron_doc = dataclasses.replace(
+        _document("http://a.test/heron", "Herons", heron), embedding=vector
+    )
+
+    async def write(docs: list[IndexDocument]) -> None:
+        async with open_frontier(db) as f:
+            await f.add([NewLink("http://a.test/otter", "a.test")])
+            await f.write_documents(docs)
+
+    asyncio.run(write([*first.values(), heron_doc]))
+    with open_index(db) as index:
+        ids = {name: index.resource_of_url(doc.url) for name, doc in first.items()}
+        assert ids["otter"] is not None and ids["otter"] == ids["copy"] == ids["near"]
+        assert ids["empty"] is None
+        heron_id = ids["heron"]
+        assert heron_id is not None and heron_id != ids["otter"]
+        assert index.previews([heron_id]) == {heron_id: ("Herons", heron[:200])}
+        assert index.vectors.of_resource(heron_id) == vector
+        assert [h.url for h in index.keyword("grey")] == ["http://a.test/heron"]
+        assert index.keyword("old") == []  # the heron URL's first version is gone
+        # the shared resource keeps the text it was made with: the near copy's "pebble" is not
+        # searchable, its otters are
+        assert index.keyword("pebble") == []
+        assert [(h.url, h.other_urls) for h in index.keyword("otter")] == [
+            ("http://a.test/otter", ("http://a.test/otter?ref=1", "http://a.test/otter-late"))
+        ]
+
+    async def remove(urls: list[str]) -> set[str]:
+        async with open_frontier(db) as f:
+            await f.remove_documents(urls)
+            return await f.known(["http://a.test/otter"])
+
+    # the otter text stays while a document holds it; the frontier's row stays in any case
+    kept = asyncio.run(remove(["http://a.test/otter", "http://a.test/otter?ref=1", "http://x/"]))
+    assert kept == {"http://a.test/otter"}
+    with open_index(db) as index:
+        assert [h.url for h in index.keyword("otter")] == ["http://a.test/otter-late"]
+    asyncio.run(remove(["http://a.test/otter-late", "http://a.test/heron"]))
+    with open_index(db) as index:
+        assert index.keyword("otter") == [] and index.keyword("grey") == []
+        assert index.previews([ids["otter"], heron_id]) == {}
+        assert index.vectors.of_resource(heron_id) is None
+        assert list(index.documents(["url"], DocumentFilter(), False)) == [("http://a.test/empty",)]

@@ -16,11 +16,12 @@ from typing import Any, TypeVar
 import psycopg
 
 from litecrawl.errors import FrontierError
+from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
 from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.frontier_sql import SQLFrontier
 from litecrawl.store.leases_sql import worker_row
-from litecrawl.store.postgres import claims, leases
+from litecrawl.store.postgres import claims, index, leases
 from litecrawl.store.postgres import writes as writing
 from litecrawl.store.postgres.connection import Conn, Database, connect
 from litecrawl.store.postgres.summary import read_partitions, read_summary
@@ -239,6 +240,14 @@ class PostgresFrontier(SQLFrontier):
 
     async def write_strategy(self, writes: StrategyWrites) -> int:
         return await self._transaction(lambda conn: writing.write_strategy(conn, writes))
+
+    # -- the index ------------------------------------------------------------------------------
+
+    async def write_documents(self, docs: Sequence[IndexDocument]) -> None:
+        await self._transaction(lambda conn: index.write_documents(conn, docs))
+
+    async def remove_documents(self, urls: Sequence[str]) -> None:
+        await self._transaction(lambda conn: index.remove_documents(conn, urls))
 
     def _read_conn(self) -> psycopg.Connection[Any]:
         if self._reader is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from litecrawl.errors import FrontierError
+from litecrawl.index.document import IndexDocument
 from litecrawl.schedule import Schedule
 from litecrawl.store.dialect import SQLITE
 from litecrawl.store.frontier_sql import SQLFrontier
@@ -28,7 +29,7 @@ from litecrawl.store.queue import (
     PageUpdate,
 )
 from litecrawl.store.runs import FrontierSummary
-from litecrawl.store.sqlite import claims, leases
+from litecrawl.store.sqlite import claims, index, leases
 from litecrawl.store.sqlite import writes as writing
 from litecrawl.store.sqlite.connection import connect, connect_readonly
 from litecrawl.store.sqlite.failures import translate
@@ -113,15 +114,17 @@ class SQLiteFrontier(SQLFrontier):
         conn.execute("COMMIT")
         return result
 
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn`` in one write transaction, on the database thread."""
+        return await self._run(lambda conn: self._transaction(conn, lambda: fn(conn)))
+
     async def _query(
         self, sql: str, params: Any = (), *, write: bool = False
     ) -> list[tuple[Any, ...]]:
         def query(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             return list(conn.execute(sql, params).fetchall())
 
-        if write:
-            return await self._run(lambda conn: self._transaction(conn, lambda: query(conn)))
-        return await self._run(query)
+        return await (self._write if write else self._run)(query)
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -181,18 +184,13 @@ class SQLiteFrontier(SQLFrontier):
         self, older_than: int, now: int, schedule: Schedule, retry_uncrawled: bool = False
     ) -> int:
         def _recover(conn: sqlite3.Connection) -> int:
-            def work() -> int:
-                rows = leases.claims_older_than(conn, older_than)
-                return leases.reset_claims(conn, rows, now, schedule, retry_uncrawled)
+            rows = leases.claims_older_than(conn, older_than)
+            return leases.reset_claims(conn, rows, now, schedule, retry_uncrawled)
 
-            return self._transaction(conn, work)
-
-        return await self._run(_recover)
+        return await self._write(_recover)
 
     async def _claim(self, claim: Claim) -> tuple[list[ClaimedPage], dict[str, int]]:
-        return await self._run(
-            lambda conn: self._transaction(conn, lambda: claims.claim_pages(conn, claim))
-        )
+        return await self._write(lambda conn: claims.claim_pages(conn, claim))
 
     async def release_hosts(self, hosts: Sequence[str]) -> None:
         if not hosts:
@@ -254,9 +252,7 @@ class SQLiteFrontier(SQLFrontier):
     async def finalize(self, updates: Sequence[PageUpdate]) -> FinalizeResult:
         if not updates:
             return FinalizeResult()
-        return await self._run(
-            lambda conn: self._transaction(conn, lambda: writing.write_batch(conn, updates))
-        )
+        return await self._write(lambda conn: writing.write_batch(conn, updates))
 
     async def delete(self, urls: Sequence[str]) -> None:
         def _delete(conn: sqlite3.Connection) -> None:
@@ -324,10 +320,7 @@ class SQLiteFrontier(SQLFrontier):
         if worker_id is None:
             return 0
 
-        def _unregister(conn: sqlite3.Connection) -> int:
-            return self._transaction(conn, lambda: leases.remove_worker(conn, worker_id))
-
-        released = await self._run(_unregister)
+        released = await self._write(lambda conn: leases.remove_worker(conn, worker_id))
         self.worker_id = self._worker = None
         return released
 
@@ -335,18 +328,20 @@ class SQLiteFrontier(SQLFrontier):
         return await self._run(leases.read_workers)
 
     async def recover_lost(self, is_dead: Callable[[WorkerRecord], bool], now: int) -> int:
-        def _recover(conn: sqlite3.Connection) -> int:
-            return self._transaction(conn, lambda: leases.recover_lost(conn, is_dead, now))
-
-        return await self._run(_recover)
+        return await self._write(lambda conn: leases.recover_lost(conn, is_dead, now))
 
     # -- crawling strategies --------------------------------------------------------------------
 
     async def write_strategy(self, writes: StrategyWrites) -> int:
-        def _write(conn: sqlite3.Connection) -> int:
-            return self._transaction(conn, lambda: writing.write_strategy(conn, writes))
+        return await self._write(lambda conn: writing.write_strategy(conn, writes))
 
-        return await self._run(_write)
+    # -- the index ------------------------------------------------------------------------------
+
+    async def write_documents(self, docs: Sequence[IndexDocument]) -> None:
+        await self._write(lambda conn: index.write_documents(conn, docs))
+
+    async def remove_documents(self, urls: Sequence[str]) -> None:
+        await self._write(lambda conn: index.remove_documents(conn, urls))
 
     def _read_conn(self) -> sqlite3.Connection:
         if self._reader is None:
