@@ -148,6 +148,9 @@ def test_a_strategy_reads_each_pages_change_rate(tmp_path: Path, serve: Serve) -
         crawl_hourly(db, site, max_interval_sec=HOUR, strategy=Watching)
     rows = db_rows(db)
     last = {url: (checks, changes, rate) for url, checks, changes, rate in Watching.seen}
+    first = {url: seen for url, *seen in reversed(Watching.seen)}
+    # fetched once: nothing measured yet, so no rate (not the estimator's prior)
+    assert first[site.url("/fast")] == first[site.url("/static")] == [0, 0, None]
     fast, static = rows[site.url("/fast")], rows[site.url("/static")]
     # what the strategy saw at the last fetch is what the page's row keeps
     assert last[site.url("/fast")] == (fast["checks"], fast["changes"], fast["change_rate"])

@@ -153,6 +153,7 @@ _UNDO = {
     "tsv_written": "",  # nothing on SQLite (PostgreSQL's tsvector)
     "text_lz4": "",  # nothing on SQLite (PostgreSQL's compression)
     "host_last_start": "ALTER TABLE hosts DROP COLUMN last_start;",
+    "change_rate_measured": "",  # data only: unmeasured rates set to NULL
 }
 
 
@@ -165,9 +166,8 @@ def _undo_migrations_from(name: str) -> str:
     return f"{undo} PRAGMA user_version = {first};"
 
 
-def test_pages_parked_by_the_old_rule_are_due_again(tmp_path: Path) -> None:
-    """A database of the version before: a never-crawled page parked for a day after its
-    second lost claim (error claim_timeout, a made-up last crawl) is due again."""
+def _old_database(tmp_path: Path, migration: str, sql: str) -> Path:
+    """A database of the version before ``migration`` (KILLER and MATE queued), then ``sql``."""
     db = tmp_path / "old.db"
 
     async def create() -> None:
@@ -176,14 +176,22 @@ def test_pages_parked_by_the_old_rule_are_due_again(tmp_path: Path) -> None:
 
     asyncio.run(create())
     conn = sqlite3.connect(db)
-    conn.executescript(
-        _undo_migrations_from("lost_claims")
-        + f"UPDATE pages SET error = 'claim_timeout', state = 3, last_crawl_time = {NOW},"
+    conn.executescript(_undo_migrations_from(migration) + sql)
+    conn.close()
+    return db
+
+
+def test_pages_parked_by_the_old_rule_are_due_again(tmp_path: Path) -> None:
+    """A database of the version before: a never-crawled page parked for a day after its
+    second lost claim (error claim_timeout, a made-up last crawl) is due again."""
+    db = _old_database(
+        tmp_path,
+        "lost_claims",
+        f"UPDATE pages SET error = 'claim_timeout', state = 3, last_crawl_time = {NOW},"
         f" next_crawl_time = {NOW + 86400} WHERE norm_url = '{KILLER}';"
         f"UPDATE pages SET error = 'claim_timeout', state = 3, last_crawl_time = {NOW},"
-        f" next_crawl_time = {NOW + 86400}, status = 200 WHERE norm_url = '{MATE}';"
+        f" next_crawl_time = {NOW + 86400}, status = 200 WHERE norm_url = '{MATE}';",
     )
-    conn.close()
 
     async def claim() -> list[str]:
         async with SQLiteFrontier(db) as f:
@@ -191,3 +199,23 @@ def test_pages_parked_by_the_old_rule_are_due_again(tmp_path: Path) -> None:
 
     # the page that was crawled before keeps its schedule (docs/python-api.md, step 2)
     assert asyncio.run(claim()) == [KILLER]
+
+
+def test_a_stored_prior_is_no_change_rate_after_the_migration(tmp_path: Path) -> None:
+    """Rows of the version before kept the estimator's prior as the change rate of a page never
+    re-fetched (checks 0): the migration clears it and keeps measured rates
+    (docs/freshness.md)."""
+    db = _old_database(
+        tmp_path,
+        "change_rate_measured",
+        f"UPDATE pages SET checks = 0, change_rate = 1.0 / 86400 WHERE norm_url = '{KILLER}';"
+        f"UPDATE pages SET checks = 1, change_rate = 2.0 / 86400 WHERE norm_url = '{MATE}';",
+    )
+
+    async def reopen() -> None:
+        async with SQLiteFrontier(db):
+            pass
+
+    asyncio.run(reopen())
+    rates = dict(sqlite3.connect(db).execute("SELECT norm_url, change_rate FROM pages"))
+    assert rates == {KILLER: None, MATE: 2.0 / 86400}

@@ -21,7 +21,15 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import psycopg
 import pytest
 from aiohttp import web
-from conftest import LocalServer, NewDb, db_query, have_chromium, html_page, site_app
+from conftest import (
+    LocalServer,
+    NewDb,
+    db_execute,
+    db_query,
+    have_chromium,
+    html_page,
+    site_app,
+)
 from playwright.sync_api import Page, sync_playwright
 from typer.testing import CliRunner
 
@@ -568,3 +576,52 @@ def test_sites_pages_in_chromium(tmp_path: Path, serve: Serve, start: Callable[.
     assert not problems, problems
     notes = _get(base + "/api/site?url=" + quote(parked, safe=""))["annotations"]
     assert [n["kind"] for n in notes] == ["note", "whitelist"]
+
+
+def test_a_change_rate_is_shown_only_once_measured(
+    tmp_path: Path, serve: Serve, start: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page fetched once has no measured change rate: null in the export and the dashboard's
+    page (not the estimator's prior, which says nothing of the page); after a re-fetch, a rate."""
+    served = {"n": 0}
+
+    async def news(request: web.Request) -> web.Response:
+        served["n"] += 1
+        return web.Response(text=html_page(f"<p>item {served['n']}</p>"), content_type="text/html")
+
+    web_app = web.Application()
+    web_app.router.add_get("/news", news)
+    site = serve(web_app)
+    db = str(tmp_path / "news.db")
+    url = site.url("/news")
+
+    def shown(base: str) -> tuple[Any, Any, str]:
+        export = runner.invoke(app, ["export", "--db", db, "--format", "jsonl", "--no-text"])
+        [record] = [json.loads(x) for x in export.output.splitlines() if x.startswith("{")]
+        detail = _get(base + "/api/page?url=" + quote(url, safe=""))["frontier"]
+        with urllib.request.urlopen(base + "/page?url=" + quote(url, safe="")) as response:
+            html = response.read().decode()
+        cell = html.split('id="change-rate">', 1)[1].split("</td>", 1)[0]
+        assert record["checks"] == detail["checks"]
+        return record["change_rate"], detail["change_rate"], cell
+
+    monkeypatch.chdir(tmp_path)  # the crawl's disk cache: tmp_path/.cache/litecrawl
+    crawl = ["crawl", url, "--db", db, "-q", "--delay-ms", "0", "--no-embed"]
+
+    def crawl_it() -> None:
+        result = runner.invoke(app, crawl, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+
+    crawl_it()
+    base = start(db)
+    assert shown(base) == (None, None, "not measured: no re-fetch yet")
+    assert _stats(db)["changes"] == {}
+    db_execute(
+        db,
+        "UPDATE pages SET last_crawl_time = last_crawl_time - 172800, "
+        "next_crawl_time = next_crawl_time - 172800",
+    )  # two days pass
+    crawl_it()
+    exported, detailed, cell = shown(base)
+    assert exported == detailed and exported > 0 and cell.startswith("every ")
+    assert _stats(db)["changes"]["pages re-fetched"] == 1

@@ -44,7 +44,7 @@ class PageChange:
 
     checks: int
     changes: int
-    change_rate: float  # changes per second
+    change_rate: float | None  # changes per second; None until a re-fetch has been compared
     change_history: str  # JSON: the estimator's record and the hash the next check compares
 
 
@@ -180,7 +180,9 @@ class Planner:
             history = self.estimator.observe(
                 history, now - last_crawl_time, changed, age if changed else None
             )
-        rate = self.estimator.rate(history)
+        # the estimate before any check is the prior's, which says nothing of this page: stored
+        # as none, so exports and stats show only measured rates (the schedule reads the prior)
+        rate = self.estimator.rate(history) if history.checks else None
         return PageChange(history.checks, history.changes, rate, _encode(history, change_hash))
 
     def next_crawl_time(

@@ -328,6 +328,12 @@ _HOST_LAST_START = """
 ALTER TABLE hosts ADD COLUMN last_start {REAL} NOT NULL DEFAULT 0;
 """
 
+# A page's change rate is stored once a re-fetch has been compared (checks > 0); before, the rows
+# held the estimator's prior, which is no measurement.
+_CHANGE_RATE_MEASURED = """
+UPDATE pages SET change_rate = NULL WHERE checks = 0;
+"""
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
@@ -354,4 +360,5 @@ STEPS: list[tuple[str, str]] = [
     ("tsv_written", ""),  # PostgreSQL's tsvector written with its resource
     ("text_lz4", ""),  # PostgreSQL's compression of long texts
     ("host_last_start", _HOST_LAST_START),
+    ("change_rate_measured", _CHANGE_RATE_MEASURED),
 ]

@@ -46,7 +46,7 @@ class LoadedPage:
     state: int
     meta: str | None
     # the change statistics after this fetch (docs/freshness.md): checks, changes, change rate
-    change: tuple[int, int, float] | None = None
+    change: tuple[int, int, float | None] | None = None
 
 
 class _Seen:
