@@ -93,6 +93,10 @@ class Policy:
     def tick(self, t: float) -> None:
         pass
 
+    def replan(self, t: float, fetched_at: dict[int, float]) -> dict[int, float]:
+        """New due times for pages whose plan is void from ``t`` on (the oracle at the shift)."""
+        return {}
+
     def visited(
         self, page: int, t: float, due: float, changed: bool | None, age: float | None
     ) -> float:
@@ -172,6 +176,10 @@ class Freshness(Policy):
 
 
 class Oracle(Freshness):
+    """The allocation given the true rates; at the shift it knows the new rates at once and
+    re-plans every page as if they had been known at its last fetch (a page overdue by the new
+    plan is due now, the most overdue first), so it is a bound after the shift as well."""
+
     def __init__(self, n: int, budget: int, world: World) -> None:
         super().__init__(n, budget, world)
         self.rate = list(world.rates)
@@ -180,6 +188,14 @@ class Oracle(Freshness):
     def tick(self, t: float) -> None:
         self.rate = list(self.world.rates_at(t))
         super().tick(t)
+
+    def replan(self, t: float, fetched_at: dict[int, float]) -> dict[int, float]:
+        if not t - 1 < self.world.shift_at <= t:
+            return {}
+        return {
+            page: at + min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
+            for page, at in fetched_at.items()
+        }
 
     def visited(
         self, page: int, t: float, due: float, changed: bool | None, age: float | None
@@ -205,6 +221,7 @@ def run(
     order: str,
     rng: random.Random,
     dated: bool,
+    settled: float,
 ) -> dict[str, float]:
     n = len(world.rates)
     due = [(policy.first_due(p), p) for p in range(n)]
@@ -212,12 +229,16 @@ def run(
     pool: list[tuple[float, int]] = []  # due pages not yet fetched (random / lowest orders)
     seen: dict[int, int] = {}  # version fetched last
     fetched_at: dict[int, float] = {}
-    fresh_time = 0.0
+    fresh_time = settled_time = 0.0
     start = ticks / 3 if world.shift_at == math.inf else world.shift_at
     fetches = 0
     for tick in range(ticks):
         t = float(tick)
         policy.tick(t)
+        if replanned := policy.replan(t, fetched_at):
+            due = [(replanned.get(p, d), p) for d, p in due + pool]
+            heapq.heapify(due)
+            pool = []
         if order == "overdue":
             batch = [heapq.heappop(due) for _ in range(min(budget, len(due))) if due[0][0] <= t]
         else:
@@ -238,12 +259,18 @@ def run(
                     age = t - world.changes[page][v - 1]
                 # the fresh time of the visit before: until the next change or this fetch
                 fresh_time += _fresh(world, page, fetched_at[page], t, start)
+                settled_time += _fresh(world, page, fetched_at[page], t, settled)
             seen[page], fetched_at[page] = v, t
             heapq.heappush(due, (policy.visited(page, t, d, changed, age), page))
             fetches += 1
     for page, ft in fetched_at.items():
         fresh_time += _fresh(world, page, ft, float(ticks), start)
-    return {"freshness": fresh_time / (n * (ticks - start)), "fetches": fetches / ticks}
+        settled_time += _fresh(world, page, ft, float(ticks), settled)
+    return {
+        "freshness": fresh_time / (n * (ticks - start)),
+        "settled": settled_time / (n * (ticks - settled)) if settled < ticks else math.nan,
+        "fetches": fetches / ticks,
+    }
 
 
 def _fresh(world: World, page: int, fetched: float, until: float, start: float) -> float:
@@ -266,6 +293,12 @@ def main() -> None:
     ap.add_argument("--order", nargs="+", default=["overdue", "random", "lowest"])
     ap.add_argument("--policies", nargs="+", default=list(POLICIES))
     ap.add_argument("--dated", action="store_true", help="the estimator sees Last-Modified")
+    ap.add_argument(
+        "--settled",
+        type=float,
+        help="start of a second window (default with --shift: the shift + max interval, when "
+        "every page has been visited since the shift)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     global STATIC_SHARE
@@ -283,17 +316,28 @@ def main() -> None:
         args.static,
         args.ticks / 2 if args.shift else math.inf,
     )
-    print("| order | policy | freshness | fetches/tick | s |")
-    print("|---|---|---|---|---|")
+    settled = args.settled
+    if settled is None:
+        settled = args.ticks / 2 + MAX if args.shift else float(args.ticks)
+    print(f"| order | policy | freshness | from {settled:.0f} | fetches/tick | s |")
+    print("|---|---|---|---|---|---|")
     for order in args.order:
         for name in args.policies:
             began = time.monotonic()
             policy = POLICIES[name](args.pages, args.budget, world)
             r = run(
-                policy, world, args.ticks, args.budget, order, random.Random(args.seed), args.dated
+                policy,
+                world,
+                args.ticks,
+                args.budget,
+                order,
+                random.Random(args.seed),
+                args.dated,
+                settled,
             )
             print(
-                f"| {order} | {name} | {r['freshness']:.3f} | {r['fetches']:.1f} "
+                f"| {order} | {name} | {r['freshness']:.3f} | {r['settled']:.3f} "
+                f"| {r['fetches']:.1f} "
                 f"| {time.monotonic() - began:.0f} |",
                 flush=True,
             )
