@@ -32,7 +32,7 @@ from litecrawl.cache import DiskCache
 from litecrawl.cli import app
 from litecrawl.errors import ConfigError
 from litecrawl.export import FIELDS, export
-from litecrawl.index.vectors import DIMENSIONS, MODEL
+from litecrawl.store.vectors import DIMENSIONS, MODEL
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()

@@ -3,7 +3,7 @@
 
 Resumable: each batch is committed on its own, and the next run starts again from whatever
 still has no vector. A crawl may run beside it: a vector is stored only if its resource's text
-is still the one embedded (see :meth:`~litecrawl.index.vectors.VectorStore.put`).
+is still the one embedded (see :meth:`~litecrawl.store.vectors.VectorStore.put`).
 """
 
 from __future__ import annotations

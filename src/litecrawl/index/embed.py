@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from litecrawl.errors import ConfigError
-from litecrawl.index.vectors import DIMENSIONS, MODEL
+from litecrawl.store.vectors import DIMENSIONS, MODEL
 
 __all__ = [
     "CACHE_WORDS",

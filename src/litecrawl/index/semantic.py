@@ -32,9 +32,9 @@ from litecrawl.errors import ConfigError
 from litecrawl.index.embed import embedder, from_blob
 from litecrawl.index.query import plain_words
 from litecrawl.index.query import words as query_words
-from litecrawl.index.vectors import BestSection, Neighbour
 from litecrawl.store.backends import open_index
 from litecrawl.store.index import IndexReader, SearchHit
+from litecrawl.store.vectors import BestSection, Neighbour
 
 __all__ = [
     "CONFIDENT",

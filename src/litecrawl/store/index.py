@@ -20,9 +20,9 @@ from types import TracebackType
 from urllib.parse import urlsplit
 
 from litecrawl.errors import FrontierError
-from litecrawl.index.vectors import VectorStore
 from litecrawl.store.documents import DocumentFilter
 from litecrawl.store.lifecycle import SyncStore
+from litecrawl.store.vectors import VectorStore
 from litecrawl.urls import without_passwords
 
 __all__ = [

@@ -3,7 +3,7 @@
 A document is one row per URL (title, keywords, preview, language, canonical...); its text goes
 to a *resource*, shared by the URLs whose text is the same or nearly so, as
 :class:`litecrawl.index.placement.Placement` decides (the same decisions on both backends); the
-text's vectors are kept beside its resource (:mod:`litecrawl.index.vectors`), and a resource
+text's vectors are kept beside its resource (:mod:`litecrawl.store.vectors`), and a resource
 no document references any more is deleted. The full-text index follows the resources: FTS5's
 triggers on SQLite; on PostgreSQL the ``tsvector`` the analysis worker built, or the
 database's trigger when it built none.

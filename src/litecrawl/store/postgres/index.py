@@ -29,7 +29,7 @@ from litecrawl.index.placement import (
     document_row,
     resource_row,
 )
-from litecrawl.index.vectors import MODEL, section_rows
+from litecrawl.store.vectors import MODEL, section_rows
 
 __all__ = ["BinaryTsvector", "remove_documents", "write_documents"]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from litecrawl.index.vectors import MODEL, Neighbour, Passage, VectorStore, scan_nearest
+from litecrawl.store.vectors import MODEL, Neighbour, Passage, VectorStore, scan_nearest
 
 if TYPE_CHECKING:  # imported when searching
     import numpy as np

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.vectors import (
+from litecrawl.store.vectors import (
     MODEL,
     Neighbour,
     Passage,

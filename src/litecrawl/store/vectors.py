@@ -5,8 +5,9 @@ tagged with the model that made it, and one per section of a page that has sever
 (:mod:`litecrawl.extract.sections`), kept the same way: search scores a page by the best of
 its own vector and its sections' (:mod:`litecrawl.index.semantic`). :class:`VectorStore` is
 what search, ``similar``, the export and ``litecrawl index --embed`` talk to;
-:mod:`litecrawl.store.sqlite.vectors` is the SQLite implementation (BLOBs beside the
-resources, scanned exactly with numpy: see its doc).
+:mod:`litecrawl.store.sqlite.vectors` (BLOBs beside the resources) and
+:mod:`litecrawl.store.postgres.vectors` (``bytea``) implement it, both scanned exactly with numpy
+(:func:`scan_nearest`); a vector is written with its document (:mod:`.index_writes`).
 """
 
 from __future__ import annotations
