@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from aiohttp import web
 from conftest import LocalServer, NewDb, db_query
@@ -13,7 +14,9 @@ from test_semantic import HARBOUR_MORE, LONG, PAGES, SERVED, crawl, runner, topi
 
 from litecrawl.cli import app
 from litecrawl.extract.sections import MAX_SECTIONS
+from litecrawl.index.located import name_sections
 from litecrawl.index.semantic import find
+from litecrawl.store.backends import open_index
 
 Serve = Callable[[web.Application], LocalServer]
 
@@ -73,6 +76,7 @@ def test_a_question_about_a_deep_section_finds_the_page_and_names_the_section(
         db, "SELECT resource_id, count(*) FROM section_vectors GROUP BY resource_id"
     )
     assert len(per_resource) == 1 and per_resource[0][1] == 5, per_resource
+    names_the_section_its_snippet_shows(db)
 
 
 def test_sections_per_page_are_bounded(new_db: NewDb, serve: Serve) -> None:
@@ -84,3 +88,28 @@ def test_sections_per_page_are_bounded(new_db: NewDb, serve: Serve) -> None:
     hit = find(db, "how long should sourdough bread dough rise before baking").hits[0]
     assert hit.url in (server.url("/guide"), server.url("/copy"))
     assert hit.section == "The quay bakery"
+
+
+def names_the_section_its_snippet_shows(db: str) -> None:
+    """A hit names the section its snippet is from (on the crawl of guide_site())."""
+    # keyword search names the section of its snippet (it named none)
+    hit = find(db, "sourdough", mode="keyword").hits[0]
+    assert (hit.section, hit.section_url) == ("The quay bakery", f"{hit.url}#bakery")
+    assert "[sourdough]" in hit.snippet
+    with open_index(db) as index:
+        rid = hit.resource_id
+        # a snippet quoting one section under the name of another (what hybrid showed when
+        # meaning and the words picked different sections) is named by the snippet's section
+        quoted = replace(hit, snippet="…the [pontoons] are lifted out…", section="The quay bakery")
+        found = name_sections(index, [quoted], {rid}, ("[", "]"))[0]
+        assert (found.section, found.section_url) == ("Winter 0", hit.url)
+        # a snippet that is not the page's text (changed meanwhile): no section, not a guess
+        lost = replace(hit, snippet="…[pontoons] in summer…")
+        assert name_sections(index, [lost], {rid}, ("[", "]"))[0].section is None
+        # a hit found by meaning shows the first words of the section it names
+        meant = replace(hit, snippet="Harbour guide The harbour office", section="The quay bakery")
+        shown = name_sections(index, [meant], (), ("[", "]"))[0]
+        assert shown.snippet.startswith("The quay bakery\nKnead the sourdough"), shown.snippet
+    semantic = find(db, "how long should sourdough bread dough rise", mode="semantic").hits[0]
+    assert semantic.section == "The quay bakery"
+    assert semantic.snippet.startswith("The quay bakery"), semantic.snippet

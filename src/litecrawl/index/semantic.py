@@ -30,6 +30,7 @@ from typing import Literal, get_args
 
 from litecrawl.errors import ConfigError
 from litecrawl.index.embed import embedder, from_blob
+from litecrawl.index.located import name_sections, opening, section_url
 from litecrawl.index.query import plain_words
 from litecrawl.index.query import words as query_words
 from litecrawl.store.backends import open_index
@@ -91,6 +92,7 @@ def find(
         raise ConfigError(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
     with open_index(str(db)) as index:
         has_vectors = index.vectors.count() > 0
+        marks = (open_mark, close_mark)
         if not has_vectors or mode == "keyword":
             note = None
             if mode in ("semantic", "hybrid") and not has_vectors:
@@ -101,22 +103,26 @@ def find(
             hits = index.keyword(
                 query, limit=limit, offset=offset, open_mark=open_mark, close_mark=close_mark
             )
-            return Results(hits, "keyword", note)
+            named = name_sections(index, hits, {h.resource_id for h in hits}, marks)
+            return Results(named, "keyword", note)
         chosen: Mode = mode or "hybrid"
         if not _mentioned(index, query):
             return Results([], chosen)
         depth = _depth(limit, offset)
         if chosen == "semantic":
             meaning = _by_meaning(index, query, depth)
-            return Results(meaning[offset : offset + limit], chosen)
+            return Results(
+                name_sections(index, meaning[offset : offset + limit], (), marks), chosen
+            )
         asked = _keyword_query(index, query)
         words = index.keyword(asked, limit=depth, open_mark=open_mark, close_mark=close_mark)
         meaning = _by_meaning(index, query, depth, [h.resource_id for h in words])
         if asked != query:  # any of the words, ranked by rarity: scores scaled and summed
-            return Results(_fuse(words, meaning)[offset : offset + limit], chosen)
-        weight = 1.0 if len(query_words(query)) <= 1 else KEYWORD_SHARE
-        fused = _fuse(words, meaning, weight)
-        return Results(fused[offset : offset + limit], chosen)
+            fused = _fuse(words, meaning)
+        else:
+            fused = _fuse(words, meaning, 1.0 if len(query_words(query)) <= 1 else KEYWORD_SHARE)
+        shown = fused[offset : offset + limit]
+        return Results(name_sections(index, shown, {h.resource_id for h in words}, marks), chosen)
 
 
 def similar(db: str | Path, url: str, *, limit: int = 10) -> list[SearchHit]:
@@ -171,11 +177,10 @@ def _hits(
     hits = []
     for n in found:
         title, preview = cards.get(n.resource_id, ("", ""))
-        snippet = preview if len(preview) < 200 else preview.rsplit(" ", 1)[0] + " …"
-        hit = index.hit(n.resource_id, n.similarity, snippet, title)
+        hit = index.hit(n.resource_id, n.similarity, opening(preview), title)
         best = (sections or {}).get(n.resource_id)
         if best is not None and best.heading and hit.url:
-            where = f"{hit.url.split('#', 1)[0]}#{best.anchor}" if best.anchor else hit.url
+            where = section_url(hit.url, best.anchor)
             hit = replace(hit, section=best.heading, section_url=where)
         hits.append(hit)
     return hits
@@ -212,7 +217,9 @@ def _fuse(
     words: list[SearchHit], meaning: list[SearchHit], weight: float | None = None
 ) -> list[SearchHit]:
     """The two lists fused (see the module doc); a hit keeps the keyword snippet (its
-    matches marked) if any. ``weight`` None: the scores scaled within each list and summed
+    matches marked) if any, and the section meaning found (for a snippet that marks no word:
+    :func:`litecrawl.index.located.name_sections` decides which section a hit names).
+    ``weight`` None: the scores scaled within each list and summed
     (bm25 and cosine are on different scales; with the any-word list, reciprocal-rank fusion
     put the answer lower on the Python documentation's questions); else reciprocal-rank
     fusion, the keyword list's ranks counted ``weight`` times."""

@@ -115,6 +115,10 @@ class IndexReader(SyncStore):
         has no matched words to show)."""
 
     @abstractmethod
+    def texts(self, ids: Sequence[int]) -> dict[int, str]:
+        """The whole text of each resource (to tell which section a hit's snippet is from)."""
+
+    @abstractmethod
     def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
         """The hit for a resource: its URLs read, the best one chosen."""
 

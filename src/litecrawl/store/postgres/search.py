@@ -135,6 +135,10 @@ class PostgresIndex(IndexReader):
         )
         return {int(rid): (str(title or ""), str(text)) for rid, title, text in rows}
 
+    def texts(self, ids: Sequence[int]) -> dict[int, str]:
+        rows = self._read(lambda: self.conn.execute(_TEXTS, (list(ids),)).fetchall())
+        return {int(rid): str(text or "") for rid, text in rows}
+
     def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
         rows = self._read(lambda: self.conn.execute(_URLS, (resource_id,)).fetchall())
         return make_hit(resource_id, score, snippet, title, rows)

@@ -10,6 +10,7 @@ raises a syntax error. Ranking is FTS5's bm25 with title matches weighted
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +48,7 @@ LIMIT :limit OFFSET :offset
 _PAGES_WITH = """
 SELECT count(*) FROM (SELECT 1 FROM resources_fts WHERE resources_fts MATCH ? LIMIT ?)
 """
+_TEXTS = "SELECT id, text FROM resources WHERE id IN (SELECT value FROM json_each(?))"
 _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER BY crawled_at, id"
 
 
@@ -128,6 +130,13 @@ class SQLiteIndex(IndexReader):
 
     def previews(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return self._read(lambda: resource_previews(self.conn, ids))
+
+    def texts(self, ids: Sequence[int]) -> dict[int, str]:
+        def read() -> dict[int, str]:
+            rows = self.conn.execute(_TEXTS, (json.dumps(list(ids)),))
+            return {int(rid): str(text or "") for rid, text in rows}
+
+        return self._read(read)
 
     def hit(self, resource_id: int, score: float, snippet: str, title: str) -> SearchHit:
         rows = self._read(lambda: self.conn.execute(_URLS, (resource_id,)).fetchall())
