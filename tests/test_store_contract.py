@@ -9,6 +9,8 @@ import hashlib
 import random
 
 from conftest import NewDb
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, hamming
@@ -23,7 +25,7 @@ from litecrawl.store.backends import (
 )
 from litecrawl.store.documents import DocumentFilter
 from litecrawl.store.queue import NewLink, PageUpdate
-from litecrawl.store.sql import link_key
+from litecrawl.store.sql import changed_links, link_key
 from litecrawl.store.tables import TABLES
 
 
@@ -361,3 +363,77 @@ def test_index_writes_on_both_backends(new_db: NewDb) -> None:
         assert index.previews([ids["otter"], heron_id]) == {}
         assert index.vectors.of_resource(heron_id) is None
         assert list(index.documents(["url"], DocumentFilter(), False)) == [("http://a.test/empty",)]
+
+
+_PAGES = [f"http://a.test/{c}" for c in "pqrst"]
+# batches of pages' links: a page may appear twice in a batch, link itself or one target twice
+_BATCHES = st.lists(
+    st.lists(st.tuples(st.sampled_from(_PAGES), st.lists(st.sampled_from(_PAGES), max_size=6))),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _replaced(graph: dict[str, set[str]], batch: list[tuple[str, list[str]]]) -> None:
+    """The plain way: each page's stored links replaced by its new ones."""
+    for src, dsts in batch:
+        graph[src] = {d for d in dsts if d != src}
+
+
+def _graph(db: str) -> dict[str, set[str]]:
+    links = next(t for t in TABLES if t.name == "page_links")
+    with open_tables(db) as store:
+        rows = store.read(links, ["src", "dst"], None, 1000)
+    graph: dict[str, set[str]] = {}
+    for src, dst in rows:
+        graph.setdefault(str(src), set()).add(str(dst))
+    assert len(rows) == sum(len(dsts) for dsts in graph.values())  # no row twice
+    return graph
+
+
+def test_link_graph_only_changed_pages_rewritten_same_rows(new_db: NewDb) -> None:
+    """The link graph after any sequence of batches, written only where a page's links
+    changed, holds the rows the plain replacement of every page's links gives."""
+    db = new_db("graph")
+
+    async def finalize(batch: list[tuple[str, list[str]]]) -> None:
+        async with open_frontier(db) as f:
+            await f.finalize(
+                [PageUpdate(s, "a.test", 100, 3700, "h", status=200, links_out=d) for s, d in batch]
+            )
+
+    @settings(max_examples=25)
+    @given(batches=_BATCHES)
+    def check(batches: list[list[tuple[str, list[str]]]]) -> None:
+        expected = _graph(db)  # what earlier examples left
+        for batch in batches:
+            asyncio.run(finalize(batch))
+            _replaced(expected, batch)
+            assert _graph(db) == {src: dsts for src, dsts in expected.items() if dsts}
+
+    check()
+
+
+@settings(max_examples=200)
+@given(
+    stored=st.lists(st.tuples(st.sampled_from(_PAGES), st.sampled_from(_PAGES)), unique=True),
+    batch=st.lists(st.tuples(st.sampled_from(_PAGES), st.lists(st.sampled_from(_PAGES)))),
+)
+def test_changed_links_gives_what_the_plain_replacement_gives(
+    stored: list[tuple[str, str]], batch: list[tuple[str, list[str]]]
+) -> None:
+    held: dict[str, set[str]] = {}
+    for src, dst in stored:
+        held.setdefault(src, set()).add(dst)
+    plain = {src: set(dsts) for src, dsts in held.items()}
+    _replaced(plain, batch)
+    gone, rows = changed_links(batch, stored)
+    fast = {src: set(dsts) for src, dsts in held.items() if src not in gone}
+    for src, dst, key in rows:
+        assert key == link_key(dst)
+        fast.setdefault(src, set()).add(dst)
+    assert len(rows) == len(set(rows))
+    assert {s: d for s, d in fast.items() if d} == {s: d for s, d in plain.items() if d}
+    # a page whose links are those stored is neither deleted nor written
+    touched = set(gone) | {src for src, _, _ in rows}
+    assert all(plain.get(src, set()) != held.get(src, set()) for src in touched)

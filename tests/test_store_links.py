@@ -27,7 +27,9 @@ def _site(state: dict[str, str]) -> web.Application:
         return handler
 
     app.router.add_get("/", page(lambda: state["home"]))
-    app.router.add_get("/a", page(lambda: '<a href="/b">b</a> <a href="/">home</a>'))
+    app.router.add_get(
+        "/a", page(lambda: state.get("a", "") + ' <a href="/b">b</a> <a href="/">home</a>')
+    )
     app.router.add_get("/b", page(lambda: '<a href="/deep">deeper than the crawl goes</a>'))
     app.router.add_get("/c", page(lambda: "no links"))
     app.router.add_get(
@@ -72,16 +74,29 @@ def test_links_out_stored_and_replaced_when_the_page_changes(tmp_path: Path, ser
     assert graph[u("/old")] == {u("/c")}  # a redirect links to its target
     assert u("/c") not in graph  # no links
 
-    # the home page changes: its links are replaced; unchanged pages keep theirs
+    # the home page's links change: they are replaced; /a's text changes, not its links: its
+    # rows stay as they are (as those of the unchanged pages)
     state["home"] = '<a href="/c">c</a>'
+    state["a"] = "<p>new words on the page</p>"
     conn = sqlite3.connect(db)
     conn.execute("UPDATE pages SET next_crawl_time = 0")  # all due again
+    # what the re-crawl deletes from the graph, seen by the database itself
+    conn.execute("CREATE TABLE deleted_links (src TEXT)")
+    conn.execute(
+        "CREATE TRIGGER seen AFTER DELETE ON page_links BEGIN "
+        "INSERT INTO deleted_links VALUES (old.src); END"
+    )
     conn.commit()
     conn.close()
     _crawl(db, site.url("/"), "--max-depth", "2")
     graph = _links(db)
     assert graph[u("/")] == {u("/c")}
     assert graph[u("/a")] == {u("/b"), u("/")}
+    conn = sqlite3.connect(db)
+    deleted = [src for (src,) in conn.execute("SELECT src FROM deleted_links")]
+    conn.close()
+    assert sorted(deleted) == [u("/")] * 3  # only the changed links were rewritten
+    assert db_rows(db)[u("/a")]["fetch_count"] == 2  # although /a was crawled again
 
 
 def test_links_per_page_are_capped(tmp_path: Path, serve: Serve) -> None:

@@ -19,7 +19,7 @@ from litecrawl.index.document import IndexDocument
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.postgres.index import remove_documents, write_documents
 from litecrawl.store.queue import FinalizeResult, NewLink, PageUpdate
-from litecrawl.store.sql import MAX_LINKS_PER_PAGE, link_key
+from litecrawl.store.sql import changed_links
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
 from litecrawl.strategy.metadata import merge
@@ -251,13 +251,14 @@ def _batch_links(updates: Sequence[PageUpdate]) -> tuple[list[NewLink], dict[str
 
 
 async def write_links(conn: Conn, graph: Sequence[tuple[str, Sequence[str]]]) -> None:
-    """Replace the stored outgoing links of each page (as the SQLite store's ``write_links``)."""
-    await conn.execute("DELETE FROM page_links WHERE src = ANY(%s)", ([src for src, _ in graph],))
-    rows: list[tuple[str, str, int]] = []
-    for src, dsts in graph:
-        unique = dict.fromkeys(dsts)
-        unique.pop(src, None)
-        rows += [(src, dst, link_key(dst)) for dst in list(unique)[:MAX_LINKS_PER_PAGE]]
+    """Replace the stored outgoing links of each page whose links changed (as the SQLite
+    store's ``write_links``)."""
+    cur = await conn.execute(
+        b"SELECT src, dst FROM page_links WHERE src = ANY(%s)", ([src for src, _ in graph],)
+    )
+    gone, rows = changed_links(graph, await cur.fetchall())
+    if gone:
+        await conn.execute("DELETE FROM page_links WHERE src = ANY(%s)", (gone,))
     if rows:
         await conn.execute(
             "INSERT INTO page_links (src, dst, dst_key) "
