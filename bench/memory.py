@@ -194,9 +194,9 @@ def cmd_measure(args: argparse.Namespace) -> None:
         if "postgres" in args.backend:
             pg_url, cluster = stack.enter_context(server(args.pg_url))
         for n in args.sizes:
-            root = site_dir(n)
+            root = site_dir(n, args.port)
             manifest = json.loads((root / "manifest.json").read_text())
-            nginx = Nginx(root)
+            nginx = Nginx(root, args.port)
             try:
                 with tempfile.TemporaryDirectory() as tmp:
                     for run in range(args.runs):
@@ -272,6 +272,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000, 200_000])
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--port", type=int, default=8181,
+        help="nginx's port (another than a benchmark running beside this one)",
+    )  # fmt: skip
     parser.add_argument(
         "--tree",
         action="append",
