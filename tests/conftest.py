@@ -64,6 +64,12 @@ settings.register_profile(
 )
 settings.load_profile("litecrawl")
 
+# Test crawls (in-process and `python -m litecrawl` subprocesses alike, which inherit this) start
+# one analysis worker process instead of one per CPU: a few pages need no more, and each worker
+# costs ~0.5 s of CPU to start, hundreds of crawls over. The worker path is the same; a test that
+# needs more sets `extract.workers` itself (test_analyze.py runs crawls with 0, 3 and the default).
+os.environ.setdefault("LITECRAWL_EXTRACT_WORKERS", "1")
+
 
 @dataclass
 class SeenRequest:

@@ -11,13 +11,14 @@ import os
 import random
 import re
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer
+from conftest import LocalServer, html_page, site_app
 
 from litecrawl.cache import DiskCache
 from litecrawl.config import load_config
@@ -328,6 +329,53 @@ def test_crawl_with_the_analyzer_indexes_and_writes_markdown(
     assert _search(db, "roses")[0].url == site.url("/c")
     host = site.base.removeprefix("http://").replace(":", "_")
     assert (out / host / "a.md").is_file() and (out / host / "index.meta.json").is_file()
+
+
+def _analysis_workers_of(pid: int) -> set[int]:
+    """The analysis worker processes (``python -m litecrawl.index.pool``) whose parent is pid."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        parent = int(stat.rpartition(")")[2].split()[1])
+        if parent == pid and b"litecrawl.index.pool" in cmdline:
+            found.add(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("workers", [0, 3])
+def test_extract_workers_is_how_many_analysis_processes_a_crawl_starts(
+    workers: int, tmp_path: Path, serve: Callable[[web.Application], LocalServer]
+) -> None:
+    home = html_page('<p>Start <a href="/a">a</a></p>', "Home")
+    site = serve(site_app({"/": home, "/a": ARTICLE.decode()}))
+    db = tmp_path / "w.db"
+    config = load_config(
+        [],
+        {"LITECRAWL_EXTRACT_WORKERS": str(workers)},
+        {"seeds": [site.url("/")], "db": str(db), "rate_limit.per_host_delay_ms": 0},
+    )
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def watch() -> None:  # the workers live from the crawl's start to its end
+        while not done.wait(0.02):
+            seen.update(_analysis_workers_of(os.getpid()))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        asyncio.run(run_crawl(config, asyncio.Event()))
+    finally:
+        done.set()
+        watcher.join()
+    assert len(seen) == workers
+    assert {hit.url for hit in _search(db, "sleeper")} == {site.url("/a")}  # analyzed all the same
 
 
 def test_settings_are_plain_data() -> None:

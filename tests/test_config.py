@@ -245,6 +245,15 @@ def test_env_db_path_and_alias() -> None:
     assert load(env=both).db == "y.db"
 
 
+def test_env_extract_workers() -> None:
+    assert load().extract.workers is None  # one per usable CPU
+    assert load(env={"LITECRAWL_EXTRACT_WORKERS": "1"}).extract.workers == 1
+    assert load(env={"LITECRAWL_EXTRACT_WORKERS": "0"}).extract.workers == 0
+    msg = error_of(env={"LITECRAWL_EXTRACT_WORKERS": "-1"})
+    assert msg.startswith("environment variable LITECRAWL_EXTRACT_WORKERS: extract.workers: ")
+    assert "(got -1)" in msg
+
+
 def test_env_empty_or_unrelated_is_ignored() -> None:
     cfg = load(env={"CRAWLER_CONCURRENCY": "", "PATH": "/bin", "CRAWLER_DB_PATH": "  "})
     assert cfg == CrawlConfig()

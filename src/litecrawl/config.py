@@ -62,9 +62,11 @@ ENV_VARS: dict[str, str] = {
     "CRAWLER_RATE_LIMIT": "rate_limit.requests_per_second",
     "CRAWLER_DB_PATH": "db",
     "LITECRAWL_DB": "db",
+    "LITECRAWL_EXTRACT_WORKERS": "extract.workers",
 }
 _ENV_TYPES: dict[str, type[int] | type[float]] = {
     "CRAWLER_CONCURRENCY": int,
+    "LITECRAWL_EXTRACT_WORKERS": int,
     "CRAWLER_RATE_LIMIT": float,
 }
 
@@ -184,6 +186,8 @@ class ExtractConfig(_Section):
     main_article: bool = False
     engine: ArticleEngine = DEFAULT_ENGINE
     embed: bool = True  # a vector per text for semantic search (index/embed.py)
+    # analysis worker processes (index/analyze.py); None: one per usable CPU, 0: in the crawler
+    workers: int | None = Field(default=None, ge=0, le=256)
 
 
 class FetchConfig(_Section):

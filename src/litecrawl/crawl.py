@@ -186,7 +186,9 @@ async def run_crawl(
         fetcher = await stack.enter_async_context(_fetcher(config))
         analyzer = None
         if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
-            analyzer = await stack.enter_async_context(PageAnalyzer(_analyzer_settings(config)))
+            analyzer = await stack.enter_async_context(
+                PageAnalyzer(_analyzer_settings(config), workers=config.extract.workers)
+            )
         sites = seeds
         if focus is None and not seeds and not config.sitemap.url:
             sites = await known_sites(frontier, config.db)
