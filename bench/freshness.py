@@ -26,7 +26,7 @@ coarse for compressed days.
 
 Scenarios: ``baseline`` (the budget revisits each page every 5 days on average), ``crowded``
 (10x more pages than the budget can revisit in a day), ``shift`` (each page takes another page's
-rate halfway; measured over the second half).
+rate halfway; measured over the second half; the oracle re-plans every page at the shift).
 """
 
 from __future__ import annotations
@@ -107,6 +107,9 @@ class Site:
             self.changes.append(times)
         self.served: dict[str, list[list[float]]] = {}
         self.clock: Callable[[], float] = lambda: 0.0
+        # a client's Last-Modified for a change on day d: virtual seconds after EPOCH (a real
+        # crawler is given wall-clock times instead: bench/freshness_crawl.py)
+        self.stamp: Callable[[str, float], float] = lambda client, d: EPOCH + d * DAY
 
     def rates(self, day: float) -> list[float]:
         shifted = self.shift_at is not None and day >= self.shift_at
@@ -121,14 +124,14 @@ class Site:
         version = self.version(page, now)
         changed_at = self.changes[page][version - 1] if version else 0.0
         etag = f'"{page}-{version}"'
-        modified = formatdate(EPOCH + changed_at * DAY, usegmt=True)
+        modified = formatdate(self.stamp(client, changed_at), usegmt=True)
         self.served.setdefault(client, [[] for _ in self.changes])[page].append(now)
         headers = {"ETag": etag, "Last-Modified": modified}
         inm, ims = request.headers.get("If-None-Match"), request.headers.get("If-Modified-Since")
         if inm == etag or (
             inm is None
             and ims is not None
-            and parsedate_to_datetime(ims).timestamp() >= math.floor(EPOCH + changed_at * DAY)
+            and parsedate_to_datetime(ims).timestamp() >= math.floor(self.stamp(client, changed_at))
         ):
             return web.Response(status=304, headers=headers)
         body = f"<html><title>page {page}</title><body><p>page {page}, version {version}</p>"
@@ -242,18 +245,34 @@ class Freshness(Anchored):
 
 
 class Oracle(Freshness):
+    """The allocation given the true rates. At the shift it re-plans every page as if the new
+    rates had been known at its last fetch (``replan``), so it is a bound after the shift too."""
+
     def __init__(self, sc: Scenario, site: Site) -> None:
         super().__init__(sc, site)
         self.site = site
+        self.shifted = False
         self.tick(0.0)
 
     def tick(self, now: float) -> None:
         self.rate = [r / DAY for r in self.site.rates(now / DAY)]
         super().tick(now)
 
+    def replan(self, now: float) -> dict[int, float]:
+        shift = self.site.shift_at
+        if self.shifted or shift is None or now < shift * DAY:
+            return {}
+        self.shifted = True
+        self.due = {
+            page: at + self.allocation.interval(self.rate[page])
+            for page, at in self.fetched.items()
+        }
+        return self.due
+
     def visited(
         self, page: int, now: float, changed: bool | None, age: float | None = None
     ) -> float:
+        self.fetched[page] = now
         return self.after(page, now, self.allocation.interval(self.rate[page]))
 
 
@@ -295,6 +314,9 @@ class Client:
             if now >= next_tick:
                 self.policy.tick(now * DAY)
                 next_tick += 1.0
+                if isinstance(self.policy, Oracle) and (plan := self.policy.replan(now * DAY)):
+                    self.due = [(plan.get(p, d), p) for d, p in self.due]
+                    heapq.heapify(self.due)
             if self.due and self.due[0][0] <= now * DAY:
                 _, page = heapq.heappop(self.due)
                 task = asyncio.create_task(self.fetch(session, page))
@@ -320,8 +342,8 @@ class Client:
         heapq.heappush(self.due, (self.policy.visited(page, now, changed, age), page))
 
 
-async def run_scenario(sc: Scenario, day: float, seed: int) -> dict[str, dict[str, float]]:
-    site = Site(sc, random.Random(seed))
+async def serve(site: Site) -> tuple[web.AppRunner, str]:
+    """The site on a free local port: its runner (to clean up) and base URL."""
     app = web.Application()
     app.router.add_get("/{client}/{page}", site.handle)
     runner = web.AppRunner(app, access_log=None)
@@ -329,12 +351,17 @@ async def run_scenario(sc: Scenario, day: float, seed: int) -> dict[str, dict[st
     tcp = web.TCPSite(runner, "127.0.0.1", 0)
     await tcp.start()
     port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, f"http://127.0.0.1:{port}"
+
+
+async def run_scenario(sc: Scenario, day: float, seed: int) -> dict[str, dict[str, float]]:
+    site = Site(sc, random.Random(seed))
+    runner, base = await serve(site)
     loop = asyncio.get_running_loop()
     start = loop.time() + 0.5
     site.clock = lambda: (loop.time() - start) / day
     clients = [
-        Client(name, cls(sc, site), f"http://127.0.0.1:{port}", sc, site.clock, day=day)
-        for name, cls in POLICIES.items()
+        Client(name, cls(sc, site), base, sc, site.clock, day=day) for name, cls in POLICIES.items()
     ]
     connector = aiohttp.TCPConnector(limit=64)
     async with aiohttp.ClientSession(connector=connector) as session:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litecrawl import ConfigError
+from litecrawl.schedule import Schedule
 from litecrawl.schedule.allocate import (
     ENOUGH,
     Allocation,
@@ -15,6 +18,7 @@ from litecrawl.schedule.allocate import (
     allocate,
     expected_freshness,
 )
+from litecrawl.schedule.planner import Planner
 
 DAY = 86400.0
 
@@ -166,3 +170,38 @@ def test_no_grid_point_beats_the_allocation(
             assert spent <= host_budget * (1 + 1e-6)
     ours = sum(expected_freshness(g.rate, f) for g, f in zip(groups, fs, strict=True))
     assert ours >= brute_force(groups, budget, host_budget, f_min, f_max) - 1e-9
+
+
+# rates a bin apart (the planner groups rates within 12%), none 0 (the planner reads 0 as unknown)
+shifting = st.lists(st.sampled_from([0.02, 0.05, 0.3, 1.0, 2.5, 8.0]), min_size=1, max_size=3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shifting, st.randoms(use_true_random=False), st.floats(0.0, 1.0))
+def test_after_a_rate_shift_no_grid_point_beats_the_planner(
+    before: list[float], rng: random.Random, share: float
+) -> None:
+    """Every page takes another page's rate (or a new one) and is written with it: the planner's
+    allocation, following the writes, is the optimum for the rates after the shift."""
+    after = [rng.choice([0.02, 0.05, 0.3, 1.0, 2.5, 8.0]) for _ in before]
+    f_min, f_max = 0.1, 2.0  # visits a day
+    n = len(before)
+    budget = n * f_min + share * n * (f_max - f_min) + 1e-6
+    planner = Planner(
+        Schedule(
+            policy="freshness",
+            budget=budget / DAY,
+            min_interval_sec=round(DAY / f_max),
+            max_interval_sec=round(DAY / f_min),
+        )
+    )
+    planner.refresh([("a", r / DAY) for r in before], now=0)
+    for old, new in zip(before, after, strict=True):
+        planner.moved("a", old / DAY, new / DAY)
+    planner.solve(now=60)
+    assert planner.allocation is not None
+    fs = [planner.allocation.frequency(r / DAY, "a") * DAY for r in after]
+    assert sum(fs) <= budget * (1 + 1e-6)
+    groups = [RateGroup(r, 1, "a") for r in after]
+    ours = sum(expected_freshness(r, f) for r, f in zip(after, fs, strict=True))
+    assert ours >= brute_force(groups, budget, None, f_min, f_max) - 1e-9
