@@ -58,6 +58,21 @@ class Dialect:
         return "greatest" if self.postgres else "max"
 
     @property
+    def is_distinct(self) -> str:
+        """The comparison true when two values differ, NULL being a value (SQLite's ``IS NOT``
+        is older than its ``IS DISTINCT FROM``)."""
+        return "IS DISTINCT FROM" if self.postgres else "IS NOT"
+
+    @property
+    def now_text(self) -> str:
+        """The current UTC time as text, ``YYYY-MM-DD HH:MM:SS`` (the documents' times)."""
+        return (
+            "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+            if self.postgres
+            else ("CURRENT_TIMESTAMP")
+        )
+
+    @property
     def skip_locked(self) -> str:
         """What a claim's SELECT ends with so that workers pass over each other's rows
         (SQLite: one writer at a time, nothing to pass over)."""

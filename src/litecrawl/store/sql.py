@@ -1,11 +1,14 @@
 """What both backends' statements share: LIKE patterns, the link graph's key and what a batch
-changes in it, the change bands and the stamp of a request's start."""
+changes in it, the change bands, the stamp of a request's start and a document's upsert."""
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Any
+
+from litecrawl.store.dialect import Dialect
 
 __all__ = [
     "CHANGE_BANDS",
@@ -17,6 +20,7 @@ __all__ = [
     "link_key",
     "take_start_params",
     "taken_start",
+    "upsert_document",
 ]
 
 # A page with more links than this (a sitemap-like index, a spam page) keeps its first ones: the
@@ -118,3 +122,40 @@ def taken_start(row: tuple[Any, ...] | None, interval: float, now: float) -> flo
         return now
     last = float(row[0])
     return now if last == now else last + interval
+
+
+# A document's columns a reader of the index sees: its updated_at moves when one changes
+_DOCUMENT_SEEN = (
+    "resource_id",
+    "title",
+    "keywords",
+    "text_preview",
+    "language",
+    "author",
+    "published",
+    "content_type",
+    "status",
+    "extraction_mode",
+    "markdown_path",
+    "canonical",
+)
+_DOCUMENT_COLUMNS = (*_DOCUMENT_SEEN[:9], "depth", "source", *_DOCUMENT_SEEN[9:])
+
+
+@cache
+def upsert_document(dialect: Dialect) -> str:
+    """A document's row (named parameters: its columns and ``rewritten``, whether its resource's
+    text was rewritten in place), inserted or updated; ``updated_at`` moves only when what a
+    reader sees changed."""
+    changed = " OR ".join(
+        f"documents.{c} {dialect.is_distinct} excluded.{c}" for c in _DOCUMENT_SEEN
+    )
+    sets = ",\n  ".join(f"{c} = excluded.{c}" for c in _DOCUMENT_COLUMNS)
+    return dialect.sql(f"""
+INSERT INTO documents (url, {", ".join(_DOCUMENT_COLUMNS)})
+VALUES (:url, {", ".join(f":{c}" for c in _DOCUMENT_COLUMNS)})
+ON CONFLICT (url) DO UPDATE SET
+  updated_at = CASE WHEN :rewritten OR {changed}
+                    THEN {dialect.now_text} ELSE documents.updated_at END,
+  {sets}
+""")

@@ -29,52 +29,13 @@ from litecrawl.index.placement import (
     document_row,
     resource_row,
 )
+from litecrawl.store.dialect import POSTGRES
+from litecrawl.store.sql import upsert_document
 from litecrawl.store.vectors import MODEL, section_rows
 
 __all__ = ["BinaryTsvector", "remove_documents", "write_documents"]
 
-_CHANGED = " OR ".join(
-    f"documents.{column} IS DISTINCT FROM excluded.{column}"
-    for column in (
-        "resource_id",
-        "title",
-        "keywords",
-        "text_preview",
-        "language",
-        "author",
-        "published",
-        "content_type",
-        "status",
-        "extraction_mode",
-        "markdown_path",
-        "canonical",
-    )
-)
-_NOW = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
-_UPSERT_DOCUMENT = f"""
-INSERT INTO documents (url, resource_id, title, keywords, text_preview, language, author,
-                       published, content_type, status, depth, source, extraction_mode,
-                       markdown_path, canonical)
-VALUES (%(url)s, %(resource_id)s, %(title)s, %(keywords)s, %(text_preview)s, %(language)s,
-        %(author)s, %(published)s, %(content_type)s, %(status)s, %(depth)s, %(source)s,
-        %(extraction_mode)s, %(markdown_path)s, %(canonical)s)
-ON CONFLICT (url) DO UPDATE SET
-  updated_at = CASE WHEN %(rewritten)s OR {_CHANGED} THEN {_NOW} ELSE documents.updated_at END,
-  resource_id = excluded.resource_id,
-  title = excluded.title,
-  keywords = excluded.keywords,
-  text_preview = excluded.text_preview,
-  language = excluded.language,
-  author = excluded.author,
-  published = excluded.published,
-  content_type = excluded.content_type,
-  status = excluded.status,
-  depth = excluded.depth,
-  source = excluded.source,
-  extraction_mode = excluded.extraction_mode,
-  markdown_path = excluded.markdown_path,
-  canonical = excluded.canonical
-"""
+_UPSERT_DOCUMENT = upsert_document(POSTGRES)
 _INSERT_RESOURCES = """
 INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, title, text, language,
                        tsv)

@@ -24,6 +24,8 @@ from litecrawl.index.placement import (
     document_row,
     resource_row,
 )
+from litecrawl.store.dialect import SQLITE
+from litecrawl.store.sql import upsert_document
 from litecrawl.store.sqlite.vectors import write_document_vectors
 
 __all__ = ["remove_documents", "write_documents"]
@@ -50,47 +52,7 @@ _DELETE_ORPHANS = (
     "DELETE FROM resources WHERE id IN (SELECT value FROM json_each(?))"
     " AND NOT EXISTS (SELECT 1 FROM documents WHERE resource_id = resources.id)"
 )
-_CHANGED = " OR ".join(
-    f"documents.{column} IS NOT excluded.{column}"
-    for column in (
-        "resource_id",
-        "title",
-        "keywords",
-        "text_preview",
-        "language",
-        "author",
-        "published",
-        "content_type",
-        "status",
-        "extraction_mode",
-        "markdown_path",
-        "canonical",
-    )
-)
-_UPSERT_DOCUMENT = f"""
-INSERT INTO documents (url, resource_id, title, keywords, text_preview, language, author,
-                       published, content_type, status, depth, source, extraction_mode,
-                       markdown_path, canonical)
-VALUES (:url, :resource_id, :title, :keywords, :text_preview, :language, :author, :published,
-        :content_type, :status, :depth, :source, :extraction_mode, :markdown_path, :canonical)
-ON CONFLICT (url) DO UPDATE SET
-  updated_at = CASE WHEN :rewritten OR {_CHANGED}
-                    THEN CURRENT_TIMESTAMP ELSE documents.updated_at END,
-  resource_id = excluded.resource_id,
-  title = excluded.title,
-  keywords = excluded.keywords,
-  text_preview = excluded.text_preview,
-  language = excluded.language,
-  author = excluded.author,
-  published = excluded.published,
-  content_type = excluded.content_type,
-  status = excluded.status,
-  depth = excluded.depth,
-  source = excluded.source,
-  extraction_mode = excluded.extraction_mode,
-  markdown_path = excluded.markdown_path,
-  canonical = excluded.canonical
-"""
+_UPSERT_DOCUMENT = upsert_document(SQLITE)
 
 
 def write_documents(conn: sqlite3.Connection, docs: Sequence[IndexDocument]) -> None:
