@@ -321,15 +321,19 @@ def memory_mib(pids: list[int]) -> tuple[float, float, int]:
 
 
 def command(
-    variant: str, urls_file: Path, urls: list[str], concurrency: int, db: Path
+    variant: str,
+    urls_file: Path,
+    urls: list[str],
+    concurrency: int,
+    db: Path,
+    timeout: float = 15.0,
 ) -> list[str]:
     if variant == "cli":
         exe = str(Path(sys.executable).parent / "litecrawl")
         flags = ["--render", "--no-follow", "--concurrency", str(concurrency)]
         flags += ["--per-host", str(concurrency), "--delay-ms", "0", "--no-cache", "--quiet"]
-        # litecrawl()'s pw_timeout_ms (the CLI's own default is 10 s): under load, pages that
-        # time out are retried and their CPU is charged to the pages that made it
-        flags += ["--timeout", "15"]
+        # litecrawl()'s pw_timeout_ms (the CLI's own default is 10 s), unless --cli-timeout
+        flags += ["--timeout", f"{timeout:g}"]
         return [exe, "crawl", *urls, "--db", str(db), *flags]
     return [sys.executable, __file__, "_run", variant, str(urls_file), str(concurrency)]
 
@@ -342,6 +346,7 @@ def run_once(
     work: Path,
     nginx: Any,
     sample: bool = False,
+    timeout: float = 15.0,
 ) -> dict[str, Any]:
     urls_file = work / "urls.json"
     urls_file.write_text(json.dumps(urls))
@@ -353,7 +358,7 @@ def run_once(
     load = os.getloadavg()[0]
     start = time.monotonic()
     proc = subprocess.Popen(
-        command(variant, urls_file, urls, concurrency, db),
+        command(variant, urls_file, urls, concurrency, db, timeout),
         env=env,
         stdout=subprocess.PIPE,
         text=True,
@@ -414,6 +419,9 @@ def main() -> None:
     parser.add_argument("--variants", nargs="*", default=["plain", "litecrawl", "cli"])
     parser.add_argument("--tree", action="append", default=[], help="NAME=SRC_DIR (repeatable)")
     parser.add_argument("--cli-tree", action="append", default=[], help="NAME=SRC_DIR: the CLI")
+    parser.add_argument(
+        "--cli-timeout", type=float, default=15.0, help="the CLI's --timeout (renders cut short)"
+    )
     parser.add_argument("--memory", type=int, default=0, help="then N distinct pages (0: skip)")
     parser.add_argument("--memory-variants", nargs="*", default=["plain", "litecrawl", "cli"])
     parser.add_argument(
@@ -444,7 +452,16 @@ def main() -> None:
                 # alternated, the order reversed every other round: the machine's noise hits all
                 order = variants if round_ % 2 == 0 else variants[::-1]
                 for name, variant, src in order:
-                    r = run_once(variant, src, urls, args.concurrency, Path(tmp), nginx)
+                    r = run_once(
+                        variant,
+                        src,
+                        urls,
+                        args.concurrency,
+                        Path(tmp),
+                        nginx,
+                        False,
+                        args.cli_timeout,
+                    )
                     results[name].append(r)
                     shown = {k: round(v, 2) for k, v in r.items() if k != "samples"}
                     print(f"round {round_ + 1} {name}: {json.dumps(shown)}", flush=True)
