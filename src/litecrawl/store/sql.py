@@ -1,5 +1,6 @@
 """What both backends' statements share: LIKE patterns, the link graph's key and what a batch
-changes in it, the change bands, the stamp of a request's start and a document's upsert."""
+changes in it, the change bands, the stamp of a request's start, and the upserts of a processed
+page and of a document."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ __all__ = [
     "CHANGE_BANDS",
     "MAX_LINKS_PER_PAGE",
     "TAKE_START",
+    "UPSERT_PAGE",
     "change_bands",
     "changed_links",
     "like_prefix",
@@ -159,3 +161,39 @@ ON CONFLICT (url) DO UPDATE SET
                     THEN {dialect.now_text} ELSE documents.updated_at END,
   {sets}
 """)
+
+
+# A processed page's row (a finalize's): its claim released, the fetch's outcome, the schedule
+# (a page whose sitemap lastmod is newer than the fetch, with ``recheck_lastmod``, is due again
+# at once), what was not learned this time kept as it was.
+UPSERT_PAGE = """
+INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
+                   depth, state, status, error, content_type, etag, last_modified, fetch_count,
+                   response_ms, kind, part)
+VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
+        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms,
+        coalesce(:kind, 'page'), :part)
+ON CONFLICT (norm_url) DO UPDATE SET
+  last_crawl_time = excluded.last_crawl_time,
+  next_crawl_time = CASE
+    WHEN :recheck_lastmod AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
+    THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
+  processing_time = NULL,
+  worker_id = NULL,
+  lost = 0,
+  lost_alone = 0,
+  content_hash = coalesce(:content_hash, pages.content_hash),
+  state = excluded.state,
+  status = excluded.status,
+  error = excluded.error,
+  content_type = coalesce(excluded.content_type, pages.content_type),
+  etag = coalesce(excluded.etag, pages.etag),
+  last_modified = coalesce(excluded.last_modified, pages.last_modified),
+  fetch_count = pages.fetch_count + 1,
+  response_ms = coalesce(excluded.response_ms, pages.response_ms),
+  kind = coalesce(:kind, pages.kind),
+  checks = coalesce(:checks, pages.checks),
+  changes = coalesce(:changes, pages.changes),
+  change_rate = coalesce(:change_rate, pages.change_rate),
+  change_history = coalesce(:change_history, pages.change_history)
+"""

@@ -16,10 +16,11 @@ from typing import Any
 import psycopg
 
 from litecrawl.index.document import IndexDocument
+from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.postgres.index import remove_documents, write_documents
 from litecrawl.store.queue import FinalizeResult, NewLink, PageUpdate
-from litecrawl.store.sql import changed_links
+from litecrawl.store.sql import UPSERT_PAGE, changed_links
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
 from litecrawl.strategy.metadata import merge
@@ -41,38 +42,7 @@ SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::float8[]
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
 RETURNING norm_url, (xmax = 0)
 """
-_UPSERT_PAGE = """
-INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
-                   depth, state, status, error, content_type, etag, last_modified, fetch_count,
-                   response_ms, kind, part)
-VALUES (%(norm_url)s, %(host)s, %(last_crawl_time)s, %(next_crawl_time)s, NULL,
-        coalesce(%(content_hash)s, ''), %(depth)s, %(state)s, %(status)s, %(error)s,
-        %(content_type)s, %(etag)s, %(last_modified)s, 1, %(response_ms)s,
-        coalesce(%(kind)s, 'page'), %(part)s)
-ON CONFLICT (norm_url) DO UPDATE SET
-  last_crawl_time = excluded.last_crawl_time,
-  next_crawl_time = CASE
-    WHEN %(recheck_lastmod)s AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
-    THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
-  processing_time = NULL,
-  worker_id = NULL,
-  lost = 0,
-  lost_alone = 0,
-  content_hash = coalesce(%(content_hash)s, pages.content_hash),
-  state = excluded.state,
-  status = excluded.status,
-  error = excluded.error,
-  content_type = coalesce(excluded.content_type, pages.content_type),
-  etag = coalesce(excluded.etag, pages.etag),
-  last_modified = coalesce(excluded.last_modified, pages.last_modified),
-  fetch_count = pages.fetch_count + 1,
-  response_ms = coalesce(excluded.response_ms, pages.response_ms),
-  kind = coalesce(%(kind)s, pages.kind),
-  checks = coalesce(%(checks)s, pages.checks),
-  changes = coalesce(%(changes)s, pages.changes),
-  change_rate = coalesce(%(change_rate)s, pages.change_rate),
-  change_history = coalesce(%(change_history)s, pages.change_history)
-"""
+_UPSERT_PAGE = POSTGRES.sql(UPSERT_PAGE)
 
 
 @dataclass(slots=True)

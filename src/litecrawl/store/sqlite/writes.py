@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from litecrawl.store.queue import FinalizeResult, NewLink, PageUpdate
+from litecrawl.store.sql import UPSERT_PAGE
 from litecrawl.store.sqlite.index import remove_documents, write_documents
 from litecrawl.store.sqlite.links import write_links
 from litecrawl.store.strategies import StrategyWrites
@@ -35,37 +36,6 @@ _INSERT_LINK = """
 INSERT INTO pages (norm_url, host, depth, source, score, kind, part) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
 """
-_UPSERT_PAGE = """
-INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
-                   depth, state, status, error, content_type, etag, last_modified, fetch_count,
-                   response_ms, kind, part)
-VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
-        :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms,
-        coalesce(:kind, 'page'), :part)
-ON CONFLICT (norm_url) DO UPDATE SET
-  last_crawl_time = excluded.last_crawl_time,
-  next_crawl_time = CASE
-    WHEN :recheck_lastmod AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
-    THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
-  processing_time = NULL,
-  worker_id = NULL,
-  lost = 0,
-  lost_alone = 0,
-  content_hash = coalesce(:content_hash, pages.content_hash),
-  state = excluded.state,
-  status = excluded.status,
-  error = excluded.error,
-  content_type = coalesce(excluded.content_type, pages.content_type),
-  etag = coalesce(excluded.etag, pages.etag),
-  last_modified = coalesce(excluded.last_modified, pages.last_modified),
-  fetch_count = pages.fetch_count + 1,
-  response_ms = coalesce(excluded.response_ms, pages.response_ms),
-  kind = coalesce(:kind, pages.kind),
-  checks = coalesce(:checks, pages.checks),
-  changes = coalesce(:changes, pages.changes),
-  change_rate = coalesce(:change_rate, pages.change_rate),
-  change_history = coalesce(:change_history, pages.change_history)
-"""
 
 
 def write_batch(conn: sqlite3.Connection, updates: Sequence[PageUpdate]) -> FinalizeResult:
@@ -85,7 +55,7 @@ def write_batch(conn: sqlite3.Connection, updates: Sequence[PageUpdate]) -> Fina
             fresh_by_links += 1
     if listed:
         new_links += insert_listed(conn, listed, max(u.last_crawl_time for u in updates))
-    conn.executemany(_UPSERT_PAGE, pages)
+    conn.executemany(UPSERT_PAGE, pages)
     graph = [(u.norm_url, u.links_out) for u in updates if u.links_out is not None]
     if graph:
         write_links(conn, graph)
