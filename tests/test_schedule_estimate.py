@@ -92,6 +92,19 @@ def test_a_shifted_rate_is_followed() -> None:
     assert stubborn.rate(history(stubborn, before + after)) < 1 / 3600 / 4
 
 
+def test_a_page_that_stops_changing_is_followed() -> None:
+    # changed at each of 40 checks 6 hours apart (~7.6 a day by the estimate), then quiet: each
+    # quiet check fades the record by the changes it expected, so the estimate falls within
+    # days; without that fading the 40 changes would weigh until months of quiet outweighed them
+    # (0.89 a day after 10 days, 0.33 after 30)
+    day = 86400.0
+    est = Estimator(prior_rate=1 / day, memory=10)
+    busy = history(est, [(day / 4, True)] * 40)
+    assert est.rate(busy) > 7 / day
+    assert est.rate(history(est, [(day / 4, True)] * 40 + [(day / 4, False)] * 40)) < 0.5 / day
+    assert est.rate(history(est, [(day / 4, True)] * 40 + [(day / 4, False)] * 120)) < 0.1 / day
+
+
 def test_a_page_that_never_changes_keeps_its_whole_history() -> None:
     est = Estimator(prior_rate=1 / 3600, memory=5)
     h = history(est, [(3600.0, True)] * 5 + [(3600.0, False)] * 400)

@@ -30,10 +30,12 @@ with φ(λ, t) = t / (e^{λt} - 1). Each new undated change sets c so that X φ 
 at the current estimate, where the root is sought (exact for equal intervals; a plain mean of
 unequal ones would bias the rate low).
 
-Old checks fade when a change is seen: each change multiplies the weight of all that came before by
-``1 - 1/memory``, so a page that starts changing is followed within a few checks, while a page that
-never changes keeps its whole quiet history and its rate falls towards 0 (it ends up revisited at
-max_interval); a page that stops changing is followed as its quiet time grows.
+Old checks fade: each change multiplies the weight of all that came before by ``1 - 1/memory``,
+and each quiet check by ``exp(-λ t / memory)`` (the changes the estimate expected in it), so the
+record spans about ``memory`` expected changes: a page that starts changing is followed within a
+few checks, one that stops changing within ~``memory`` expected changes of quiet time (not the
+whole time it was watched), while a page never seen to change keeps its whole quiet history and
+its rate falls towards 0 (it ends up revisited at max_interval).
 """
 
 from __future__ import annotations
@@ -85,16 +87,21 @@ class Estimator:
         within the interval)."""
         interval = max(float(interval), 0.0)
         if not changed:
-            return replace(history, checks=history.checks + 1, exposure=history.exposure + interval)
-        keep = 1.0 - 1.0 / self.memory
+            # a quiet check fades what came before by the changes expected in it, once there is
+            # a change to forget: a page that stops changing is followed within ~memory
+            # expected changes; one never seen to change keeps its whole quiet history
+            keep = 1.0
+            if history.changes:
+                keep = math.exp(-interval * self.rate(history) / self.memory)
+            return replace(
+                _faded(history, keep),
+                checks=history.checks + 1,
+                exposure=history.exposure * keep + interval,
+            )
         faded = replace(
-            history,
+            _faded(history, 1.0 - 1.0 / self.memory),
             checks=history.checks + 1,
             changes=history.changes + 1,
-            dated=history.dated * keep,
-            undated=history.undated * keep,
-            undated_time=history.undated_time * keep,
-            exposure=history.exposure * keep,
         )
         if age is not None and 0.0 <= age <= interval:
             return replace(faded, dated=faded.dated + 1.0, exposure=faded.exposure + age)
@@ -139,6 +146,17 @@ class Estimator:
         still = float((a / self.prior_rate / (a / self.prior_rate + quiet)) ** a)
         p = self.static_share
         return still / (p + (1 - p) * still)
+
+
+def _faded(history: ChangeHistory, keep: float) -> ChangeHistory:
+    """The history's weights (not its counts) times ``keep``."""
+    return replace(
+        history,
+        dated=history.dated * keep,
+        undated=history.undated * keep,
+        undated_time=history.undated_time * keep,
+        exposure=history.exposure * keep,
+    )
 
 
 def _phi(lam: float, t: float) -> float:
