@@ -238,6 +238,41 @@ def test_no_test_or_benchmark_points_to_a_design_document_outside_the_repository
     assert not found, "\n".join(found)
 
 
+# A comment's pointer to a section of a docs page: docs/crawling.md, "Logs", docs/x.md#anchor or
+# docs/python-api.md, step 9 (its "### 9. ..." heading)
+_SECTION_POINTER = re.compile(r'docs/([\w-]+\.md)(?:, "([^"]+)"|#([\w-]+)|, step (\d+))')
+
+
+def _headings(page: Path) -> list[str]:
+    return re.findall(r"^#+ (.+)$", page.read_text("utf-8"), flags=re.MULTILINE)
+
+
+def test_pointers_to_a_section_of_the_docs_find_it() -> None:
+    """A comment that sends the reader to a section (by its heading, as written, or its
+    anchor) sends them to one that exists: a heading renamed leaves no pointer behind."""
+    example = '(docs/crawling.md, "Logs"; docs/scaling.md#workers; docs/python-api.md, step 9)'
+    assert _SECTION_POINTER.findall(example) == [
+        ("crawling.md", "Logs", "", ""),
+        ("scaling.md", "", "workers", ""),
+        ("python-api.md", "", "", "9"),
+    ]
+    files = [*(ROOT / "src").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    files += (ROOT / "bench").rglob("*.py")
+    broken = []
+    for path in sorted(files):
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+            for page, heading, anchor, step in _SECTION_POINTER.findall(line):
+                doc = DOCS / page
+                headings = _headings(doc) if doc.exists() else []
+                if step:
+                    found = any(h.startswith(f"{step}. ") for h in headings)
+                else:
+                    found = heading in headings if heading else anchor in map(_slug, headings)
+                if not found and path.resolve() != Path(__file__).resolve():
+                    broken.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not broken, "\n".join(broken)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_module_paths_named_in_the_docs_exist(page: Path) -> None:
     """`engine.py`, `store/sqlite/claims.py`, `tests/conftest.py`: a file the text sends the

@@ -12,7 +12,7 @@ which was crawling fine is to blame. A page lost once is claimed alone from then
 kills its workers is soon caught alone. After ``PARK_AFTER`` consecutive lost claims that count
 it is parked, for 10 minutes the first time and four times longer each time after, at most a
 day (:func:`park_delay`). Any processing of the page (finalize) clears both counts. See
-docs/crawling.md, "Kills and parked pages".
+docs/crawling.md, "Resume after a kill, and parked pages".
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ _MAX_PAUSE = 10.0
 _TRANSIENT = ("08", "53", "57", "40", "58")
 _NOT_TRANSIENT = ("57014",)  # query_canceled: a statement timeout
 # ... and a full disk (53100), which no wait of ours empties: the crawl stops with one line
-# and exit 1, as on SQLite (DiskFull; docs/crawling.md, "Damaged database, full disk").
+# and exit 1, as on SQLite (DiskFull; see
+# docs/crawling.md, "A damaged database, a full disk, a read-only file").
 _DISK_FULL = "53100"
 
 
