@@ -36,17 +36,14 @@ from playwright.async_api import Browser, BrowserContext, Page, Route
 from litecrawl.errors import (
     BadRedirect,
     BrowserUnavailable,
-    ConnectError,
-    DnsError,
-    FetchError,
     FetchTimeout,
     NetworkError,
-    TlsError,
     TooLarge,
     TooManyRedirects,
     UnwantedType,
 )
 from litecrawl.fetch.base import MAX_BYTES, FetchRequest, FetchResult, accepts
+from litecrawl.fetch.chromium_errors import INVALID_REDIRECT, REFUSED, net_error, translate
 from litecrawl.fetch.contexts import ContextPool
 from litecrawl.version import VERSION
 
@@ -71,8 +68,6 @@ INSTALL_HINT = (
     "to a Chromium/Chrome executable, or run 'playwright install chromium' where browser "
     "downloads are possible"
 )
-_NET_ERR = re.compile(r"net::ERR_[A-Z0-9_]+")
-_TIMEOUT_CODES = ("net::ERR_TIMED_OUT", "net::ERR_CONNECTION_TIMED_OUT")
 # Requests for these are never images, fonts or media: Playwright's driver matches this regex and
 # lets them go on without a trip to Python. Only the path counts (a query may say anything).
 _NOT_MEDIA = r"[^?#]*\.(?:js|mjs|css|html?|json)(?:[?#]|$)"
@@ -100,39 +95,6 @@ def find_chromium(executable_path: str | None = None) -> str:
     if Path("/usr/bin/chromium").is_file():
         return "/usr/bin/chromium"
     raise BrowserUnavailable(f"no Chromium found; {INSTALL_HINT}")
-
-
-def _translate(url: str, exc: pw.Error) -> FetchError:
-    """Playwright's error as ours: timeout, redirect loop, network (net::ERR_*), or other."""
-    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    code = m.group() if (m := _NET_ERR.search(message)) else ""
-    if isinstance(exc, pw.TimeoutError) or code in _TIMEOUT_CODES:
-        return FetchTimeout(url, message)
-    if code == "net::ERR_TOO_MANY_REDIRECTS":
-        return TooManyRedirects(url, message)
-    if code in ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED"):
-        return DnsError(url, message)
-    if code in _CONNECT_CODES:
-        return ConnectError(url, message)
-    if code.startswith(("net::ERR_CERT_", "net::ERR_SSL_")):
-        return TlsError(url, message)
-    return NetworkError(url, message) if code else FetchError(url, message)
-
-
-# Chromium's words for a navigation it stopped at a redirect: to no URL, to a scheme it will not
-# follow (data:, file:), or "aborted" (javascript:, ftp:, mailto:... and other causes).
-_INVALID_REDIRECT = "net::ERR_INVALID_REDIRECT"
-_REFUSED = ("net::ERR_UNSAFE_REDIRECT", "net::ERR_ABORTED")
-
-
-_CONNECT_CODES = frozenset(
-    {
-        "net::ERR_CONNECTION_REFUSED",
-        "net::ERR_CONNECTION_FAILED",
-        "net::ERR_ADDRESS_UNREACHABLE",
-        "net::ERR_ADDRESS_INVALID",
-    }
-)
 
 
 class _Inflight:
@@ -279,7 +241,7 @@ class BrowserFetcher:
         except TimeoutError as exc:  # the hard cut-off above (Playwright's timeouts are below)
             raise FetchTimeout(url, f"no result within {hard_s:.1f}s") from exc
         except pw.Error as exc:
-            raise _translate(url, exc) from exc
+            raise translate(url, exc) from exc
         status, final_url, headers, body, cut = got
         if len(body) > self.max_bytes:  # as the HTTP fetcher: what was rendered, or downloaded
             raise TooLarge(url, f"body over {self.max_bytes} bytes")
@@ -332,11 +294,11 @@ class BrowserFetcher:
             # of time afterwards still has the page's HTML as served (_served)
             response = await page.goto(request.url, wait_until="commit")
         except pw.Error as exc:
-            code = m.group() if (m := _NET_ERR.search(str(exc))) else ""
-            if code == _INVALID_REDIRECT:
+            code = net_error(str(exc))
+            if code == INVALID_REDIRECT:
                 raise BadRedirect(request.url, "redirect to something that is not a URL") from exc
             download = bool(downloads) or "Download is starting" in str(exc)
-            if not download and code in _REFUSED:
+            if not download and code in REFUSED:
                 scheme = await self._redirected_to(context, request.url)
                 if scheme is not None:
                     why = f"redirect to {scheme}:, not to an http(s) URL"
