@@ -15,7 +15,7 @@ from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
 from litecrawl.strategy.metadata import merge
 
-__all__ = ["insert_listed", "link_row", "write_batch", "write_strategy"]
+__all__ = ["insert_links", "insert_listed", "link_row", "write_batch", "write_strategy"]
 
 # A strategy's change to one URL: inserted if unknown (due now when queued, else parked), then
 # only the values it changed are set; a parked URL that gets queued becomes due.
@@ -32,6 +32,7 @@ UPDATE pages SET score = coalesce(:score, score), state = coalesce(:state, state
                     ELSE next_crawl_time END
 WHERE norm_url = :url
 """
+_DEEPER = 1 << 62  # deeper than any link
 _INSERT_LINK = """
 INSERT INTO pages (norm_url, host, depth, source, score, kind, part) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth < pages.depth
@@ -45,10 +46,7 @@ def write_batch(conn: sqlite3.Connection, updates: Sequence[PageUpdate]) -> Fina
     listed = [link for u in updates for link in u.links if link.lastmod is not None]
     pages = [u.page_row() for u in updates]
     new_links = fresh_by_links = 0
-    for update, page in zip(updates, pages, strict=True):
-        before = conn.total_changes
-        conn.executemany(_INSERT_LINK, [link_row(k) for k in update.links if k.lastmod is None])
-        new = conn.total_changes - before
+    for new, update, page in zip(insert_links(conn, updates), updates, pages, strict=True):
         new_links += new
         if new and update.next_crawl_time_if_new_links is not None:
             page["next_crawl_time"] = update.next_crawl_time_if_new_links
@@ -69,6 +67,26 @@ def write_batch(conn: sqlite3.Connection, updates: Sequence[PageUpdate]) -> Fina
     if gone:
         remove_documents(conn, gone)
     return FinalizeResult(new_links, fresh_by_links)
+
+
+def insert_links(conn: sqlite3.Connection, updates: Sequence[PageUpdate]) -> list[int]:
+    """Each page's links into the frontier (unknown URLs inserted, known ones given a smaller
+    depth), in order; for each page, how many rows its links inserted or changed."""
+    counts = []
+    # URL -> the smallest depth this batch has written it with: a later link to it at that depth
+    # or deeper would change nothing (the upsert only lowers a depth), so it is not executed
+    # (pages of a site link to the same navigation: on real sites most of a batch's links)
+    written: dict[str, int] = {}
+    for update in updates:
+        rows = []
+        for link in update.links:
+            if link.lastmod is None and written.get(link.url, _DEEPER) > link.depth:
+                written[link.url] = link.depth
+                rows.append(link_row(link))
+        before = conn.total_changes
+        conn.executemany(_INSERT_LINK, rows)
+        counts.append(conn.total_changes - before)
+    return counts
 
 
 def insert_listed(conn: sqlite3.Connection, links: Sequence[NewLink], now: int) -> int:
