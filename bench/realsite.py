@@ -4,6 +4,8 @@ side by side in one invocation.
 
     apt-get install -y postgresql-doc-15 nginx time
     uv run python bench/realsite.py --runs 3
+    uv run python bench/realsite.py --site /usr/share/doc/python3.11/html --port 8854 \
+        --modes plain,--output,--main-article
 
 The site is /usr/share/doc/postgresql-doc-15/html (~1,170 pages, 15 KB on average: chapters,
 reference pages with synopses and tables, long tables of contents), served on 127.0.0.1:8282.
@@ -43,13 +45,13 @@ OTHER_MODES = {"--main-article": ["--main-article"]}
 ALL_MODES = {**MODES, **OTHER_MODES}
 
 
-def _crawl(work: Path, flags: list[str]) -> dict[str, float]:
+def _crawl(work: Path, flags: list[str], port: int = PORT) -> dict[str, float]:
     db = work / "real.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     shutil.rmtree(work / "out", ignore_errors=True)
     extra = [f.format(work=work) for f in flags]
-    url = f"http://127.0.0.1:{PORT}/index.html"
+    url = f"http://127.0.0.1:{port}/index.html"
     metrics = timed([*LITECRAWL, "crawl", url, "--db", str(db), *CRAWL_FLAGS, *extra])
     conn = sqlite3.connect(db)
     metrics["pages"] = conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[0]
@@ -67,12 +69,19 @@ def main() -> None:
     parser.add_argument(
         "--modes", default=",".join(MODES), help="comma-separated, of: " + ", ".join(MODES)
     )
+    parser.add_argument(
+        "--site",
+        type=Path,
+        default=SITE,
+        help="a folder of HTML pages with an index.html (e.g. /usr/share/doc/python3.11/html)",
+    )
+    parser.add_argument("--port", type=int, default=PORT)
     args = parser.parse_args()
-    if not (SITE / "index.html").exists():
-        raise SystemExit(f"{SITE} is missing: apt-get install -y postgresql-doc-15")
+    if not (args.site / "index.html").exists():
+        raise SystemExit(f"{args.site} is missing (postgresql-doc-15, python3.11-doc)")
     modes = [m.strip() for m in args.modes.split(",")]
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
-    nginx = Nginx(SITE, PORT)
+    nginx = Nginx(args.site, args.port)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
@@ -80,7 +89,7 @@ def main() -> None:
                 (work / f"{engine}.toml").write_text(f'[extract]\nengine = "{engine}"\n')
             for run in range(args.runs):
                 for mode in modes:
-                    m = _crawl(work, ALL_MODES[mode])
+                    m = _crawl(work, ALL_MODES[mode], args.port)
                     rows[mode].append(m)
                     print(
                         f"run {run + 1} {mode}: " + ", ".join(f"{k}={v:.2f}" for k, v in m.items()),
