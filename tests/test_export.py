@@ -469,15 +469,38 @@ def test_streaming_keeps_memory_flat(own_crawl: Crawled, tmp_path: Path) -> None
         " VALUES (?, ?, 0, 0, 0, 0, 0, 't', ?)",
         [(1000 + i, f"hash{i}", text) for i, text in enumerate(texts)],
     )
+
+    def add_documents(first: int, end: int) -> None:
+        insert_many(
+            path,
+            "INSERT INTO documents (url, resource_id, title, keywords, text_preview)"
+            ' VALUES (?, ?, ?, \'["lorem", "ipsum"]\', ?)',
+            [
+                (f"https://big.example/{i}", 1000 + i % 100, f"Page {i}", "x" * 300)
+                for i in range(first, end)
+            ],
+        )
+
+    # vectors first, on 2,000 documents: four whole batches of them and a part (export._BATCH)
+    add_documents(0, 2_000)
+    # resource 1000 + i has the vector [i, 0, 0, ...]
+    vector = [0.0] * (DIMENSIONS - 1)
     insert_many(
         path,
-        "INSERT INTO documents (url, resource_id, title, keywords, text_preview)"
-        ' VALUES (?, ?, ?, \'["lorem", "ipsum"]\', ?)',
-        [
-            (f"https://big.example/{i}", 1000 + i % 100, f"Page {i}", "x" * 300)
-            for i in range(20_000)
-        ],
+        "INSERT INTO resource_vectors (resource_id, model, vector) VALUES (?, ?, ?)",
+        [(1000 + i, MODEL, _floats([float(i), *vector])) for i in range(100)],
     )
+    target = tmp_path / "vectors.jsonl"
+    with target.open("w", encoding="utf-8") as handle:
+        assert export(path, "jsonl", handle, with_vectors=True) == 2_003
+    with target.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle):
+            record = json.loads(line)
+            if n >= 3:  # the own_crawl documents' vectors are the model's: see test_semantic
+                assert record["vector"][:2] == [float((n - 3) % 100), 0.0], n
+                assert len(record["vector"]) == DIMENSIONS
+    assert n == 2_002
+    add_documents(2_000, 20_000)
     for fmt in ("es-bulk", "csv"):  # jsonl shares the es-bulk code path
         target = tmp_path / f"out.{fmt}"
         with target.open("wb") as handle:
@@ -492,23 +515,6 @@ def test_streaming_keeps_memory_flat(own_crawl: Crawled, tmp_path: Path) -> None
         assert peak < 6 * 2**20, (fmt, peak)
         if fmt == "es-bulk":
             assert size > 25 * 2**20 and peak < size / 8
-    # resource 1000 + i has the vector [i, 0, 0, ...]
-    vector = [0.0] * (DIMENSIONS - 1)
-    insert_many(
-        path,
-        "INSERT INTO resource_vectors (resource_id, model, vector) VALUES (?, ?, ?)",
-        [(1000 + i, MODEL, _floats([float(i), *vector])) for i in range(100)],
-    )
-    target = tmp_path / "vectors.jsonl"
-    with target.open("w", encoding="utf-8") as handle:
-        assert export(path, "jsonl", handle, with_vectors=True) == 20_003
-    with target.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle):
-            record = json.loads(line)
-            if n >= 3:  # the own_crawl documents' vectors are the model's: see test_semantic
-                assert record["vector"][:2] == [float((n - 3) % 100), 0.0], n
-                assert len(record["vector"]) == DIMENSIONS
-    assert n == 20_002
 
 
 def _floats(values: Sequence[float]) -> bytes:
