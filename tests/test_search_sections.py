@@ -80,7 +80,7 @@ def test_a_question_about_a_deep_section_finds_the_page_and_names_the_section(
 
 
 def test_sections_per_page_are_bounded(new_db: NewDb, serve: Serve) -> None:
-    server = serve(guide_site(extra_sections=40))
+    server = serve(guide_site(extra_sections=MAX_SECTIONS + 10))
     db = new_db("c")
     crawl(db, server)
     counts = db_query(db, "SELECT count(*) FROM section_vectors GROUP BY resource_id")

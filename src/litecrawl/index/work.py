@@ -35,7 +35,8 @@ log = logging.getLogger("litecrawl.index")
 _embed_failed = False  # the model could not be loaded in this process
 # A section is embedded by the page's title and its first words (its heading first): on the
 # Python documentation's questions 40 words found more than 25, 80 or 200 (bench/README.md),
-# and a page of 16 sections costs at most 640 words more than its own vector's 400.
+# and a page of 48 sections (extract/sections.py's bound) costs at most 1,920 words more than
+# its own vector's 400.
 SECTION_WORDS = 40
 
 
