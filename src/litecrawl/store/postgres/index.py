@@ -32,6 +32,7 @@ from litecrawl.index.placement import (
 from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.sql import upsert_document
 from litecrawl.store.vectors import MODEL, section_rows
+from litecrawl.store.vectors_sql import put_by_hash, put_section
 
 __all__ = ["BinaryTsvector", "remove_documents", "write_documents"]
 
@@ -51,22 +52,9 @@ _DELETE_ORPHANS = """
 DELETE FROM resources WHERE id = ANY(%s)
   AND NOT EXISTS (SELECT 1 FROM documents WHERE resource_id = resources.id)
 """
-# the vector of a document's own text (see store/sqlite/vectors.py)
-_PUT_VECTOR = """
-INSERT INTO resource_vectors (resource_id, model, vector)
-SELECT id, %(model)s, %(vector)s FROM resources WHERE text_hash = %(text_hash)s
-ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
-WHERE resource_vectors.model IS DISTINCT FROM excluded.model
-"""
-
-_PUT_SECTION = """
-INSERT INTO section_vectors (resource_id, ord, heading, anchor, model, vector)
-SELECT id, %(ord)s, %(heading)s, %(anchor)s, %(model)s, %(vector)s FROM resources
-WHERE text_hash = %(text_hash)s
-ON CONFLICT (resource_id, ord) DO UPDATE SET heading = excluded.heading,
-  anchor = excluded.anchor, model = excluded.model, vector = excluded.vector
-WHERE section_vectors.model IS DISTINCT FROM excluded.model
-"""
+# a document's vectors (store/vectors_sql.py)
+_PUT_VECTOR = put_by_hash(POSTGRES)
+_PUT_SECTION = put_section(POSTGRES)
 
 # Workers writing the same text at once (the same page on two hosts) would both place it as a
 # new resource and one would fail on resources.text_hash: each text's placement is taken under

@@ -15,59 +15,23 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any
 
 from litecrawl.index.document import IndexDocument
-from litecrawl.store.vectors import (
-    MODEL,
-    Neighbour,
-    Passage,
-    VectorStore,
-    scan_nearest,
-    section_rows,
-)
-
-if TYPE_CHECKING:  # imported when searching: the crawler's writer never needs numpy
-    import numpy as np
-    import numpy.typing as npt
+from litecrawl.store.dialect import SQLITE
+from litecrawl.store.vectors import MODEL, section_rows
+from litecrawl.store.vectors_sql import SQLVectors, put_by_hash, put_section
 
 __all__ = [
     "SQLiteVectors",
     "resource_of_url",
     "resource_previews",
-    "vectors_of_resources",
     "write_document_vectors",
 ]
 
-# The vector goes to the resource that holds the document's own text (a new or rewritten
-# resource); a near-duplicate document keeps its resource's vector. A resource's vector stays
-# until its text changes (the trigger drops it then), like its title: exact duplicates under
-# other titles do not rewrite it on every crawl. Another model's vector is replaced.
-_PUT_BY_HASH = """
-INSERT INTO resource_vectors (resource_id, model, vector)
-SELECT id, :model, :vector FROM resources WHERE text_hash = :text_hash
-ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
-WHERE resource_vectors.model IS NOT excluded.model
-"""
-# a resource's sections stay until its text changes (the triggers drop them), as its vector does
-_PUT_SECTION = """
-INSERT INTO section_vectors (resource_id, ord, heading, anchor, model, vector)
-SELECT id, :ord, :heading, :anchor, :model, :vector FROM resources WHERE text_hash = :text_hash
-ON CONFLICT (resource_id, ord) DO UPDATE SET heading = excluded.heading,
-  anchor = excluded.anchor, model = excluded.model, vector = excluded.vector
-WHERE section_vectors.model IS NOT excluded.model
-"""
-_PUT = """
-INSERT INTO resource_vectors (resource_id, model, vector)
-SELECT id, ?, ? FROM resources WHERE id = ? AND text_hash = ?
-ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
-"""
-_MISSING_WHERE = """
-FROM resources AS r
-WHERE r.id > ? AND r.text <> ''
-  AND NOT EXISTS (SELECT 1 FROM resource_vectors AS v WHERE v.resource_id = r.id AND v.model = ?)
-"""
+_PUT_BY_HASH = put_by_hash(SQLITE)
+_PUT_SECTION = put_section(SQLITE)
 
 
 def write_document_vectors(conn: sqlite3.Connection, docs: Sequence[IndexDocument]) -> None:
@@ -85,67 +49,24 @@ def write_document_vectors(conn: sqlite3.Connection, docs: Sequence[IndexDocumen
         conn.executemany(_PUT_SECTION, sections)
 
 
-class SQLiteVectors(VectorStore):
-    """:class:`VectorStore` on an open connection (the caller opens and closes it)."""
+class SQLiteVectors(SQLVectors):
+    """The vectors on an open connection of the index (the caller opens and closes it)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    dialect = SQLITE
+    conn: sqlite3.Connection
 
-    def count(self) -> int:
-        known = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'resource_vectors'"
-        if self.conn.execute(known).fetchone() is None:
-            return 0  # a database from before the migration (search does not migrate)
-        sql = "SELECT count(*) FROM resource_vectors WHERE model = ?"
-        return int(self.conn.execute(sql, (MODEL,)).fetchone()[0])
-
-    def missing(self, after: int, limit: int) -> list[Passage]:
-        sql = f"SELECT r.id, r.text_hash, r.title, r.text {_MISSING_WHERE} ORDER BY r.id LIMIT ?"
-        rows = self.conn.execute(sql, (after, MODEL, limit))
-        return [Passage(rid, text_hash, title or "", text) for rid, text_hash, title, text in rows]
-
-    def count_missing(self) -> int:
-        sql = f"SELECT count(*) {_MISSING_WHERE}"
-        return int(self.conn.execute(sql, (0, MODEL)).fetchone()[0])
-
-    def put(self, vectors: Iterable[tuple[Passage, bytes]]) -> None:
-        rows = [(MODEL, blob, p.resource_id, p.text_hash) for p, blob in vectors]
+    def _put_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self.conn.executemany(_PUT, rows)
+            self.conn.executemany(sql, rows)
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
 
-    def of_resource(self, resource_id: int) -> bytes | None:
-        sql = "SELECT vector FROM resource_vectors WHERE resource_id = ? AND model = ?"
-        row = self.conn.execute(sql, (resource_id, MODEL)).fetchone()
-        return None if row is None else bytes(row[0])
-
-    def of_resources(self, resource_ids: Sequence[int]) -> dict[int, bytes]:
-        return vectors_of_resources(self.conn, resource_ids)
-
-    def section_vectors(
-        self, resource_ids: Sequence[int]
-    ) -> list[tuple[int, str, str | None, bytes]]:
-        known = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'section_vectors'"
-        if not resource_ids or self.conn.execute(known).fetchone() is None:
-            return []
-        sql = (
-            "SELECT resource_id, heading, anchor, vector FROM section_vectors WHERE model = ?"
-            " AND resource_id IN (SELECT value FROM json_each(?)) ORDER BY resource_id, ord"
-        )
-        rows = self.conn.execute(sql, (MODEL, json.dumps(list(resource_ids))))
-        return [(int(rid), str(h), a, bytes(v)) for rid, h, a, v in rows]
-
-    def nearest(
-        self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()
-    ) -> list[Neighbour]:
-        rows = self.conn.execute(
-            "SELECT resource_id, vector FROM resource_vectors WHERE model = ? ORDER BY resource_id",
-            (MODEL,),
-        ).fetchall()
-        return scan_nearest(rows, query, limit, exclude)
+    def _has(self, table: str) -> bool:
+        known = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self.conn.execute(known, (table,)).fetchone() is not None
 
 
 def resource_of_url(conn: sqlite3.Connection, url: str) -> int | None:
@@ -163,12 +84,3 @@ def resource_previews(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int,
     )
     rows = conn.execute(sql, (json.dumps(list(ids)),))
     return {int(rid): (str(title or ""), str(text)) for rid, title, text in rows}
-
-
-def vectors_of_resources(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, bytes]:
-    """The vectors of ``ids`` that have one (for the export)."""
-    sql = (
-        "SELECT resource_id, vector FROM resource_vectors WHERE model = ?"
-        " AND resource_id IN (SELECT value FROM json_each(?))"
-    )
-    return {int(rid): bytes(b) for rid, b in conn.execute(sql, (MODEL, json.dumps(list(ids))))}

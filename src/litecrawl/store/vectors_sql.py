@@ -1,0 +1,134 @@
+"""The vectors' store (:class:`~litecrawl.store.vectors.VectorStore`) written once for both
+backends (:mod:`litecrawl.store.dialect`), on a connection the index holds. A backend says how
+it writes rows in one transaction and which tables a database from before their migration
+lacks (SQLite: search opens a file read-only and does not migrate it)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from litecrawl.store.dialect import Dialect
+from litecrawl.store.vectors import MODEL, Neighbour, Passage, VectorStore, scan_nearest
+
+if TYPE_CHECKING:  # imported when searching: the crawler's writer never needs numpy
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["SQLVectors", "put_by_hash", "put_section"]
+
+_PUT = """
+INSERT INTO resource_vectors (resource_id, model, vector)
+SELECT id, ?, ? FROM resources WHERE id = ? AND text_hash = ?
+ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
+"""
+_MISSING_WHERE = """
+FROM resources AS r
+WHERE r.id > ? AND r.text <> ''
+  AND NOT EXISTS (SELECT 1 FROM resource_vectors AS v WHERE v.resource_id = r.id AND v.model = ?)
+"""
+
+
+@cache
+def put_by_hash(dialect: Dialect) -> str:
+    """A document's vector (named parameters ``model``, ``vector``, ``text_hash``), written
+    with the document: it goes to the resource holding the document's own text (a new or
+    rewritten resource); a near-duplicate document keeps its resource's vector. A resource's
+    vector stays until its text changes (the triggers drop it then), like its title: exact
+    duplicates under other titles do not rewrite it on every crawl. Another model's is
+    replaced."""
+    return dialect.sql(f"""
+INSERT INTO resource_vectors (resource_id, model, vector)
+SELECT id, :model, :vector FROM resources WHERE text_hash = :text_hash
+ON CONFLICT (resource_id) DO UPDATE SET model = excluded.model, vector = excluded.vector
+WHERE resource_vectors.model {dialect.is_distinct} excluded.model
+""")
+
+
+@cache
+def put_section(dialect: Dialect) -> str:
+    """A section's vector (:func:`litecrawl.store.vectors.section_rows`), kept as the
+    resource's own is."""
+    return dialect.sql(f"""
+INSERT INTO section_vectors (resource_id, ord, heading, anchor, model, vector)
+SELECT id, :ord, :heading, :anchor, :model, :vector FROM resources WHERE text_hash = :text_hash
+ON CONFLICT (resource_id, ord) DO UPDATE SET heading = excluded.heading,
+  anchor = excluded.anchor, model = excluded.model, vector = excluded.vector
+WHERE section_vectors.model {dialect.is_distinct} excluded.model
+""")
+
+
+class SQLVectors(VectorStore):
+    """:class:`VectorStore` on an open connection (the caller opens and closes it)."""
+
+    dialect: Dialect
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    @abstractmethod
+    def _put_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """``rows`` written by ``sql`` in one write transaction."""
+
+    def _has(self, table: str) -> bool:
+        """Whether the database has ``table`` yet."""
+        return True
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self.conn.execute(self.dialect.sql(sql), params).fetchall())
+
+    def count(self) -> int:
+        if not self._has("resource_vectors"):
+            return 0
+        rows = self._rows("SELECT count(*) FROM resource_vectors WHERE model = ?", (MODEL,))
+        return int(rows[0][0]) if rows else 0
+
+    def missing(self, after: int, limit: int) -> list[Passage]:
+        sql = f"SELECT r.id, r.text_hash, r.title, r.text {_MISSING_WHERE} ORDER BY r.id LIMIT ?"
+        rows = self._rows(sql, (after, MODEL, limit))
+        return [Passage(rid, text_hash, title or "", text) for rid, text_hash, title, text in rows]
+
+    def count_missing(self) -> int:
+        rows = self._rows(f"SELECT count(*) {_MISSING_WHERE}", (0, MODEL))
+        return int(rows[0][0]) if rows else 0
+
+    def put(self, vectors: Iterable[tuple[Passage, bytes]]) -> None:
+        rows = [(MODEL, blob, p.resource_id, p.text_hash) for p, blob in vectors]
+        if rows:
+            self._put_many(self.dialect.sql(_PUT), rows)
+
+    def of_resource(self, resource_id: int) -> bytes | None:
+        sql = "SELECT vector FROM resource_vectors WHERE resource_id = ? AND model = ?"
+        rows = self._rows(sql, (resource_id, MODEL))
+        return bytes(rows[0][0]) if rows else None
+
+    def of_resources(self, resource_ids: Sequence[int]) -> dict[int, bytes]:
+        among, ids = self.dialect.one_of(list(resource_ids))
+        sql = (
+            "SELECT resource_id, vector FROM resource_vectors WHERE model = ?"
+            f" AND resource_id {among}"
+        )
+        return {int(rid): bytes(v) for rid, v in self._rows(sql, (MODEL, ids))}
+
+    def section_vectors(
+        self, resource_ids: Sequence[int]
+    ) -> list[tuple[int, str, str | None, bytes]]:
+        if not resource_ids or not self._has("section_vectors"):
+            return []
+        among, ids = self.dialect.one_of(list(resource_ids))
+        sql = (
+            "SELECT resource_id, heading, anchor, vector FROM section_vectors WHERE model = ?"
+            f" AND resource_id {among} ORDER BY resource_id, ord"
+        )
+        return [(int(rid), str(h), a, bytes(v)) for rid, h, a, v in self._rows(sql, (MODEL, ids))]
+
+    def nearest(
+        self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()
+    ) -> list[Neighbour]:
+        rows = self._rows(
+            "SELECT resource_id, vector FROM resource_vectors WHERE model = ? ORDER BY resource_id",
+            (MODEL,),
+        )
+        return scan_nearest(rows, query, limit, exclude)
