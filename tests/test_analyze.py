@@ -21,7 +21,7 @@ from aiohttp import web
 from conftest import LocalServer, html_page, site_app
 
 from litecrawl.cache import DiskCache
-from litecrawl.config import load_config
+from litecrawl.config_load import load_config
 from litecrawl.crawl import run_crawl
 from litecrawl.fetch.base import FetchResult
 from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer, analyze_page

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litecrawl.config import CrawlConfig, deep_merge, load_config
+from litecrawl.config import CrawlConfig
+from litecrawl.config_load import deep_merge, load_config
 from litecrawl.errors import ConfigError
 
 

@@ -105,7 +105,7 @@ def test_bad_schedule_flags_exit_2(flags: list[str], named: str) -> None:
 
 
 def test_the_freshness_host_budget_defaults_to_the_polite_rate() -> None:
-    from litecrawl.config import load_config
+    from litecrawl.config_load import load_config
     from litecrawl.crawl import _options
 
     def schedule(flat: dict[str, object]) -> Schedule:

@@ -24,7 +24,8 @@ from litecrawl.cli.output import (
     print_json_summary,
     setup_logging,
 )
-from litecrawl.config import CrawlConfig, load_config
+from litecrawl.config import CrawlConfig
+from litecrawl.config_load import load_config
 from litecrawl.errors import LitecrawlError
 from litecrawl.frontier.lost import PARK_AFTER
 
