@@ -245,11 +245,6 @@ class LxmlDoc:
         """The document as HTML, as it is now (for an engine that parses HTML itself)."""
         return etree.tostring(self.root, encoding="unicode", method="html")
 
-    def absolutize_links(self, url: str) -> None:
-        """Resolve relative ``a[href]`` / ``img[src]`` against ``<base href>`` or ``url``."""
-        body = self.root.find("body")
-        _absolutize(self.root, body if body is not None else self.root, url)
-
     def title_candidates(self) -> tuple[str, str, str]:
         """(``<title>``, first non-empty ``<h1>``, ``og:title``), each "" when absent."""
         root = self.root
