@@ -1,14 +1,16 @@
 """Freshness at the server with the real crawler: ``litecrawl crawl --watch --schedule P``.
 
-    uv run python bench/freshness_crawl.py [--day 24] [--pages 500] [--budget 50] [--days 60]
-        [--measure-from 30] [--max-days 8] [--policies uniform multiplicative freshness]
+    uv run python bench/freshness_crawl.py [--day 24] [--pages 250] [--budget 25] [--days 64]
+        [--measure-from 32] [--max-days 30] [--policies uniform multiplicative freshness]
 
 bench/freshness.py's site (pages changing as Poisson processes, 0.01-10 changes a day, a fifth
 never; honest ETag/Last-Modified/304; freshness measured from what the server served), crawled
 by one ``litecrawl crawl --watch`` process per policy, each under its own path and with its own
 database, all started at once. Time is compressed to ``--day`` real seconds a day and the
 crawler's settings are given in those seconds (new interval 1 day, min 1 hour, max
-``--max-days``; the schedule works in whole seconds, so a day is at least 24 s). Every crawler
+``--max-days``, which must exceed pages / budget days: below it no policy can keep every page
+within max interval, the allocation is infeasible and every policy becomes a rotation; the
+schedule works in whole seconds, so a day is at least 24 s). Every crawler
 gets the same fetch budget: ``--rate-limit`` (the host's requests a second: all pages are on one
 host) of ``--budget`` a day, and ``--budget`` itself for the policies that plan with one. The
 default is the issue's crowded case: 10x more pages than the budget revisits in a day.
@@ -147,11 +149,11 @@ async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--day", type=float, default=24.0, help="real seconds per virtual day")
-    ap.add_argument("--pages", type=int, default=500)
-    ap.add_argument("--budget", type=float, default=50.0, help="fetches a day")
-    ap.add_argument("--days", type=float, default=60.0)
-    ap.add_argument("--measure-from", type=float, default=30.0)
-    ap.add_argument("--max-days", type=float, default=8.0, help="max interval, days")
+    ap.add_argument("--pages", type=int, default=250)
+    ap.add_argument("--budget", type=float, default=25.0, help="fetches a day")
+    ap.add_argument("--days", type=float, default=64.0)
+    ap.add_argument("--measure-from", type=float, default=32.0)
+    ap.add_argument("--max-days", type=float, default=30.0, help="max interval, days")
     ap.add_argument("--policies", nargs="+", default=["uniform", "multiplicative", "freshness"])
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
