@@ -315,10 +315,14 @@ class BrowserFetcher:
             raise TooManyRedirects(request.url, f"{hops} redirects (at most {MAX_REDIRECTS})")
         headers = await response.all_headers()
         mime = headers.get("content-type", "").split(";")[0].strip().lower()
+        final_url = page.url
+        if mime in VIEWER_TYPES:  # the viewer stopped: closing a page that shows one can hang
+            with contextlib.suppress(pw.Error):
+                await page.goto("about:blank")
         if 200 <= response.status < 300 and not accepts(mime, request.accept_types):
             raise UnwantedType(request.url, mime, response.status)
         if mime in VIEWER_TYPES:
-            return (*await self._direct(context, page.url, request.headers), False)
+            return (*await self._direct(context, final_url, request.headers), False)
         if mime and mime not in HTML_TYPES:  # image, text, JSON...: the bytes as served
             return response.status, page.url, headers, await response.body(), False
         deadline = start + self.timeout_ms / 1000

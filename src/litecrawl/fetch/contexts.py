@@ -25,6 +25,9 @@ __all__ = ["IDLE_CONTEXTS", "PAGES_PER_CONTEXT", "ContextPool", "origin_of"]
 
 PAGES_PER_CONTEXT = 100  # then a fresh context: bounded memory and bounded state per site
 IDLE_CONTEXTS = 8  # contexts kept open with no page in them
+# Chromium's close of a page can hang for good (a PDF viewer that was loading: 7 in 15 closes
+# on Chromium 156): past this the page is left to its context, which is retired and closed
+PAGE_CLOSE_S = 5.0
 
 
 def origin_of(url: str) -> str:
@@ -66,7 +69,10 @@ class ContextPool:
         finally:
             try:
                 with contextlib.suppress(pw.Error):  # a crashed browser took it already
-                    await page.close()
+                    async with asyncio.timeout(PAGE_CLOSE_S):
+                        await page.close()
+            except TimeoutError:
+                self._retire(origin, shared)  # closed with the page when given back below
             finally:
                 await self._give_back(origin, shared)
 
@@ -74,12 +80,17 @@ class ContextPool:
         shared = self._live.get(origin)
         if shared is None or shared.used >= PAGES_PER_CONTEXT:
             if shared is not None:
-                self._retired.add(shared)
+                self._retire(origin, shared)
             shared = self._live[origin] = _Shared(asyncio.ensure_future(self._make()))
             shared.made.add_done_callback(lambda made: self._watch(origin, shared, made))
         shared.pages += 1
         shared.used += 1
         return shared
+
+    def _retire(self, origin: str, shared: _Shared) -> None:
+        if self._live.get(origin) is shared:
+            del self._live[origin]
+        self._retired.add(shared)
 
     def _watch(self, origin: str, shared: _Shared, made: asyncio.Future[BrowserContext]) -> None:
         """A context closed by another (a page_hook) is dropped: the next page gets a new one."""
