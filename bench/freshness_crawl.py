@@ -2,6 +2,7 @@
 
     uv run python bench/freshness_crawl.py [--day 24] [--pages 250] [--budget 25] [--days 64]
         [--measure-from 32] [--max-days 30] [--policies uniform multiplicative freshness]
+        [--shift-at DAY [--settled-from DAY]]
 
 bench/freshness.py's site (pages changing as Poisson processes, 0.01-10 changes a day, a fifth
 never; honest ETag/Last-Modified/304; freshness measured from what the server served), crawled
@@ -14,6 +15,10 @@ schedule works in whole seconds, so a day is at least 24 s). Every crawler
 gets the same fetch budget: ``--rate-limit`` (the host's requests a second: all pages are on one
 host) of ``--budget`` a day, and ``--budget`` itself for the policies that plan with one. The
 default is the issue's crowded case: 10x more pages than the budget revisits in a day.
+``--shift-at``: the site whose rates shift (bench/freshness.py's ``shift``: each page takes
+another page's rate on that day; the oracle re-plans every page then); freshness is measured from
+the shift, and again from ``--settled-from`` (default: the shift + ``--max-days``, when every
+page has been visited since the shift).
 
 Beside the crawlers, bench/freshness.py's library clients run the same policies (and the oracle,
 which only a client can be: it is given the true rates) on the same site at the same budget, so
@@ -69,7 +74,16 @@ def crawler(
 
 
 async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
-    sc = Scenario("crowded", args.pages, args.budget, args.days, args.measure_from)
+    if args.shift_at is None:
+        sc = Scenario("crowded", args.pages, args.budget, args.days, args.measure_from)
+    else:
+        settled = args.settled_from
+        if settled is None or settled >= args.days:
+            settled = min(args.shift_at + args.max_days, args.days)
+        if settled >= args.days:
+            settled = args.shift_at  # no room for a second window
+        sc = Scenario("shift", args.pages, args.budget, args.days, args.shift_at, args.shift_at,
+                      settled)  # fmt: skip
     lib.SCHEDULE = Schedule(max_interval_sec=round(args.max_days * lib.DAY))
     site = Site(sc, random.Random(args.seed))
     runner, base = await lib.serve(site)
@@ -112,7 +126,7 @@ async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
             except subprocess.TimeoutExpired:
                 proc.kill()
         await runner.cleanup()
-    never = [p for p in range(sc.pages) if site.rates_before[p] == 0]
+    never = [p for p in range(sc.pages) if site.rates_before[p] == site.rates_after[p] == 0]
     rows = []
     for name in [f"crawl-{p}" for p in args.policies] + [c.name for c in clients]:
         served = site.served.get(name, [])
@@ -121,6 +135,7 @@ async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
                 name,
                 {
                     "freshness": site.freshness(name, sc.measure_from, sc.days),
+                    "settled": site.freshness(name, sc.settled_from or sc.measure_from, sc.days),
                     "fetches_per_day": sum(len(s) for s in served) / sc.days,
                     "measured_fetches_per_day": sum(
                         1 for s in served for t in s if t >= sc.measure_from
@@ -155,8 +170,12 @@ def main() -> None:
     ap.add_argument("--measure-from", type=float, default=32.0)
     ap.add_argument("--max-days", type=float, default=30.0, help="max interval, days")
     ap.add_argument("--policies", nargs="+", default=["uniform", "multiplicative", "freshness"])
+    ap.add_argument("--shift-at", type=float, help="the day every page takes another's rate")
+    ap.add_argument("--settled-from", type=float, help="start of a second window (with a shift)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    if args.shift_at is not None:
+        args.measure_from = args.shift_at
     began = time.monotonic()
     rows = asyncio.run(run(args))
     ref = dict(rows)
@@ -164,13 +183,15 @@ def main() -> None:
         f"{args.pages} pages, {args.budget:g} fetches a day, day = {args.day:g} s, days "
         f"{args.measure_from:g}-{args.days:g} measured, max interval {args.max_days:g} days, "
         f"{time.monotonic() - began:.0f} s"
+        + (f", rates shifted on day {args.shift_at:g}" if args.shift_at is not None else "")
     )
+    shifted = args.shift_at is not None
     print(
         "| client | freshness | x multiplicative (same kind) | x uniform (same kind) "
         "| x oracle | fetches/day (measured window) | never-changing: mean / least days "
-        "between visits |"
+        "between visits |" + (" settled | x mult | x uniform | x oracle |" if shifted else "")
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|" + ("---|---|---|---|" if shifted else ""))
     for name, r in rows:
         kind = name.split("-", 1)[0]
         f = r["freshness"]
@@ -181,7 +202,16 @@ def main() -> None:
             f"| {f / ref['lib-oracle']['freshness']:.2f} "
             f"| {r['fetches_per_day']:.1f} ({r['measured_fetches_per_day']:.1f}) "
             f"| {r['never_revisit_days']:.1f} / {r['never_min_gap']:.1f} |"
+            + (_settled(r, ref, kind) if shifted else "")
         )
+
+
+def _settled(r: dict[str, float], ref: dict[str, dict[str, float]], kind: str) -> str:
+    """The row's figures over the settled window."""
+    s = r["settled"]
+    mult = ref.get(f"{kind}-multiplicative", {}).get("settled", float("nan"))
+    uni = ref.get(f"{kind}-uniform", {}).get("settled", float("nan"))
+    return f" {s:.3f} | {s / mult:.2f} | {s / uni:.2f} | {s / ref['lib-oracle']['settled']:.2f} |"
 
 
 if __name__ == "__main__":
