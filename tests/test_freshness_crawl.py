@@ -160,3 +160,38 @@ def test_a_strategy_reads_each_pages_change_rate(tmp_path: Path, serve: Serve) -
     assert all(
         b"change_rate" not in str(meta).encode() for meta in [r["meta"] for r in rows.values()]
     )
+
+
+def test_a_damaged_change_record_starts_again_without_its_old_rate(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
+    site = serve(changing_site())
+    db = new_db("fresh")
+    cfg = tmp_path / "crawl.toml"
+    cfg.write_text(f'[cache]\ndir = "{tmp_path / "cache"}"\n[schedule]\npolicy = "freshness"\n')
+    args = [
+        "crawl", site.url("/fast"), "--db", str(db), "--config", str(cfg), "--quiet",
+        "--delay-ms", "0", "--no-embed", "--new-interval", str(HOUR), "--min-interval", "60",
+    ]  # fmt: skip
+    fast = site.url("/fast")
+
+    def crawl_again() -> dict[str, Any]:
+        pass_an_hour(db)
+        db_execute(db, "UPDATE pages SET next_crawl_time = last_crawl_time")  # due now
+        result = runner.invoke(app, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return db_rows(db)[fast]
+
+    runner.invoke(app, args, catch_exceptions=False)
+    row = crawl_again()
+    assert (row["checks"], row["changes"]) == (1, 1) and row["change_rate"] > 0
+    db_execute(db, "UPDATE pages SET change_history = '{\"checks\": 1, \"hash'")
+    row = crawl_again()
+    # the record behind the rate is gone: counts and rate start again together
+    assert (row["checks"], row["changes"], row["change_rate"]) == (0, 0, None)
+    export = runner.invoke(app, ["export", "--db", str(db), "--format", "jsonl", "--no-text"])
+    records = [json.loads(line) for line in export.output.splitlines() if line.startswith("{")]
+    assert [(r["checks"], r["change_rate"]) for r in records if r["url"] == fast] == [(0, None)]
+    row = crawl_again()
+    assert (row["checks"], row["changes"]) == (1, 1) and row["change_rate"] > 0
+    assert site.count("/fast") == 4

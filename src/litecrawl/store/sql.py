@@ -165,7 +165,8 @@ ON CONFLICT (url) DO UPDATE SET
 
 # A processed page's row (a finalize's): its claim released, the fetch's outcome, the schedule
 # (a page whose sitemap lastmod is newer than the fetch, with ``recheck_lastmod``, is due again
-# at once), what was not learned this time kept as it was.
+# at once), what was not learned this time kept as it was; a change rate only with a compared
+# re-fetch behind it (a damaged change record starts again at checks 0, its old rate gone too).
 UPSERT_PAGE = """
 INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
                    depth, state, status, error, content_type, etag, last_modified, fetch_count,
@@ -194,6 +195,7 @@ ON CONFLICT (norm_url) DO UPDATE SET
   kind = coalesce(:kind, pages.kind),
   checks = coalesce(:checks, pages.checks),
   changes = coalesce(:changes, pages.changes),
-  change_rate = coalesce(:change_rate, pages.change_rate),
+  change_rate = CASE WHEN coalesce(:checks, pages.checks) > 0
+    THEN coalesce(:change_rate, pages.change_rate) END,
   change_history = coalesce(:change_history, pages.change_history)
 """
