@@ -20,10 +20,10 @@ Formats:
     The same columns in one Apache Parquet file (typed, zstd; needs the ``parquet`` extra:
     :mod:`litecrawl.export_parquet`).
 ``warc``
-    WARC 1.1 (warcio, gzip per record): a ``warcinfo`` record, then per successfully fetched URL
-    in the frontier (pages, but also feeds, sitemaps and non-HTML responses) a ``request`` and a
-    ``response`` record rebuilt from the disk cache. URLs without a cached body are skipped
-    (``on_skip`` is called with each).
+    WARC 1.1 (:mod:`litecrawl.export_warc`): a ``warcinfo`` record, then per successfully
+    fetched URL in the frontier (pages, but also feeds, sitemaps and non-HTML responses) a
+    ``request`` and a ``response`` record rebuilt from the disk cache. URLs without a cached
+    body are skipped (``on_skip`` is called with each).
 
 ``text=False`` and ``markdown=False`` leave those two columns out. ``since`` keeps documents
 updated at or after that time (``updated_at``; for ``warc``, URLs fetched at or after it);
@@ -43,18 +43,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http import HTTPStatus
 from pathlib import Path
 from typing import IO, Any, Literal, get_args
-from urllib.parse import urlsplit
 
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.timeutils import datetime_to_iso_date
-from warcio.warcwriter import WARCWriter
-
-from litecrawl.cache import ResponseCache, cache_in
+from litecrawl.cache import cache_in
 from litecrawl.errors import ConfigError
 from litecrawl.export_parquet import check_parquet, write_parquet
+from litecrawl.export_warc import write_warc
 from litecrawl.store.backends import open_index
 from litecrawl.store.documents import DocumentFilter
 from litecrawl.store.index import IndexReader
@@ -92,8 +87,6 @@ FIELDS = (
 _BATCH = 500  # documents whose vectors are read at once
 _MEDIA = re.compile(r"[a-z0-9][\w.+-]*/(\*|[a-z0-9][\w.+-]*)")
 _TIMES = ("crawled_at", "updated_at")
-# the cache holds decoded bodies: headers describing the wire encoding no longer apply
-_WIRE_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length"})
 
 
 def export(
@@ -140,7 +133,7 @@ def export(
         if fmt == "warc":
             assert cache_dir is not None
             moment = None if since is None else int(_utc(since).timestamp())
-            return _warc(index, _binary(out), cache_in(cache_dir), moment, flt, on_skip)
+            return write_warc(index, _binary(out), cache_in(cache_dir), moment, flt, on_skip)
         with _Text(out) as stream:
             if fmt == "csv":
                 return _csv(index, stream, flt, columns)
@@ -308,80 +301,6 @@ def _iso(stamp: object) -> object:
 
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-# -- WARC --------------------------------------------------------------------------------------
-
-
-def _warc(
-    index: IndexReader,
-    out: IO[bytes],
-    cache: ResponseCache,
-    since: int | None,
-    flt: DocumentFilter,
-    on_skip: Callable[[str], None] | None,
-) -> int:
-    from litecrawl import __version__
-
-    writer = WARCWriter(out, gzip=True, warc_version="1.1")
-    info = {
-        "software": f"litecrawl/{__version__}",
-        "format": "WARC File Format 1.1",
-        "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-    }
-    writer.write_record(writer.create_warcinfo_record("", info))
-    count = skipped = 0
-    for url in index.fetched_urls(since, flt):
-        cached = cache.load(url)
-        if cached is None:
-            skipped += 1
-            if on_skip is not None:
-                on_skip(url)
-            continue
-        date = datetime_to_iso_date(
-            datetime.fromtimestamp(cached.fetched_at, UTC).replace(tzinfo=None),
-            use_micros=True,
-        )
-        response = writer.create_warc_record(
-            url,
-            "response",
-            payload=io.BytesIO(cached.body),
-            length=len(cached.body),
-            http_headers=_response_headers(cached.status, cached.headers, len(cached.body)),
-            warc_headers_dict={"WARC-Date": date},
-        )
-        request = writer.create_warc_record(
-            url, "request", http_headers=_request_headers(url, cached.headers)
-        )
-        writer.write_request_response_pair(request, response)
-        count += 1
-    if skipped:
-        log.warning("warc export: %d fetched URLs had no cached body and were skipped", skipped)
-    out.flush()
-    return count
-
-
-def _response_headers(status: int, headers: dict[str, str], length: int) -> StatusAndHeaders:
-    try:
-        reason = HTTPStatus(status).phrase
-    except ValueError:
-        reason = ""
-    kept = [(name, value) for name, value in headers.items() if name.lower() not in _WIRE_HEADERS]
-    kept.append(("Content-Length", str(length)))
-    return StatusAndHeaders(f"{status} {reason}".strip(), kept, protocol="HTTP/1.1")
-
-
-def _request_headers(url: str, response_headers: dict[str, str]) -> StatusAndHeaders:
-    """The request as the crawler sent it, as far as the cache knows it (method, target, host).
-
-    The cache keeps response headers only, so User-Agent and conditional headers are not known.
-    """
-    parts = urlsplit(url)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    headers = [("Host", parts.netloc)]
-    if "content-encoding" in {name.lower() for name in response_headers}:
-        headers.append(("Accept-Encoding", "gzip, deflate, br"))
-    return StatusAndHeaders(f"GET {target} HTTP/1.1", headers, is_http_request=True)
 
 
 # -- streams -----------------------------------------------------------------------------------
