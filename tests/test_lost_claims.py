@@ -154,6 +154,11 @@ _UNDO = {
     "text_lz4": "",  # nothing on SQLite (PostgreSQL's compression)
     "host_last_start": "ALTER TABLE hosts DROP COLUMN last_start;",
     "change_rate_measured": "",  # data only: unmeasured rates set to NULL
+    "near_bands": "".join(
+        f"DROP INDEX idx_resources_near{n};"
+        f" CREATE INDEX idx_resources_band{n} ON resources(band{n});"
+        for n in range(4)
+    ),
 }
 
 

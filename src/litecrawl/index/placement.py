@@ -3,11 +3,12 @@
 For each document, the resource is, in this order:
 
 1. the resource with the same ``text_hash`` (exact duplicate);
-2. a near-duplicate: a resource sharing one of the four 16-bit simhash bands whose simhash is
-   within :data:`~litecrawl.index.hamming.NEAR_DUPLICATE_DISTANCE` bits (only for texts of at
+2. a near-duplicate: the resource whose simhash is closest, within
+   :data:`~litecrawl.index.hamming.NEAR_DUPLICATE_DISTANCE` bits (only for texts of at
    least :data:`MIN_NEAR_DUPLICATE_WORDS` words: short texts are too alike to tell apart);
    the document's current resource wins a tie, so a page that changes a little stays put (and
-   if no other document shares that resource, its text is refreshed in place);
+   if no other document shares that resource, its text is refreshed in place), then the
+   oldest resource (the lowest id; this batch's new ones after the stored ones);
 3. a new resource.
 
 A document whose text is empty gets no resource (it is listed, not full-text indexed). A
@@ -20,6 +21,12 @@ then :meth:`Placement.place` decides each document in memory (documents of the s
 each other); at the end the store writes :attr:`rewrites`, :meth:`new_resources`,
 :meth:`documents` and deletes the orphans among :attr:`left`. Few statements for many rows:
 one query per document cost about 1.5 times as much when indexing (measured on SQLite).
+
+The near-duplicates of a simhash are asked of the database as they are
+(:func:`litecrawl.store.sql.near_resources`: the resources within the distance, found through
+the bands and checked there), never as every resource sharing a band: on a site whose pages
+are alike, a band value is shared by more and more resources as the crawl grows, and reading
+them all made each page's placement cost grow with the index (bench/README.md, issue 33).
 """
 
 from __future__ import annotations
@@ -58,7 +65,7 @@ class Wanted:
 
     urls: set[str]  # their documents' current resource
     hashes: set[str]  # resources with these text hashes
-    bands: tuple[set[int], ...]  # per band number: resources with these band values
+    simhashes: set[int]  # the resources within the near-duplicate distance of these
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +74,8 @@ class Known:
 
     current: dict[str, int | None]  # url -> resource id (urls without a document: absent)
     by_hash: dict[str, int]  # text_hash -> resource id
-    by_band: tuple[dict[int, int], ...]  # per band number: resource id -> simhash
-    # documents referencing each resource of ``current``, ``by_hash`` and ``by_band``
+    near: dict[int, dict[int, int]]  # simhash -> {resource id: its simhash} within the distance
+    # documents referencing each resource of ``current``, ``by_hash`` and ``near``
     references: dict[int, int]
 
 
@@ -83,12 +90,15 @@ class Placement:
 
     stored: dict[str, int | None] = field(default_factory=dict)  # url -> resource_id
     by_hash: dict[str, int] = field(default_factory=dict)  # text_hash -> id
-    by_band: dict[_Band, dict[int, int]] = field(default_factory=dict)  # -> {id: simhash}
+    near: dict[int, dict[int, int]] = field(default_factory=dict)  # simhash -> {id: simhash}
     references: dict[int, int] = field(default_factory=dict)  # id -> documents (before)
     long: set[str] = field(default_factory=set)  # text_hash of texts worth a near-dup search
     rows: dict[str, tuple[IndexDocument, Ref | None, bool]] = field(default_factory=dict)
     new: dict[str, IndexDocument] = field(default_factory=dict)  # text_hash -> document
-    new_by_band: dict[_Band, list[str]] = field(default_factory=dict)
+    new_rank: dict[str, int] = field(default_factory=dict)  # text_hash -> place in ``new``
+    # this batch's new resources and rewritten ones, by band (a stored resource rewritten with
+    # another simhash is near other texts than the database says)
+    batch_by_band: dict[_Band, list[Ref]] = field(default_factory=dict)
     rewrites: dict[int, IndexDocument] = field(default_factory=dict)  # id -> new text
     rewritten_hash: dict[str, int] = field(default_factory=dict)
     claimed: dict[int, set[str]] = field(default_factory=dict)  # id -> URLs of this batch
@@ -98,28 +108,23 @@ class Placement:
         urls = {d.url for d in docs} - self.stored.keys()
         texts = [d for d in docs if d.text.strip()]
         hashes = {d.text_hash for d in texts} - self.by_hash.keys()
-        wanted: tuple[set[int], ...] = (set(), set(), set(), set())
+        simhashes: set[int] = set()
         for doc in texts:
             if doc.text_hash not in self.by_hash and is_long(doc):
                 self.long.add(doc.text_hash)
-                for number, value in enumerate(bands(doc.simhash)):
-                    if (number, value) not in self.by_band:
-                        wanted[number].add(value)
-        return Wanted(urls, hashes, wanted)
+                if doc.simhash not in self.near:
+                    simhashes.add(doc.simhash)
+        return Wanted(urls, hashes, simhashes)
 
     def know(self, wanted: Wanted, known: Known) -> None:
         self.stored.update((url, known.current.get(url)) for url in wanted.urls)
         self.by_hash.update(known.by_hash)
-        for number, values in enumerate(wanted.bands):
-            for value in values:
-                self.by_band.setdefault((number, value), {})
-            for rid, h in known.by_band[number].items():
-                self._index(rid, h)
+        self.near.update((h, known.near.get(h, {})) for h in wanted.simhashes)
         self.references.update(known.references)
 
-    def _index(self, rid: int, h: int) -> None:
+    def _in_batch(self, ref: Ref, h: int) -> None:
         for band in enumerate(bands(h)):
-            self.by_band.setdefault(band, {})[rid] = h
+            self.batch_by_band.setdefault(band, []).append(ref)
 
     def place(self, doc: IndexDocument) -> None:
         """Decide the resource of ``doc`` (no writes)."""
@@ -144,36 +149,42 @@ class Placement:
             return found, False
         near = self._near_duplicate(doc, current)
         if near is None:
+            self.new_rank[h] = len(self.new)
             self.new[h] = doc
-            for band in enumerate(bands(doc.simhash)):
-                self.new_by_band.setdefault(band, []).append(h)
+            self._in_batch(h, doc.simhash)
             return h, False
         if near == current and isinstance(near, int) and self._sole(near, doc.url):
             self.rewrites[near] = doc  # the page changed a little: refresh its text
             self.rewritten_hash[h] = near
-            self._index(near, doc.simhash)
+            self._in_batch(near, doc.simhash)
             return near, True
         return near, False
 
     def _near_duplicate(self, doc: IndexDocument, prefer: Ref | None) -> Ref | None:
-        """The closest resource within the threshold (``prefer`` on a tie), or None."""
+        """The closest resource within the threshold (``prefer`` on a tie, then the oldest),
+        or None."""
         if doc.text_hash not in self.long:  # see wants
             return None
-        candidates: dict[Ref, int] = {}
+        candidates: set[Ref] = set(self.near.get(doc.simhash, ()))
         for band in enumerate(bands(doc.simhash)):
-            for rid, h in self.by_band.get(band, {}).items():
-                rewrite = self.rewrites.get(rid)
-                candidates[rid] = rewrite.simhash if rewrite is not None else h
-            for text_hash in self.new_by_band.get(band, ()):
-                candidates[text_hash] = self.new[text_hash].simhash
-        best: tuple[int, bool, int, Ref] | None = None
-        for order, (ref, h) in enumerate(candidates.items()):
-            distance = hamming(h, doc.simhash)
+            candidates.update(self.batch_by_band.get(band, ()))
+        best: tuple[int, bool, tuple[int, int], Ref] | None = None
+        for ref in candidates:
+            distance = hamming(self._simhash(ref, doc.simhash), doc.simhash)
             if distance <= NEAR_DUPLICATE_DISTANCE:
-                key = (distance, ref != prefer, order, ref)
+                rank = (1, self.new_rank[ref]) if isinstance(ref, str) else (0, ref)
+                key = (distance, ref != prefer, rank, ref)
                 if best is None or key[:3] < best[:3]:
                     best = key
         return best[3] if best is not None else None
+
+    def _simhash(self, ref: Ref, asked: int) -> int:
+        """The simhash of a candidate for a text of simhash ``asked``, as of now in the
+        batch."""
+        if isinstance(ref, str):
+            return self.new[ref].simhash
+        rewrite = self.rewrites.get(ref)
+        return rewrite.simhash if rewrite is not None else self.near[asked][ref]
 
     def _sole(self, rid: int, url: str) -> bool:
         """No other document (stored before the batch, or placed in it) references ``rid``."""

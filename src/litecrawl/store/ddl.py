@@ -334,6 +334,14 @@ _CHANGE_RATE_MEASURED = """
 UPDATE pages SET change_rate = NULL WHERE checks = 0;
 """
 
+# The near-duplicate look-up (store/sql.py near_resources) checks the distance in each band's
+# index: the simhash beside the band answers it there, without reading any resource's row.
+_NEAR_BANDS = "".join(
+    f"DROP INDEX idx_resources_band{n};\n"
+    f"CREATE INDEX idx_resources_near{n} ON resources(band{n}, simhash);\n"
+    for n in range(4)
+)
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
@@ -361,4 +369,5 @@ STEPS: list[tuple[str, str]] = [
     ("text_lz4", ""),  # PostgreSQL's compression of long texts
     ("host_last_start", _HOST_LAST_START),
     ("change_rate_measured", _CHANGE_RATE_MEASURED),
+    ("near_bands", _NEAR_BANDS),
 ]

@@ -85,6 +85,13 @@ class Dialect:
             return "= ANY(?)", values
         return "IN (SELECT value FROM json_each(?))", json.dumps(values)
 
+    def hamming(self, a: str, b: str) -> str:
+        """How many of the 64 bits differ between two simhashes (SQLite: the ``hamming``
+        function every litecrawl connection has, ``store/sqlite/connection.py``)."""
+        if self.postgres:
+            return f"bit_count(({a} # {b})::bit(64))"
+        return f"hamming({a}, {b})"
+
     def json_string(self, column: str) -> str:
         """``column``'s text as a JSON string, escaped as Python's ``json.dumps(text,
         ensure_ascii=False)`` escapes it (the quote, the backslash and control characters

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
+from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE
 from litecrawl.store.dialect import Dialect
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "changed_links",
     "like_prefix",
     "link_key",
+    "near_resources",
     "take_start_params",
     "taken_start",
     "upsert_document",
@@ -41,6 +43,32 @@ def link_key(url: str) -> int:
     """The indexed key of a link's target (a collision only costs a row read: the URL is
     compared too)."""
     return zlib.crc32(url.encode())
+
+
+@cache
+def near_resources(dialect: Dialect) -> str:
+    """The resources within the near-duplicate distance of each simhash of a list (the one
+    parameter: a JSON array for SQLite, an array for PostgreSQL), as rows ``(simhash asked,
+    resource id, its simhash)``; one sharing several bands with it comes once for each.
+
+    Two simhashes that close agree on one of their four 16-bit bands at least
+    (:mod:`litecrawl.index.simhash`): each band's index, on ``(band, simhash)``, is searched for
+    the asked band and the distance checked there, in the index. Only the near resources come
+    back, however many share a band: on a site of alike pages a band value is shared by more
+    resources as the crawl grows, and reading them all made placing a page cost more and more
+    (bench/README.md, issue 33)."""
+    asked = (
+        "SELECT unnest(?::bigint[]) AS h"
+        if dialect.postgres
+        else "SELECT value AS h FROM json_each(?)"
+    )
+    near = f"{dialect.hamming('r.simhash', 'q.h')} <= {NEAR_DUPLICATE_DISTANCE}"
+    by_band = " UNION ALL ".join(
+        f"SELECT q.h, r.id, r.simhash FROM q JOIN resources AS r"
+        f" ON r.band{n} = ((q.h >> {16 * n}) & 65535) WHERE {near}"
+        for n in range(4)
+    )
+    return dialect.sql(f"WITH q AS ({asked}) {by_band}")
 
 
 def changed_links(

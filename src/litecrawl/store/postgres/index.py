@@ -30,13 +30,14 @@ from litecrawl.index.placement import (
     resource_row,
 )
 from litecrawl.store.dialect import POSTGRES
-from litecrawl.store.sql import upsert_document
+from litecrawl.store.sql import near_resources, upsert_document
 from litecrawl.store.vectors import MODEL, section_rows
 from litecrawl.store.vectors_sql import put_by_hash, put_section
 
 __all__ = ["BinaryTsvector", "remove_documents", "write_documents"]
 
 _UPSERT_DOCUMENT = upsert_document(POSTGRES)
+_NEAR = near_resources(POSTGRES).encode()
 _INSERT_RESOURCES = """
 INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, title, text, language,
                        tsv)
@@ -145,21 +146,20 @@ async def _known(conn: psycopg.AsyncConnection[Any], wanted: Wanted) -> Known:
     by_hash = await _pairs(
         conn, "SELECT text_hash, id FROM resources WHERE text_hash = ANY(%s)", wanted.hashes
     )
-    by_band = tuple(
-        [
-            await _pairs(conn, f"SELECT id, simhash FROM resources WHERE band{n} = ANY(%s)", values)
-            for n, values in enumerate(wanted.bands)
-        ]
-    )
+    near: dict[int, dict[int, int]] = {}
+    if wanted.simhashes:
+        cur = await conn.execute(_NEAR, (list(wanted.simhashes),))
+        for asked, rid, h in await cur.fetchall():
+            near.setdefault(asked, {})[rid] = h
     ids = {rid for rid in current.values() if rid is not None} | set(by_hash.values())
-    ids.update(rid for found in by_band for rid in found)
+    ids.update(rid for found in near.values() for rid in found)
     references = await _pairs(
         conn,
         "SELECT resource_id, count(*) FROM documents WHERE resource_id = ANY(%s) "
         "GROUP BY resource_id",
         ids,
     )
-    return Known(current, by_hash, by_band, references)
+    return Known(current, by_hash, near, references)
 
 
 async def _write(conn: psycopg.AsyncConnection[Any], plan: Placement) -> None:

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from litecrawl.errors import FrontierError
+from litecrawl.index.hamming import hamming
 from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.migrations import MIGRATIONS
 
@@ -26,6 +27,8 @@ def connect(path: str | Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA busy_timeout = 30000")
         conn.execute("PRAGMA foreign_keys = ON")
+        # the near-duplicate look-up's distance, checked in SQL (store/sql.py near_resources)
+        conn.create_function("hamming", 2, hamming, deterministic=True)
     except sqlite3.Error as exc:
         raise translate(str(path), exc, "cannot open SQLite database ") from exc
     return conn

@@ -25,7 +25,7 @@ from litecrawl.index.placement import (
     resource_row,
 )
 from litecrawl.store.dialect import SQLITE
-from litecrawl.store.sql import upsert_document
+from litecrawl.store.sql import near_resources, upsert_document
 from litecrawl.store.sqlite.vectors import write_document_vectors
 
 __all__ = ["remove_documents", "write_documents"]
@@ -34,7 +34,7 @@ __all__ = ["remove_documents", "write_documents"]
 _KEYS = "IN (SELECT value FROM json_each(?))"
 _CURRENT_IN = f"SELECT url, resource_id FROM documents WHERE url {_KEYS}"
 _BY_HASH_IN = f"SELECT text_hash, id FROM resources WHERE text_hash {_KEYS}"
-_BY_BAND_IN = tuple(f"SELECT id, simhash FROM resources WHERE band{n} {_KEYS}" for n in range(4))
+_NEAR = near_resources(SQLITE)
 _REFERENCES_IN = (
     f"SELECT resource_id, count(*) FROM documents WHERE resource_id {_KEYS} GROUP BY resource_id"
 )
@@ -73,13 +73,14 @@ def write_documents(conn: sqlite3.Connection, docs: Sequence[IndexDocument]) -> 
 def _known(conn: sqlite3.Connection, wanted: Wanted) -> Known:
     current = _lookup(conn, _CURRENT_IN, wanted.urls)
     by_hash = _lookup(conn, _BY_HASH_IN, wanted.hashes)
-    by_band = tuple(
-        _lookup(conn, _BY_BAND_IN[n], values) if values else {}
-        for n, values in enumerate(wanted.bands)
-    )
+    near: dict[int, dict[int, int]] = {}
+    if wanted.simhashes:
+        rows = conn.execute(_NEAR, (json.dumps(list(wanted.simhashes)),))
+        for asked, rid, h in rows:
+            near.setdefault(asked, {})[rid] = h
     ids = {rid for rid in current.values() if rid is not None} | set(by_hash.values())
-    ids.update(rid for found in by_band for rid in found)
-    return Known(current, by_hash, by_band, _lookup(conn, _REFERENCES_IN, ids) if ids else {})
+    ids.update(rid for found in near.values() for rid in found)
+    return Known(current, by_hash, near, _lookup(conn, _REFERENCES_IN, ids) if ids else {})
 
 
 def _write(conn: sqlite3.Connection, plan: Placement) -> None:
