@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from litecrawl import ConfigError, litecrawl
 from litecrawl.cli import app
 from litecrawl.schedule import Schedule
-from litecrawl.schedule.planner import FULL_SEC, REFRESH_SEC, Planner, change_age
+from litecrawl.schedule.estimate import ChangeHistory
+from litecrawl.schedule.planner import (
+    FULL_SEC,
+    REFRESH_SEC,
+    Planner,
+    _decode,
+    _encode,
+    change_age,
+)
 
 DAY = 86400
 
@@ -167,3 +179,22 @@ def test_writes_keep_the_rates_histogram_as_a_full_read_would() -> None:
         assert following.allocation.interval(rate, host) == pytest.approx(
             reading.allocation.interval(rate, host), rel=1e-9
         )
+
+
+@given(
+    st.builds(
+        ChangeHistory,
+        st.integers(0, 10**9),
+        st.integers(0, 10**9),
+        *[st.floats(allow_nan=True, allow_infinity=True)] * 4,
+    ),
+    st.text(),
+)
+def test_the_change_record_is_the_histories_fields_and_hash_as_json(
+    history: ChangeHistory, change_hash: str
+) -> None:
+    # the fast encoding against the plain one it replaced: the same text for any record
+    plain = json.dumps({**dataclasses.asdict(history), "hash": change_hash}, separators=(",", ":"))
+    assert _encode(history, change_hash) == plain
+    decoded = _decode(plain)
+    assert decoded is not None and decoded[1] == change_hash
