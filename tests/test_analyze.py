@@ -28,9 +28,11 @@ from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer, analyze_page
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.index.simhash import simhash
 from litecrawl.parse.links import extract_links
+from litecrawl.parse.resolve import LinkRules
 from litecrawl.store.backends import open_index
 from litecrawl.store.index import SearchHit
 from litecrawl.store.sqlite.connection import connect
+from litecrawl.urls import UrlRules
 
 SIDECAR_FIELDS = [
     "url",
@@ -383,3 +385,25 @@ def test_settings_are_plain_data() -> None:
     assert dataclasses.replace(settings, main_article=True).extra_remove == ("nav",)
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.main_article = True  # type: ignore[misc]
+
+
+def test_each_task_resolves_links_by_the_rules_it_was_given() -> None:
+    # a worker keeps the settings and rules it was sent once: a page sent with other rules is
+    # resolved by those, in a worker as inline
+    everything = LinkRules(UrlRules())
+    no_news = LinkRules(UrlRules(exclude_patterns=[r"/news"]))
+    url = "https://rail.example/news/0"
+
+    async def resolved(workers: int) -> list[tuple[str, ...]]:
+        async with PageAnalyzer(AnalyzerSettings(), workers=workers) as analyzer:
+            found = []
+            for rules in (everything, no_news, everything):
+                analysis = await analyzer(url, result(url), 1, "link", rules)
+                assert analysis.resolved is not None
+                found.append(analysis.resolved.links)
+            return found
+
+    in_worker = asyncio.run(resolved(1))
+    assert in_worker == asyncio.run(resolved(0))
+    assert "https://rail.example/news" in in_worker[0] and in_worker[2] == in_worker[0]
+    assert not any("/news" in link for link in in_worker[1]) and in_worker[1]

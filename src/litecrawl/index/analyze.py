@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from litecrawl.article_engines import DEFAULT_ENGINE, ArticleEngine
 from litecrawl.cache import CacheLayout
@@ -42,7 +43,7 @@ log = logging.getLogger("litecrawl.index")
 
 # What the workers run, by name: the crawler process itself never imports the extraction stack
 # (lxml cleaning, trafilatura, numpy: seconds of start-up for a crawl that only fetches).
-_WORK = "litecrawl.index.work:analyze"
+_WORK = "litecrawl.index.work:analyze_task"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,7 @@ def analyze_page(
 ) -> IndexDocument | None:
     """Analyze one fetched page (in the calling thread); None, with a warning, if that fails."""
     when = time.time() if fetched_at is None else fetched_at
-    outcome, _links, _hash = _inline(_worker_args(url, result, depth, source, settings, when))
+    outcome, _links, _hash = _inline(settings, None, _page_args(url, result, depth, source, when))
     if isinstance(outcome, str):
         log.warning("analysis failed for %s: %s", url, outcome)
         return None
@@ -96,6 +97,8 @@ class PageAnalyzer:
         self.settings = settings or AnalyzerSettings()
         self.workers = _usable_cpus() if workers is None else workers
         self._pool: WorkerPool | None = None
+        # (link rules, the settings and those rules pickled): what every page's task repeats
+        self._context: tuple[LinkRules | None, bytes] | None = None
 
     async def __aenter__(self) -> Self:
         if self.workers > 0 and self._pool is None:
@@ -122,18 +125,20 @@ class PageAnalyzer:
     ) -> PageAnalysis:
         """The page's index document (None if it could not be made) and its links, resolved
         by ``link_rules`` if given, all made in a worker so the event loop parses nothing."""
-        args = (*_worker_args(url, result, depth, source, self.settings, time.time()), link_rules)
+        page = _page_args(url, result, depth, source, time.time())
         links: PageLinks | ResolvedLinks | None = None
         if self.workers == 0:
-            outcome, links, body_hash = _inline(args)
+            outcome, links, body_hash = _inline(self.settings, link_rules, page)
         else:
             if self._pool is None:
                 raise RuntimeError("use 'async with PageAnalyzer(...)' before calling it")
             try:
-                outcome, links, body_hash = await self._pool.run(*args)
+                outcome, links, body_hash = await self._pool.run(
+                    self._context_for(link_rules), *page
+                )
             except NoWorker:
                 log.warning("no analysis worker could be started: analyzing %s inline", url)
-                outcome, links, body_hash = _inline(args)
+                outcome, links, body_hash = _inline(self.settings, link_rules, page)
             except WorkerDied:
                 # killed, out of memory, a crash in C code: the pool starts a new worker
                 log.warning("analysis worker died on %s; a new worker takes over", url)
@@ -150,25 +155,38 @@ class PageAnalyzer:
             return PageAnalysis(document, resolved=links, content_hash=body_hash)
         return PageAnalysis(document, links, content_hash=body_hash)
 
+    def _context_for(self, link_rules: LinkRules | None) -> bytes:
+        """The settings and ``link_rules`` as one pickle, made once: a task carries these bytes
+        instead of pickling both objects again for every page on the event loop (their
+        ``__reduce__`` calls are Python code: 15 -> 5 us a kit page's task), and a worker
+        unpickles them once (:func:`litecrawl.index.work.analyze_task`)."""
+        if self._context is None or self._context[0] is not link_rules:
+            blob = pickle.dumps((self.settings, link_rules), protocol=pickle.HIGHEST_PROTOCOL)
+            self._context = (link_rules, blob)
+        return self._context[1]
+
 
 def _inline(
-    args: tuple[Any, ...],
+    settings: AnalyzerSettings, link_rules: LinkRules | None, page: _PageArgs
 ) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None, str]:
     """The work for one page in this process (the extraction stack is imported on first use)."""
     from litecrawl.index.work import analyze
 
-    return analyze(*args)
+    url, body, headers, status, depth, source, fetched_at, revalidated = page
+    return analyze(
+        url, body, headers, status, depth, source, settings, fetched_at, revalidated, link_rules
+    )
 
 
-def _worker_args(
-    url: str,
-    result: FetchResult,
-    depth: int,
-    source: str,
-    settings: AnalyzerSettings,
-    fetched_at: float,
-) -> tuple[str, bytes, dict[str, str], int, int, str, AnalyzerSettings, float, bool]:
-    """:func:`litecrawl.index.work.analyze`'s arguments: plain data that pickles to a worker."""
+# url, body, headers, status, depth, source, fetched_at, revalidated
+_PageArgs = tuple[str, bytes, dict[str, str], int, int, str, float, bool]
+
+
+def _page_args(
+    url: str, result: FetchResult, depth: int, source: str, fetched_at: float
+) -> _PageArgs:
+    """The page's part of :func:`litecrawl.index.work.analyze_task`'s arguments: plain data
+    that pickles to a worker."""
     return (
         url,
         result.body,
@@ -176,7 +194,6 @@ def _worker_args(
         result.status,
         depth,
         source,
-        settings,
         fetched_at,
         result.revalidated,
     )

@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import pickle
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from litecrawl.index.tsvector import tsvector_binary
 from litecrawl.parse.links import PageLinks, extract_links
 from litecrawl.parse.resolve import LinkRules, ResolvedLinks, resolve_links
 
-__all__ = ["analyze", "sidecar"]
+__all__ = ["analyze", "analyze_task", "sidecar"]
 
 log = logging.getLogger("litecrawl.index")
 _embed_failed = False  # the model could not be loaded in this process
@@ -152,6 +154,32 @@ def analyze(
     except Exception as exc:  # never let one page take the worker (or the crawl) down
         return f"{type(exc).__name__}: {exc}", links if resolved is None else resolved, body_hash
     return document, links if resolved is None else resolved, body_hash
+
+
+def analyze_task(
+    context: bytes,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    status: int,
+    depth: int,
+    source: str,
+    fetched_at: float,
+    revalidated: bool = False,
+) -> tuple[IndexDocument | str, PageLinks | ResolvedLinks | None, str]:
+    """:func:`analyze` as a worker runs it: ``context`` is the crawl's settings and link rules,
+    pickled once by the crawler (:class:`~litecrawl.index.analyze.PageAnalyzer`) and unpickled
+    once here."""
+    settings, link_rules = _context(context)
+    return analyze(
+        url, body, headers, status, depth, source, settings, fetched_at, revalidated, link_rules
+    )
+
+
+@lru_cache(maxsize=4)
+def _context(blob: bytes) -> tuple[AnalyzerSettings, LinkRules | None]:
+    settings, link_rules = pickle.loads(blob)
+    return settings, link_rules
 
 
 def _embedding(url: str, title: str, text: str) -> bytes | None:
