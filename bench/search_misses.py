@@ -56,8 +56,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     with open_index(args.db) as index:
         for question, right in questions.items():
-            asked = semantic._keyword_query(index, question)
-            words = index.keyword(asked, limit=args.depth)
+            words, _ = semantic.keyword_list(index, question, args.depth)
             vector = embedder().vector(question)
             assert vector is not None
             pages = semantic._hits(index, index.vectors.nearest(vector, args.depth))

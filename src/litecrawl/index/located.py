@@ -14,12 +14,12 @@ is in the text before the first heading, names no section.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from litecrawl.store.index import IndexReader, SearchHit
 
-__all__ = ["PREVIEW", "name_sections", "opening", "section_url"]
+__all__ = ["PREVIEW", "name_sections", "opening", "section_offsets", "section_url"]
 
 PREVIEW = 200  # characters of a hit found by meaning shown as its snippet
 
@@ -72,6 +72,16 @@ def name_sections(
     return named
 
 
+def section_offsets(index: IndexReader, texts: Mapping[int, str]) -> dict[int, list[int]]:
+    """Where each section of each text starts (the first at 0: the text before the first
+    heading is a section too); a text without stored sections is one section."""
+    starts = _section_starts(index, list(texts))
+    return {
+        rid: sorted({0, *(at for at, _, _ in _placed(text, starts.get(rid, [])))})
+        for rid, text in texts.items()
+    }
+
+
 def _marked(hit: SearchHit, marks: tuple[str, str]) -> bool:
     """Does the snippet quote matched words (not only the text's start: a title match)?"""
     return not marks[0] or marks[0] in hit.snippet
@@ -81,7 +91,7 @@ def _section_starts(
     index: IndexReader, resource_ids: Sequence[int]
 ) -> dict[int, list[tuple[str, str | None]]]:
     found: dict[int, list[tuple[str, str | None]]] = {}
-    for rid, heading, anchor, _ in index.vectors.section_vectors(resource_ids):
+    for rid, heading, anchor in index.vectors.headings(resource_ids):
         found.setdefault(rid, []).append((heading, anchor))
     return found
 

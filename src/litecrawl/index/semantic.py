@@ -9,7 +9,7 @@ in :attr:`Results.note`. A query none of whose words is on any page finds nothin
 (the pages nearest in meaning to an unknown word are noise).
 
 Hybrid reads each list :func:`_depth` deep. Its keyword list takes a query of several plain
-words (``how do I back up a database``) as any of the words (:func:`_keyword_query`), ranked by
+words (``how do I back up a database``) as any of the words (:func:`keyword_list`), ranked by
 bm25, which weighs each word by its rarity: the words of a question are rarely all on the page
 that answers it; then it ranks by the sum of the two scores, each scaled to 0-1 within its
 list (the list's best 1, its worst 0; a page missing from a list gets 0 from it). Any other
@@ -33,6 +33,7 @@ from litecrawl.index.embed import embedder, from_blob
 from litecrawl.index.located import name_sections, opening, section_url
 from litecrawl.index.query import plain_words
 from litecrawl.index.query import words as query_words
+from litecrawl.index.section_words import CANDIDATES, by_best_section, rarity, scaled
 from litecrawl.store.backends import open_index
 from litecrawl.store.index import IndexReader, SearchHit
 from litecrawl.store.vectors import BestSection, Neighbour
@@ -46,6 +47,7 @@ __all__ = [
     "Mode",
     "Results",
     "find",
+    "keyword_list",
     "similar",
 ]
 
@@ -114,10 +116,9 @@ def find(
             return Results(
                 name_sections(index, meaning[offset : offset + limit], (), marks), chosen
             )
-        asked = _keyword_query(index, query)
-        words = index.keyword(asked, limit=depth, open_mark=open_mark, close_mark=close_mark)
+        words, any_word = keyword_list(index, query, depth, marks)
         meaning = _by_meaning(index, query, depth, [h.resource_id for h in words])
-        if asked != query:  # any of the words, ranked by rarity: scores scaled and summed
+        if any_word:  # any of the words, ranked by rarity: scores scaled and summed
             fused = _fuse(words, meaning)
         else:
             fused = _fuse(words, meaning, 1.0 if len(query_words(query)) <= 1 else KEYWORD_SHARE)
@@ -194,23 +195,35 @@ def _mentioned(index: IndexReader, query: str) -> bool:
     return bool(index.keyword(" OR ".join(f'"{w}"' for w in found), limit=1))
 
 
-def _keyword_query(index: IndexReader, query: str) -> str:
-    """Hybrid's keyword query: a query of several plain words as any of them (bm25 ranks a
-    page by the rarity of the words it has, so the page with the question's rare words comes
-    first, with or without its common ones), any other query as the user wrote it. Tuned on
-    the Python documentation's questions (bench/README.md): every word required, the answer
-    is often not among the hits at all. A word on more than half the pages is left out: bm25
-    gives it no weight, and matching it would rank nearly every page of a large index.
-    PostgreSQL's ts_rank_cd weighs no word by its rarity (a page full of "the" would lead), so
-    there every word stays required."""
+def keyword_list(
+    index: IndexReader, query: str, depth: int, marks: tuple[str, str] = ("[", "]")
+) -> tuple[list[SearchHit], bool]:
+    """Hybrid's keyword list, ``depth`` deep, and whether it took the query's words as any
+    of them. A query of several plain words is read as any of them (bm25 ranks a page by the
+    rarity of the words it has, so the page with the question's rare words comes first, with
+    or without its common ones), :data:`~litecrawl.index.section_words.CANDIDATES` deep, and
+    scored again by each page's best section
+    (:func:`~litecrawl.index.section_words.by_best_section`); any other query as the user
+    wrote it. Tuned on the Python documentation's questions (bench/README.md): every word
+    required, the answer is often not among the hits at all. A word on more than half the
+    pages is left out: bm25 gives it no weight, and matching it would rank nearly every page
+    of a large index. PostgreSQL's ts_rank_cd weighs no word by its rarity (a page full of
+    "the" would lead), so there every word stays required."""
     found = plain_words(query)
+    open_mark, close_mark = marks
     if not index.ranks_by_rarity or found is None or len(found) < 2:
-        return query
-    common = index.common(found)
-    kept = [word for word in found if word not in common]
+        hits = index.keyword(query, limit=depth, open_mark=open_mark, close_mark=close_mark)
+        return hits, False
+    total, counts = index.page_counts(found)
+    kept = {word: n for word, n in counts.items() if n <= total // 2}
     if not kept:  # only common words: they are what the user wants found
-        return query
-    return " OR ".join(f'"{word}"' for word in kept)
+        hits = index.keyword(query, limit=depth, open_mark=open_mark, close_mark=close_mark)
+        return hits, False
+    asked = " OR ".join(f'"{word}"' for word in kept)
+    hits = index.keyword(
+        asked, limit=max(depth, CANDIDATES), open_mark=open_mark, close_mark=close_mark
+    )
+    return by_best_section(index, hits, rarity(total, kept))[:depth], True
 
 
 def _fuse(
@@ -229,7 +242,7 @@ def _fuse(
     shown: dict[int, SearchHit] = {}
     for share, ranked in ((weight, words), (1.0, meaning)):
         if weight is None:
-            values = _scaled([h.score for h in ranked])
+            values = scaled([h.score for h in ranked])
         else:
             values = [(share or 0.0) / (RRF_K + rank) for rank in range(1, len(ranked) + 1)]
         for hit, value in zip(ranked, values, strict=True):
@@ -247,16 +260,6 @@ def _fuse(
         return (-scores[rid], not sure, ranks[0].get(rid, never), ranks[1].get(rid, never))
 
     return [_rescored(shown[rid], scores[rid]) for rid in sorted(shown, key=order)]
-
-
-def _scaled(values: list[float]) -> list[float]:
-    """``values`` mapped to 0-1, the highest to 1 and the lowest to 0 (all 1 when equal)."""
-    if not values:
-        return []
-    high, low = max(values), min(values)
-    if high == low:
-        return [1.0] * len(values)
-    return [(value - low) / (high - low) for value in values]
 
 
 def _rescored(hit: SearchHit, score: float) -> SearchHit:

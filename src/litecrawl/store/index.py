@@ -99,11 +99,18 @@ class IndexReader(SyncStore):
         """Ranked hits for the words of ``query`` (best first); each matched term of the
         snippet (about ``snippet_tokens`` words) wrapped in the marks."""
 
+    @abstractmethod
+    def page_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many pages are indexed, and how many of them hold each of ``words`` (folded,
+        as :func:`litecrawl.index.query.words` gives them), counted no further than one past
+        half of them: a word on more than half the pages is common (bm25 gives it no weight),
+        and counting on would read most of a large index."""
+
     def common(self, words: Sequence[str]) -> set[str]:
-        """Those of ``words`` (folded, as :func:`litecrawl.index.query.words` gives them) that
-        are on more than half the indexed pages: bm25 gives such a word no weight, so a
-        ranking by rarity can leave it out (only an index that :attr:`ranks_by_rarity` asks)."""
-        return set()
+        """Those of ``words`` on more than half the indexed pages (:meth:`page_counts`): a
+        ranking by rarity can leave them out."""
+        total, counts = self.page_counts(words)
+        return {word for word, n in counts.items() if n > total // 2}
 
     @abstractmethod
     def resource_of_url(self, url: str) -> int | None:

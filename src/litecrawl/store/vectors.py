@@ -98,6 +98,11 @@ class VectorStore(ABC):
     ) -> list[tuple[int, str, str | None, bytes]]:
         """(resource id, heading, anchor, vector) of every section of ``resource_ids``."""
 
+    @abstractmethod
+    def headings(self, resource_ids: Sequence[int]) -> list[tuple[int, str, str | None]]:
+        """(resource id, heading, anchor) of every section of ``resource_ids``, in page
+        order (:meth:`section_vectors` without the vectors)."""
+
     def best_sections(
         self, query: npt.NDArray[np.float32], resource_ids: Sequence[int]
     ) -> dict[int, BestSection]:

@@ -115,14 +115,22 @@ class SQLVectors(VectorStore):
     def section_vectors(
         self, resource_ids: Sequence[int]
     ) -> list[tuple[int, str, str | None, bytes]]:
+        rows = self._sections("heading, anchor, vector", resource_ids)
+        return [(int(rid), str(h), a, bytes(v)) for rid, h, a, v in rows]
+
+    def headings(self, resource_ids: Sequence[int]) -> list[tuple[int, str, str | None]]:
+        rows = self._sections("heading, anchor", resource_ids)
+        return [(int(rid), str(h), a) for rid, h, a in rows]
+
+    def _sections(self, columns: str, resource_ids: Sequence[int]) -> list[tuple[Any, ...]]:
         if not resource_ids or not self._has("section_vectors"):
             return []
         among, ids = self.dialect.one_of(list(resource_ids))
         sql = (
-            "SELECT resource_id, heading, anchor, vector FROM section_vectors WHERE model = ?"
+            f"SELECT resource_id, {columns} FROM section_vectors WHERE model = ?"
             f" AND resource_id {among} ORDER BY resource_id, ord"
         )
-        return [(int(rid), str(h), a, bytes(v)) for rid, h, a, v in self._rows(sql, (MODEL, ids))]
+        return self._rows(sql, (MODEL, ids))
 
     def nearest(
         self, query: npt.NDArray[np.float32], limit: int, exclude: Sequence[int] = ()

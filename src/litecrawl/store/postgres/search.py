@@ -55,6 +55,10 @@ ORDER BY score DESC, r.id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 _TEXTS = "SELECT id, text FROM resources WHERE id = ANY(%s)"
+# how many pages hold the word, counted no further than the bound (as SQLite's index counts)
+_PAGES_WITH = """
+SELECT count(*) FROM (SELECT 1 FROM resources WHERE tsv @@ CAST(%s AS tsquery) LIMIT %s) AS t
+"""
 _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = %s ORDER BY crawled_at, id"
 _COLUMNS = {"title": "title", "text": "text"}  # the query's column names
 _WEIGHT_OF = {"title": "A", "text": "B"}
@@ -118,6 +122,18 @@ class PostgresIndex(IndexReader):
             self.hit(rid, score, snippet(texts.get(rid) or "", phrases, size=size, **marks), title)
             for rid, score, title in rows
         ]
+
+    def page_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        def read() -> tuple[int, dict[str, int]]:
+            (total,) = self.conn.execute("SELECT count(*) FROM resources").fetchall()[0]
+            counts = {}
+            for word in dict.fromkeys(words):
+                bound = int(total) // 2 + 1
+                rows = self.conn.execute(_PAGES_WITH, (_lexeme(word, False, ""), bound)).fetchall()
+                counts[word] = int(rows[0][0])
+            return int(total), counts
+
+        return self._read(read)
 
     def resource_of_url(self, url: str) -> int | None:
         rows = self._read(

@@ -113,15 +113,15 @@ class SQLiteIndex(IndexReader):
         except sqlite3.Error as exc:
             raise _failed(self.location, exc, "cannot search") from exc
 
-    def common(self, words: Sequence[str]) -> set[str]:
-        def read() -> set[str]:
-            half = int(self.conn.execute("SELECT count(*) FROM resources").fetchone()[0]) // 2
-            found = set()
+    def page_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        def read() -> tuple[int, dict[str, int]]:
+            total = int(self.conn.execute("SELECT count(*) FROM resources").fetchone()[0])
+            counts = {}
             for word in dict.fromkeys(words):
                 quoted = '"' + word.replace('"', '""') + '"'
-                if self.conn.execute(_PAGES_WITH, (quoted, half + 1)).fetchone()[0] > half:
-                    found.add(word)
-            return found
+                row = self.conn.execute(_PAGES_WITH, (quoted, total // 2 + 1)).fetchone()
+                counts[word] = int(row[0])
+            return total, counts
 
         return self._read(read)
 
