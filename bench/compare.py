@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from run import LITECRAWL, ROOT, Nginx, crawl_once, site_dir
+from run import LITECRAWL, ROOT, Nginx, bytecode, crawl_once, site_dir
 
 
 def checkout(rev: str, into: Path) -> list[str]:
@@ -27,6 +27,7 @@ def checkout(rev: str, into: Path) -> list[str]:
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(into), rev],
                    check=True, capture_output=True)  # fmt: skip
     subprocess.run(["uv", "sync", "--frozen", "--quiet"], cwd=into, check=True)
+    bytecode(into)
     return [str(into / ".venv" / "bin" / "litecrawl")]
 
 
@@ -36,6 +37,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
     extra = shlex.split(args.extra)
     tmp = Path(tempfile.mkdtemp(prefix="lcbench-compare-"))
     trees: dict[str, list[str]] = {"HEAD (this tree)": LITECRAWL}
+    bytecode(ROOT)
     nginx = Nginx(root, args.port)
     try:
         for rev in args.revs:

@@ -64,6 +64,20 @@ http {{
 SERVER = "  server {{ listen 127.0.0.1:{port}; root {root}; index index.html; etag on; }}\n"
 
 
+def bytecode(tree: Path) -> None:
+    """Compile ``tree``'s src/ (as .ci/run does): uv compiles what it installs, not an editable
+    checkout's own modules, and where PYTHONDONTWRITEBYTECODE is set (this machine's
+    environment) every crawler, analysis worker and export process would compile litecrawl's
+    modules from source again, a cost no installed litecrawl (nor the peers' installed
+    packages) pays: ~0.2 s of CPU a process, bench/README.md "Issue 29 ... (session 6)"."""
+    python = tree / ".venv" / "bin" / "python"
+    subprocess.run(
+        [str(python if python.exists() else sys.executable), "-m", "compileall", "-q", "-j", "0",
+         str(tree / "src")],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
 def site_dir(n: int, port: int = 8181) -> Path:
     """The generated site of ``n`` pages, its links naming ``port`` (a copy for another port
     than 8181, so a benchmark there need not wait for one holding 8181: see Nginx)."""
@@ -189,6 +203,7 @@ def count_rows(location: str, sql: str) -> int:
 
 
 def cmd_crawl(args: argparse.Namespace) -> None:
+    bytecode(ROOT)
     root = site_dir(args.n)
     manifest = json.loads((root / "manifest.json").read_text())
     nginx = Nginx(root)
@@ -244,6 +259,7 @@ def cmd_peers(args: argparse.Namespace) -> None:
     # the kit sits in shared/ beside the checkout (or beside the worktrees' folder)
     kits = [d / "shared" / "bench" / "run_peers.py" for d in (ROOT.parent, ROOT.parent.parent)]
     kit = next((k for k in kits if k.exists()), kits[0])
+    bytecode(ROOT)
     exe = LITECRAWL[0]
     flags = " ".join(CRAWL_FLAGS)
 
