@@ -3,6 +3,8 @@ seeds that are not URLs, a crawl without seeds, page budgets and forced re-crawl
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from conftest import LocalServer, NewDb, db_rows, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
+from litecrawl.urls import host_of
 
 Serve = Callable[[web.Application], LocalServer]
 runner = CliRunner()
@@ -37,6 +40,11 @@ def test_domain_widens_the_seeds_scope_and_is_refused_with_any_domain(
     result = crawl(db, site.url("/"), "--domain", "localhost", "--ignore-robots")
     assert result.exit_code == 0, result.output
     assert set(db_rows(db)) == {site.url("/"), site.url("/a"), f"{other}/b"}
+    # each link's host came from the analysis worker with the links, past the scope's filter
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT norm_url, host FROM pages").fetchall()
+    assert {host for _, host in rows} == {host_of(site.base + "/"), host_of(other + "/")}
+    assert all(host == host_of(url) for url, host in rows)
     site.requests.clear()
     both = crawl(tmp_path / "d.db", site.url("/"), "--any-domain", "--domain", "127.0.0.1")
     assert both.exit_code == 2

@@ -17,7 +17,7 @@ from litecrawl.index.document import IndexDocument
 from litecrawl.index.work import analyze
 from litecrawl.parse.links import PageLinks, extract_links
 from litecrawl.parse.resolve import LinkRules, ResolvedLinks
-from litecrawl.urls import UrlRules
+from litecrawl.urls import UrlRules, host_of
 
 _NO_VECTORS = AnalyzerSettings(embed=False)
 
@@ -70,7 +70,9 @@ def _event_loop_way(body: bytes, url: str, how: LinkRules) -> ResolvedLinks:
         raw.append(found.canonical)
     feeds = rules.many(found.feeds, found.base) if how.feeds and found.feeds else []
     canonical = rules.normalize(found.canonical, found.base) if found.canonical else None
-    return ResolvedLinks(tuple(rules.many(raw, found.base)), tuple(feeds), canonical)
+    resolved = tuple(rules.many(raw, found.base))
+    # the hosts the frontier rows and the scope take, as the event loop found them
+    return ResolvedLinks(resolved, tuple(feeds), canonical, tuple(map(host_of, resolved)))
 
 
 def _patterns(
@@ -152,6 +154,7 @@ async def _through_a_worker() -> None:
         ("http://a.com/a", "http://a.com/d/b.html", "http://b.org/y", "http://a.com/d/e.html"),
         (),
         "http://a.com/d/e.html",
+        ("a.com", "a.com", "b.org", "a.com"),
     )
     assert analysis.document is not None
     assert analysis.document.canonical == "http://a.com/d/e.html"

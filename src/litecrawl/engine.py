@@ -42,7 +42,7 @@ from litecrawl.store.queue import (
     HostRules,
     NewLink,
 )
-from litecrawl.urls import UrlRules, host_of
+from litecrawl.urls import DomainScope, UrlRules, host_of
 from litecrawl.writeback import PageWriter, content_hash
 
 if TYPE_CHECKING:
@@ -286,6 +286,7 @@ class Engine:
         # Step 6 (docs/python-api.md): links and content.
         content = result.body if result.ok else b""
         links: list[str] = []
+        hosts: list[str] | None = None  # links' hosts, when known
         extra: list[NewLink] = []
         links_out: list[str] | None = None  # None: this fetch did not read the page's links
         document: IndexDocument | None = None
@@ -317,7 +318,7 @@ class Engine:
                 resolved = resolve_links(found, self._link_rules)
                 if document is not None and resolved.canonical:
                     document = dataclasses.replace(document, canonical=resolved.canonical)
-            links, extra, links_out = self._page_links(resolved, page.depth)
+            links, hosts, extra, links_out = self._page_links(resolved, page.depth)
         if self.options.transform_hook is not None:
             try:
                 transformed = cast(
@@ -336,27 +337,37 @@ class Engine:
             content = transformed.encode("utf-8") if isinstance(transformed, str) else transformed
             digest = None  # the hash is of what is stored: the transformed content
         await self.writer.finish(
-            page, url, result, content, links, extra, document, links_out, digest
+            page, url, result, content, links, extra, document, links_out, digest, hosts
         )
 
     def _page_links(
         self, found: ResolvedLinks, depth: int
-    ) -> tuple[list[str], list[NewLink], list[str]]:
-        """Links of an HTML page to follow (if we follow from this depth), its feeds, and all
-        its valid links (the link graph keeps them, followed or not)."""
+    ) -> tuple[list[str], list[str], list[NewLink], list[str]]:
+        """Links of an HTML page to follow (if we follow from this depth) and their hosts, its
+        feeds, and all its valid links (the link graph keeps them, followed or not)."""
         o = self.options
         links: list[str] = []
+        hosts: list[str] = []
         normalized = list(found.links)
         if o.follow_links and (o.max_depth <= 0 or depth < o.max_depth):
             scope = o.scope
-            links = list(normalized) if scope is None else [u for u in normalized if scope(u)]
+            # the hosts come with the links (the worker's resolve_links): none computed here
+            known = found.hosts if len(found.hosts) == len(normalized) else ()
+            pairs = zip(normalized, known or map(host_of, normalized), strict=True)
+            if scope is None:
+                kept = list(pairs)
+            elif isinstance(scope, DomainScope):  # the default: its verdicts are by host
+                kept = [(u, h) for u, h in pairs if scope.allows_host(h)]
+            else:
+                kept = [(u, h) for u, h in pairs if scope(u)]
+            links, hosts = [u for u, _ in kept], [h for _, h in kept]
             self.stats.skipped_scope += len(normalized) - len(links)
         feeds: list[NewLink] = []
         if found.feeds:
             feeds = self._in_scope_links(
                 NewLink(u, host_of(u), depth, "link", 0.5, "feed") for u in found.feeds
             )
-        return links, feeds, normalized
+        return links, hosts, feeds, normalized
 
     def _in_scope_links(self, links: Iterable[NewLink]) -> list[NewLink]:
         rules, scope = self.options.rules, self.options.scope

@@ -365,7 +365,11 @@ class DomainScope:
         return self._registered(host_of(url))
 
     def __call__(self, url: str) -> bool:
-        host = host_of(url)
+        return self.allows_host(host_of(url))
+
+    def allows_host(self, host: str) -> bool:
+        """Whether the URLs of ``host`` (``host[:port]``, as :func:`host_of` gives it) are in
+        scope."""
         verdict = self._verdicts.get(host)
         if verdict is None:
             if len(self._verdicts) >= _VERDICTS:  # flat memory on a crawl of many hosts

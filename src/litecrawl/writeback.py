@@ -69,9 +69,11 @@ class PageWriter:
         document: IndexDocument | None = None,
         links_out: list[str] | None = None,
         digest: str | None = None,
+        hosts: list[str] | None = None,
     ) -> None:
         """Steps 8-9 (docs/python-api.md): freshness, schedule, downstream hook, the batched write.
-        ``digest``: ``content``'s SHA-256 if already known (an analysis worker hashed the body).
+        ``digest``: ``content``'s SHA-256 if already known (an analysis worker hashed the body);
+        ``hosts``: each of ``links``' host, if known (the worker's, with the links).
 
         Fresh = a new valid link or a changed content hash. The downstream hook must be told
         before the write, so with a hook the links are looked up first; without one the write
@@ -108,6 +110,7 @@ class PageWriter:
             queued = [w.url for w in writes.links if w.queue and w.url != url]
             listed = set(entries)
             links = [u for u in queued if u not in listed]
+            hosts = None  # the strategy's links: their hosts are found again
             extra = [link for link in extra if link.kind != "page" or link.url in set(queued)]
         candidates = links + [link.url for link in extra]
         fresh = fresh_content = digest != page.content_hash
@@ -158,7 +161,8 @@ class PageWriter:
                 content_type=result.content_type or None,
                 etag=result.headers.get("etag"),
                 last_modified=result.headers.get("last-modified"),
-                links=(self._new_links(links, page.depth) if writes is None else ()) + tuple(extra),
+                links=(self._new_links(links, page.depth, hosts) if writes is None else ())
+                + tuple(extra),
                 document=document,
                 strategy=writes,
                 # an unchanged page links where it did: its stored links stay as they are
@@ -262,8 +266,12 @@ class PageWriter:
             self.stats.errors["strategy"] += runner.errors
             runner.errors = 0
 
-    def _new_links(self, links: list[str], depth: int) -> tuple[NewLink, ...]:
-        return tuple(NewLink(u, host_of(u), depth + 1, "link") for u in links)
+    def _new_links(
+        self, links: list[str], depth: int, hosts: list[str] | None = None
+    ) -> tuple[NewLink, ...]:
+        if hosts is None:
+            hosts = [host_of(u) for u in links]
+        return tuple(NewLink(u, h, depth + 1, "link") for u, h in zip(links, hosts, strict=True))
 
     async def _write(self, update: PageUpdate) -> None:
         if not self._pending:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from litecrawl.parse.links import PageLinks
-from litecrawl.urls import UrlRules
+from litecrawl.urls import UrlRules, host_of
 
 __all__ = ["LinkRules", "ResolvedLinks", "resolve_links"]
 
@@ -32,6 +32,9 @@ class ResolvedLinks(NamedTuple):
     links: tuple[str, ...]  # every valid link (the canonical one last, if followed)
     feeds: tuple[str, ...] = ()  # valid feed links (only when LinkRules.feeds)
     canonical: str | None = None  # the page's rel=canonical, normalized (not validated)
+    # each link's host[:port] (urls.host_of), in the order of links: the scope check and the
+    # frontier rows need it, and the event loop need not compute it
+    hosts: tuple[str, ...] = ()
 
 
 def resolve_links(found: PageLinks, how: LinkRules) -> ResolvedLinks:
@@ -43,4 +46,12 @@ def resolve_links(found: PageLinks, how: LinkRules) -> ResolvedLinks:
     feeds = tuple(rules.many(found.feeds, found.base)) if how.feeds and found.feeds else ()
     # stored normalized, so search can compare it with the URLs of a resource
     canonical = rules.normalize(found.canonical, found.base) if found.canonical else None
-    return ResolvedLinks(tuple(rules.many(raw, found.base)), feeds, canonical)
+    links = tuple(rules.many(raw, found.base))
+    return ResolvedLinks(links, feeds, canonical, _hosts(links))
+
+
+def _hosts(links: tuple[str, ...]) -> tuple[str, ...]:
+    """Each link's host, one string object per distinct host: the result's pickle to the event
+    loop holds each host once and refers to it after."""
+    same: dict[str, str] = {}
+    return tuple(same.setdefault(host, host) for host in map(host_of, links))
