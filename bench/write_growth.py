@@ -1,0 +1,126 @@
+"""Does a finalize's index or link write cost more as the crawl grows? One writer alone, on SQLite.
+
+    uv run python bench/write_growth.py documents --pages 120000 --hashes /tmp/kit-simhashes.txt
+    uv run python bench/write_growth.py links --pages 40000
+    uv run python bench/write_growth.py links --pages 40000 --without-target-index
+
+``documents``: ``write_documents`` in batches of 64 (short texts under the simhashes of the kit's
+pages: bench/site.py's paragraphs, computed once and kept in ``--hashes``, ~1 ms a page), so the
+near-duplicate look-up meets the kit's alike simhashes. ``links``: ``write_links`` in
+transactions of 256 pages, 30 links each to random pages among ``--targets`` kit URLs. Prints the
+process CPU time per page over each ``--window`` of pages: a cost that grows shows as a rising
+column (bench/README.md, issue 33).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from litecrawl.index.document import IndexDocument
+from litecrawl.store.sqlite.connection import connect
+from litecrawl.store.sqlite.index import write_documents
+from litecrawl.store.sqlite.links import write_links
+from litecrawl.store.sqlite.migrations import migrate
+
+_TEXT = " ".join(f"w{i}" for i in range(60))  # long enough for a near-duplicate search
+
+
+def kit_simhashes(n: int, path: Path) -> list[int]:
+    """The simhashes of ``n`` kit-like page texts, computed once into ``path``."""
+    known = [int(line) for line in path.read_text().split()] if path.exists() else []
+    if len(known) >= n:
+        return known[:n]
+    from litecrawl.index.simhash import simhash
+
+    spec = importlib.util.spec_from_file_location("kit", Path(__file__).parent / "site.py")
+    assert spec is not None and spec.loader is not None
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
+    rng = random.Random(1)
+    with path.open("w") as out:
+        for i in range(n):
+            links = " ".join(kit.paragraph(rng, 40) + f" link {k}" for k in range(24))
+            filler = " ".join(kit.paragraph(rng, 60) for _ in range(28))
+            out.write(f"{simhash(f'Page {i} {links} {filler}')}\n")
+    return [int(line) for line in path.read_text().split()]
+
+
+def _document(i: int, h: int) -> IndexDocument:
+    text = f"{_TEXT} p{i}"
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return IndexDocument(
+        url=f"http://k/{i}",
+        title="t",
+        keywords=(),
+        text_preview="",
+        text=text,
+        text_hash=digest,
+        simhash=h,
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = connect(Path(tmp) / "w.db")
+        migrate(conn)
+        if args.cache_kib:
+            conn.execute(f"PRAGMA cache_size = -{args.cache_kib}")
+        if args.without_target_index:
+            conn.execute("DROP INDEX idx_page_links_dst")
+        write: Callable[[int, int], None]
+        if args.what == "documents":
+            hashes = kit_simhashes(args.pages, Path(args.hashes))
+            size = 64
+
+            def write(start: int, end: int) -> None:
+                write_documents(conn, [_document(i, hashes[i]) for i in range(start, end)])
+
+        else:
+            rng = random.Random(1)
+            size = 256
+
+            def url(i: int) -> str:
+                return f"http://127.0.0.1:8181/s{i // 1000:03d}/page{i}.html"
+
+            def write(start: int, end: int) -> None:
+                graph = [
+                    (url(i), [url(rng.randrange(args.targets)) for _ in range(30)])
+                    for i in range(start, end)
+                ]
+                write_links(conn, graph)
+
+        began, since = time.process_time(), 0
+        for start in range(0, args.pages, size):
+            end = min(args.pages, start + size)
+            conn.execute("BEGIN IMMEDIATE")
+            write(start, end)
+            conn.execute("COMMIT")
+            if end - since >= args.window or end == args.pages:
+                now = time.process_time()
+                per_page = (now - began) / (end - since) * 1e6
+                print(f"{end:8d} pages  {per_page:7.1f} us/page", flush=True)
+                began, since = now, end
+        conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["documents", "links"])
+    parser.add_argument("--pages", type=int, default=40_000)
+    parser.add_argument("--window", type=int, default=10_000)
+    parser.add_argument("--targets", type=int, default=200_000, help="links: pages linked to")
+    parser.add_argument("--hashes", default="/tmp/kit-simhashes.txt", help="documents: cache")
+    parser.add_argument("--cache-kib", type=int, default=0, help="SQLite's page cache (KiB)")
+    parser.add_argument("--without-target-index", action="store_true", help="links: no dst_key")
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
