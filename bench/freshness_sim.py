@@ -13,10 +13,14 @@ history. Freshness is the time-averaged share of pages whose last fetched versio
 Policies: ``uniform`` (every page every N/B ticks, staggered), ``multiplicative`` (litecrawl's
 rule: the scheduled interval times 0.2 after a change, times 2 after none, clamped), ``elapsed``
 (the same rule applied to the time since the last fetch, lateness included), ``freshness``
-(litecrawl's estimator and allocation, solved every tick) and ``oracle`` (the allocation given
-the true rates). ``--order`` is which due pages a tick fetches when more are due than the
-budget: ``overdue`` (the earliest due first, as litecrawl's frontier claims), ``random`` (any
-due page alike), ``lowest`` (the lowest page number first: a starving order).
+(litecrawl's estimator and allocation, solved every tick), ``learn`` (the allocation given each
+page's true rate as of its last visit: an estimator that is perfect but learns only by visiting)
+and ``oracle`` (the allocation given the true rates). ``--order`` is which due pages a tick
+fetches when more are due than the budget: ``overdue`` (the earliest due first, as litecrawl's
+frontier claims), ``random`` (any due page alike), ``lowest`` (the lowest page number first:
+a starving order).
+``--by-kind``: the freshness and fetches a tick of each kind of page over the window (static or
+changing before > after the shift; rate up, down or within 3x).
 ``--static``: that share of the pages never changes (as in bench/freshness.py); ``--static-share``
 and ``--no-enough`` change the freshness policy's prior and drop its 95% bound (schedule/).
 """
@@ -204,13 +208,49 @@ class Oracle(Freshness):
         return due + interval if t - interval < due <= t else t + interval
 
 
+class Learn(Freshness):
+    """The allocation given each page's true rate as of its last visit: what a policy that
+    learns a page's rate perfectly, but only by visiting it, could do. No re-plan at the shift:
+    a page that was static is found changing only at its max-interval visit. The gap between it
+    and the oracle is what visiting cannot learn sooner; between it and ``freshness``, the
+    estimate's."""
+
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        super().__init__(n, budget, world)
+        self.rate = list(world.rates)
+        self.tick(0.0)
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        self.rate[page] = self.world.rates_at(t)[page]
+        interval = min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
+        return due + interval if t - interval < due <= t else t + interval
+
+
 POLICIES: dict[str, type[Policy]] = {
     "uniform": Uniform,
     "multiplicative": Multiplicative,
     "elapsed": Elapsed,
     "freshness": Freshness,
+    "learn": Learn,
     "oracle": Oracle,
 }
+
+
+def kind(world: World, page: int) -> str:
+    """A page by its rates before and after the shift: static or changing, and whether its rate
+    went up or down more than 3x."""
+    before, after = world.rates[page], world.rates_at(math.inf)[page]
+    if not before or not after:
+        return (
+            ("static" if not before else "changing")
+            + " > "
+            + ("static" if not after else "changing")
+        )
+    return "rate " + (
+        "up 3x+" if after > 3 * before else "down 3x+" if after < before / 3 else "within 3x"
+    )
 
 
 def run(
@@ -232,6 +272,10 @@ def run(
     fresh_time = settled_time = 0.0
     start = ticks / 3 if world.shift_at == math.inf else world.shift_at
     fetches = 0
+    kinds = {p: kind(world, p) for p in range(n)}
+    by_kind: dict[str, list[float]] = {k: [0.0, 0.0, 0.0] for k in kinds.values()}
+    for k in kinds.values():
+        by_kind[k][0] += 1  # pages, fresh time, fetches in the window
     for tick in range(ticks):
         t = float(tick)
         policy.tick(t)
@@ -258,18 +302,27 @@ def run(
                 if changed and dated:
                     age = t - world.changes[page][v - 1]
                 # the fresh time of the visit before: until the next change or this fetch
-                fresh_time += _fresh(world, page, fetched_at[page], t, start)
+                fresh = _fresh(world, page, fetched_at[page], t, start)
+                fresh_time += fresh
+                by_kind[kinds[page]][1] += fresh
                 settled_time += _fresh(world, page, fetched_at[page], t, settled)
             seen[page], fetched_at[page] = v, t
             heapq.heappush(due, (policy.visited(page, t, d, changed, age), page))
             fetches += 1
+            if t >= start:
+                by_kind[kinds[page]][2] += 1
     for page, ft in fetched_at.items():
-        fresh_time += _fresh(world, page, ft, float(ticks), start)
+        fresh = _fresh(world, page, ft, float(ticks), start)
+        fresh_time += fresh
+        by_kind[kinds[page]][1] += fresh
         settled_time += _fresh(world, page, ft, float(ticks), settled)
+    window = ticks - start
     return {
-        "freshness": fresh_time / (n * (ticks - start)),
+        "freshness": fresh_time / (n * window),
         "settled": settled_time / (n * (ticks - settled)) if settled < ticks else math.nan,
         "fetches": fetches / ticks,
+        **{f"{k}: fresh": v[1] / (v[0] * window) for k, v in by_kind.items()},
+        **{f"{k}: fetches": v[2] / window for k, v in by_kind.items()},
     }
 
 
@@ -299,6 +352,7 @@ def main() -> None:
         help="start of a second window (default with --shift: the shift + max interval, when "
         "every page has been visited since the shift)",
     )
+    ap.add_argument("--by-kind", action="store_true", help="freshness and fetches by page kind")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     global STATIC_SHARE
@@ -341,6 +395,12 @@ def main() -> None:
                 f"| {time.monotonic() - began:.0f} |",
                 flush=True,
             )
+            if args.by_kind:
+                for k in sorted({key.split(": ")[0] for key in r if ": " in key}):
+                    print(
+                        f"|  | {name}: {k} | {r[k + ': fresh']:.3f} | | "
+                        f"{r[k + ': fetches']:.2f} | |"
+                    )
 
 
 if __name__ == "__main__":
