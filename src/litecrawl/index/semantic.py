@@ -9,9 +9,10 @@ in :attr:`Results.note`. A query none of whose words is on any page finds nothin
 (the pages nearest in meaning to an unknown word are noise).
 
 Hybrid reads each list :func:`_depth` deep. Its keyword list takes a query of several plain
-words (``how do I back up a database``) as any of the words (:func:`keyword_list`), ranked by
-bm25, which weighs each word by its rarity: the words of a question are rarely all on the page
-that answers it; then it ranks by the sum of the two scores, each scaled to 0-1 within its
+words (``how do I back up a database``) as any of the words (:func:`keyword_list`), each
+weighted by its rarity (bm25 on SQLite; on PostgreSQL each word's ts_rank_cd times its rarity),
+and scores each page again by its best section: the words of a question are rarely all on the
+page that answers it; then it ranks by the sum of the two scores, each scaled to 0-1 within its
 list (the list's best 1, its worst 0; a page missing from a list gets 0 from it). Any other
 keyword list is fused by rank (``sum(share / (RRF_K + rank))``, the keyword list's share
 :data:`KEYWORD_SHARE` for several words). Either way a page both lists agree on comes first, a
@@ -53,7 +54,7 @@ __all__ = [
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-# When hybrid's keyword list wants every word (PostgreSQL's, or a query with a phrase, a prefix
+# When hybrid's keyword list wants every word (a query of one word, or with a phrase, a prefix
 # or an operator), the lists are fused by rank, as tuned for such a list on the Python
 # documentation's questions: reciprocal-rank fusion, k = 10, the keyword list counted a quarter
 # as much as the meaning list for a query of several words (a question's words are together
@@ -116,13 +117,15 @@ def find(
             return Results(
                 name_sections(index, meaning[offset : offset + limit], (), marks), chosen
             )
-        words, any_word = keyword_list(index, query, depth, marks)
+        words, kept = keyword_list(index, query, depth, marks)
         meaning = _by_meaning(index, query, depth, [h.resource_id for h in words])
-        if any_word:  # any of the words, ranked by rarity: scores scaled and summed
+        if kept:  # any of the words, ranked by rarity: scores scaled and summed
             fused = _fuse(words, meaning)
         else:
             fused = _fuse(words, meaning, 1.0 if len(query_words(query)) <= 1 else KEYWORD_SHARE)
         shown = fused[offset : offset + limit]
+        if kept:
+            shown = index.quote(shown, kept, marks)
         return Results(name_sections(index, shown, {h.resource_id for h in words}, marks), chosen)
 
 
@@ -197,33 +200,32 @@ def _mentioned(index: IndexReader, query: str) -> bool:
 
 def keyword_list(
     index: IndexReader, query: str, depth: int, marks: tuple[str, str] = ("[", "]")
-) -> tuple[list[SearchHit], bool]:
-    """Hybrid's keyword list, ``depth`` deep, and whether it took the query's words as any
-    of them. A query of several plain words is read as any of them (bm25 ranks a page by the
-    rarity of the words it has, so the page with the question's rare words comes first, with
-    or without its common ones), :data:`~litecrawl.index.section_words.CANDIDATES` deep, and
-    scored again by each page's best section
-    (:func:`~litecrawl.index.section_words.by_best_section`); any other query as the user
-    wrote it. Tuned on the Python documentation's questions (bench/README.md): every word
-    required, the answer is often not among the hits at all. A word on more than half the
-    pages is left out: bm25 gives it no weight, and matching it would rank nearly every page
-    of a large index. PostgreSQL's ts_rank_cd weighs no word by its rarity (a page full of
-    "the" would lead), so there every word stays required."""
+) -> tuple[list[SearchHit], tuple[str, ...]]:
+    """Hybrid's keyword list, ``depth`` deep, and the words it took as any of them (none:
+    the query as written). A query of several plain words is read as any of them, each
+    weighted by its rarity (:meth:`~litecrawl.store.index.IndexReader.any_word`: the page
+    with the question's rare words comes first, with or without its common ones),
+    :data:`~litecrawl.index.section_words.CANDIDATES` deep, and scored again by each page's
+    best section (:func:`~litecrawl.index.section_words.by_best_section`); any other query as
+    the user wrote it. Tuned on the Python documentation's questions (bench/README.md): every
+    word required, the answer is often not among the hits at all. A word on more than half
+    the pages is left out: bm25 gives it no weight, and matching it would rank nearly every
+    page of a large index."""
     found = plain_words(query)
     open_mark, close_mark = marks
-    if not index.ranks_by_rarity or found is None or len(found) < 2:
+    if found is None or len(found) < 2:
         hits = index.keyword(query, limit=depth, open_mark=open_mark, close_mark=close_mark)
-        return hits, False
+        return hits, ()
     total, counts = index.page_counts(found)
     kept = {word: n for word, n in counts.items() if n <= total // 2}
     if not kept:  # only common words: they are what the user wants found
         hits = index.keyword(query, limit=depth, open_mark=open_mark, close_mark=close_mark)
-        return hits, False
-    asked = " OR ".join(f'"{word}"' for word in kept)
-    hits = index.keyword(
-        asked, limit=max(depth, CANDIDATES), open_mark=open_mark, close_mark=close_mark
+        return hits, ()
+    weights = rarity(total, kept)
+    hits = index.any_word(
+        weights, limit=max(depth, CANDIDATES), open_mark=open_mark, close_mark=close_mark
     )
-    return by_best_section(index, hits, rarity(total, kept))[:depth], True
+    return by_best_section(index, hits, weights)[:depth], tuple(kept)
 
 
 def _fuse(

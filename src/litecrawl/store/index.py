@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from urllib.parse import urlsplit
@@ -60,9 +60,6 @@ class IndexReader(SyncStore):
     location: str  # for messages: never with a password
     # the driver's errors, raised as FrontierError when they leave a ``with`` block
     driver_errors: tuple[type[Exception], ...] = ()
-    # does keyword ranking weigh a word by its rarity (bm25's IDF)? hybrid search then takes
-    # a question's words as any of them (litecrawl.index.semantic)
-    ranks_by_rarity = False
 
     def __exit__(
         self,
@@ -98,6 +95,31 @@ class IndexReader(SyncStore):
     ) -> list[SearchHit]:
         """Ranked hits for the words of ``query`` (best first); each matched term of the
         snippet (about ``snippet_tokens`` words) wrapped in the marks."""
+
+    @abstractmethod
+    def any_word(
+        self,
+        weights: Mapping[str, float],
+        *,
+        limit: int = 10,
+        open_mark: str = "[",
+        close_mark: str = "]",
+    ) -> list[SearchHit]:
+        """The pages holding any of the words ``weights`` names (folded words), best first:
+        a page scored by the words it holds, each counted (bm25's saturating count on
+        SQLite, ts_rank_cd's on PostgreSQL) times its weight
+        (:func:`litecrawl.index.section_words.rarity` of it; SQLite's bm25 computes the same
+        weight itself, PostgreSQL is given it), title
+        matches :data:`TITLE_WEIGHT` times text matches. Hybrid search's list for a
+        question (:func:`litecrawl.index.semantic.keyword_list`). A hit's snippet may be left
+        empty: :meth:`quote` makes those of the hits shown."""
+
+    def quote(
+        self, hits: Sequence[SearchHit], words: Sequence[str], marks: tuple[str, str]
+    ) -> list[SearchHit]:
+        """``hits`` of :meth:`any_word` for ``words``, each empty snippet made (the words
+        wrapped in ``marks``)."""
+        return list(hits)
 
     @abstractmethod
     def page_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:

@@ -15,7 +15,8 @@ which would not mark ``example`` in ``www.example.com`` nor put an ellipsis wher
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import psycopg
@@ -53,6 +54,17 @@ FROM resources AS r, CAST(%(query)s AS tsquery) AS q
 WHERE r.tsv @@ q AND EXISTS (SELECT 1 FROM documents AS d WHERE d.resource_id = r.id)
 ORDER BY score DESC, r.id
 LIMIT %(limit)s OFFSET %(offset)s
+"""
+# any of the words, each weighted by its rarity (the caller's weights: ts_rank_cd has no IDF)
+# times ts_rank_cd's count of it (title A, text B; over 1 + log of the length), as bm25 sums
+# its words' scores (ts_rank, which saturates, or other normalizations ranked Python's
+# questions lower: bench/README.md)
+_ANY_WORD = """
+SELECT r.id, {score} AS score, r.title
+FROM resources AS r, CAST(%(query)s AS tsquery) AS q
+WHERE r.tsv @@ q AND EXISTS (SELECT 1 FROM documents AS d WHERE d.resource_id = r.id)
+ORDER BY score DESC, r.id
+LIMIT %(limit)s
 """
 _TEXTS = "SELECT id, text FROM resources WHERE id = ANY(%s)"
 # how many pages hold the word, counted no further than the bound (as SQLite's index counts)
@@ -109,17 +121,72 @@ class PostgresIndex(IndexReader):
         if not tsquery or limit <= 0:
             return []
         params = {"weights": _WEIGHTS, "limit": limit, "offset": max(0, offset), "query": tsquery}
+        marks = (open_mark, close_mark, ellipsis)
+        return self._ranked(_RANKED, params, phrases, marks, snippet_tokens)
+
+    def any_word(
+        self,
+        weights: Mapping[str, float],
+        *,
+        limit: int = 10,
+        open_mark: str = "[",
+        close_mark: str = "]",
+    ) -> list[SearchHit]:
+        words = list(weights)
+        if not words or limit <= 0:
+            return []
+        tsquery, _ = translated(" OR ".join(_quoted(word) for word in words))
+        score = " + ".join(
+            f"%(w{i})s * ts_rank_cd(%(weights)s::float4[], r.tsv, CAST(%(q{i})s AS tsquery), 1)"
+            for i in range(len(words))
+        )
+        params: dict[str, object] = {"weights": _WEIGHTS, "limit": limit, "query": tsquery}
+        for i, word in enumerate(words):
+            params[f"w{i}"] = weights[word]
+            params[f"q{i}"] = _lexeme(word, False, "")
+        sql = _ANY_WORD.replace("{score}", score)
+        # no snippets: made in Python (index/snippet.py), 100 would cost seconds; quote() makes
+        # those of the hits shown
+        return self._ranked(sql, params, [], (open_mark, close_mark, "…"), 0)
+
+    def quote(
+        self, hits: Sequence[SearchHit], words: Sequence[str], marks: tuple[str, str]
+    ) -> list[SearchHit]:
+        wanted = [h.resource_id for h in hits if not h.snippet]
+        if not wanted:
+            return list(hits)
+        texts = self.texts(wanted)
+        _, phrases = translated(" OR ".join(_quoted(word) for word in words))
+        shown = {"open_mark": marks[0], "close_mark": marks[1], "ellipsis": "…"}
+        return [
+            replace(h, snippet=snippet(texts.get(h.resource_id, ""), phrases, size=16, **shown))
+            if h.resource_id in texts and not h.snippet
+            else h
+            for h in hits
+        ]
+
+    def _ranked(
+        self,
+        sql: str,
+        params: Mapping[str, object],
+        phrases: list[Phrase],
+        marks: tuple[str, str, str],
+        snippet_tokens: int,
+    ) -> list[SearchHit]:
+        """The rows of ``sql`` as hits, with snippets of ``snippet_tokens`` words (none: 0)."""
         try:
             with self.conn.transaction():
-                rows = self.conn.execute(_RANKED, params).fetchall()
-                ids = [rid for rid, _, _ in rows]
+                rows = self.conn.execute(sql, params).fetchall()
+                ids = [rid for rid, _, _ in rows] if snippet_tokens else []
                 texts = dict(self.conn.execute(_TEXTS, (ids,)).fetchall()) if ids else {}
         except psycopg.Error as exc:
             raise FrontierError(f"cannot search {self.location}: {reason(exc)}") from exc
+        if not snippet_tokens:
+            return [self.hit(rid, score, "", title) for rid, score, title in rows]
         size = max(1, min(snippet_tokens, 64))
-        marks = {"open_mark": open_mark, "close_mark": close_mark, "ellipsis": ellipsis}
+        shown = {"open_mark": marks[0], "close_mark": marks[1], "ellipsis": marks[2]}
         return [
-            self.hit(rid, score, snippet(texts.get(rid) or "", phrases, size=size, **marks), title)
+            self.hit(rid, score, snippet(texts.get(rid) or "", phrases, size=size, **shown), title)
             for rid, score, title in rows
         ]
 
@@ -201,6 +268,10 @@ def translated(query: str) -> tuple[str, list[Phrase]]:
     if node is None:
         return "", []
     return _tsquery(node), highlighted(node, "text")
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
 
 
 def _tsquery(node: Node) -> str:

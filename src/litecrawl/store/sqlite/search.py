@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -54,7 +54,6 @@ _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER
 
 class SQLiteIndex(IndexReader):
     driver_errors = (sqlite3.Error,)
-    ranks_by_rarity = True  # bm25
 
     def __init__(self, path: str | Path, writable: bool = False) -> None:
         self.location = str(path)
@@ -112,6 +111,18 @@ class SQLiteIndex(IndexReader):
             return [self.hit(*row) for row in rows]
         except sqlite3.Error as exc:
             raise _failed(self.location, exc, "cannot search") from exc
+
+    def any_word(
+        self,
+        weights: Mapping[str, float],
+        *,
+        limit: int = 10,
+        open_mark: str = "[",
+        close_mark: str = "]",
+    ) -> list[SearchHit]:
+        # bm25 weighs each word by its rarity itself
+        asked = " OR ".join('"' + word.replace('"', '""') + '"' for word in weights)
+        return self.keyword(asked, limit=limit, open_mark=open_mark, close_mark=close_mark)
 
     def page_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
         def read() -> tuple[int, dict[str, int]]:
