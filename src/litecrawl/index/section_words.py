@@ -8,7 +8,9 @@ a long page that has them here and there as high. So each page of the any-word l
 within the list. A section is scored with bm25 as FTS5 scores a page (each word weighted by its
 rarity among the indexed pages, k1 = 1.2, b = 0.75), a section's length in characters against
 the candidates' sections' average. The sections are the stored headings'
-(:func:`litecrawl.index.located.section_offsets`); a page without stored sections is one.
+(:func:`litecrawl.index.located.section_offsets`); a page without stored sections is one. The
+page score is the index's own bm25 (SQLite), or the same formula over the page's text computed
+here (PostgreSQL, whose ts_rank_cd is not bm25).
 Tuned on the Python documentation's questions, checked on PostgreSQL's (bench/README.md,
 "Section-level keyword scoring").
 """
@@ -24,7 +26,7 @@ from itertools import pairwise
 
 from litecrawl.index.located import section_offsets
 from litecrawl.index.query import tokens
-from litecrawl.store.index import IndexReader, SearchHit
+from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit
 
 __all__ = ["CANDIDATES", "PAGE_SHARE", "by_best_section", "rarity", "scaled"]
 
@@ -59,11 +61,36 @@ def by_best_section(
         max((_bm25(words, length, average, weights) for words, length in sections[rid]), default=0)
         for rid in ids
     ]
-    page = scaled([h.score for h in hits])
+    if index.scores_by_bm25:
+        page = scaled([h.score for h in hits])
+    else:
+        page = scaled(_page_scores(hits, texts, sections, weights))
     section = scaled(best)
     scores = [PAGE_SHARE * p + (1 - PAGE_SHARE) * s for p, s in zip(page, section, strict=True)]
     ranked = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
     return [replace(hits[i], score=scores[i]) for i in ranked]
+
+
+def _page_scores(
+    hits: Sequence[SearchHit],
+    texts: Mapping[int, str],
+    sections: Mapping[int, list[tuple[Counter[str], int]]],
+    weights: Mapping[str, float],
+) -> list[float]:
+    """bm25 of each hit's page as FTS5 scores it (title matches :data:`TITLE_WEIGHT` times),
+    lengths in characters against the hits' average: for an index whose own ranking is not
+    bm25 (PostgreSQL: its ts_rank_cd ranked Python's questions lower, bench/README.md)."""
+    average = max(1.0, sum(len(texts.get(h.resource_id, "")) for h in hits) / len(hits))
+    scores = []
+    for hit in hits:
+        found: Counter[str] = Counter()
+        for words, _ in sections[hit.resource_id]:
+            found.update(words)
+        title = hit.title or ""
+        for word, n in _sections(title, [0], weights)[0][0].items():
+            found[word] += int(TITLE_WEIGHT * n)
+        scores.append(_bm25(found, len(texts.get(hit.resource_id, "")), average, weights))
+    return scores
 
 
 def _sections(

@@ -58,6 +58,9 @@ class IndexReader(SyncStore):
     database there)."""
 
     location: str  # for messages: never with a password
+    # are any_word()'s scores bm25 (SQLite's FTS5)? Else hybrid scores the pages itself
+    # (litecrawl.index.section_words)
+    scores_by_bm25 = False
     # the driver's errors, raised as FrontierError when they leave a ``with`` block
     driver_errors: tuple[type[Exception], ...] = ()
 

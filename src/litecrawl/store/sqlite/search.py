@@ -54,6 +54,7 @@ _URLS = "SELECT url, title, canonical FROM documents WHERE resource_id = ? ORDER
 
 class SQLiteIndex(IndexReader):
     driver_errors = (sqlite3.Error,)
+    scores_by_bm25 = True
 
     def __init__(self, path: str | Path, writable: bool = False) -> None:
         self.location = str(path)
