@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from litecrawl.cli import app
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.query import tokens, words
 from litecrawl.index.tsvector import tsvector, tsvector_binary
+from litecrawl.index.words import tokens, words
 from litecrawl.index.work import analyze
 from litecrawl.store.backends import open_index
 from litecrawl.store.postgres.connection import migrate_database

@@ -1,10 +1,6 @@
 """The search query syntax, parsed as SQLite's FTS5 parses it, for a backend that is not FTS5.
 
-Words are split and folded as FTS5's ``unicode61 remove_diacritics 2`` tokenizer splits them
-(:func:`words`): every run of letters and digits is a word, lower-cased, diacritics removed from
-Latin letters (``Zürich`` -> ``zurich``; ``й`` or ``ά`` kept), everything else separates words
-(``www.example.com`` is three words, ``3.11`` two, ``snake_case`` two). The PostgreSQL index
-folds its text with the same rule (``litecrawl_words`` in ``store/postgres/migrations.py``).
+Words are split and folded as the index splits them (:func:`litecrawl.index.words.words`).
 
 :func:`parse` reads FTS5's grammar: phrases (``word``, ``"a phrase"``, ``a + b``), ``word*``
 prefixes, column filters (``title:word``, ``{title text}:``, ``-title:``), ``NEAR(...)``,
@@ -18,9 +14,10 @@ as ``a AND b`` and ``^word`` (first word of a column) as ``word``.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+
+from litecrawl.index.words import words
 
 __all__ = [
     "And",
@@ -33,75 +30,12 @@ __all__ = [
     "highlighted",
     "parse",
     "plain_words",
-    "tokens",
-    "words",
 ]
 
-# a run of word characters, with the combining marks a decomposed letter carries ("_" and
-# other characters that are not letters or decimal digits are taken out after)
-_WORD = re.compile(r"[\w\u0300-\u036f]+")
-_ASCII = re.compile(r"[A-Za-z0-9]+")
-_LATIN_MARKS = re.compile(r"([A-Za-z])[\u0300-\u036f]+")
-_DECOMPOSED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")  # Latin, marks
 _SPACE = " \t\n\r\f\v"
 _SINGLE = {"(", ")", "{", "}", ":", ",", "+", "*", "-", "^"}
 _KEYWORDS = {"AND", "OR", "NOT"}
 _PREFIX_WORD = re.compile(r"(.*?)(\*?)", re.DOTALL)
-
-
-def tokens(text: str) -> list[tuple[int, int, str]]:
-    """The words of ``text`` folded (see the module doc), with their start and end offsets."""
-    lowered = text.lower()
-    cased = len(lowered) == len(text)  # else a letter became two: offsets from the text
-    found = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(lowered if cased else text)]
-    if cased and lowered.isascii() and "_" not in lowered:
-        return found
-    out: list[tuple[int, int, str]] = []
-    for start, end, word in found:
-        if not word.isascii():
-            out += [(start, end, part) for part in _folded(word)]
-        elif cased and "_" not in word:
-            out.append((start, end, word))
-        else:
-            out += [
-                (start + m.start(), start + m.end(), m.group().lower())
-                for m in _ASCII.finditer(word)
-            ]
-    return out
-
-
-def _folded(raw: str) -> list[str]:
-    """A non-ASCII run of word characters as the index folds it: one word or more."""
-    folded = raw
-    if _DECOMPOSED.search(raw):  # as the index: only such words are decomposed
-        decomposed = _LATIN_MARKS.sub(r"\1", unicodedata.normalize("NFD", raw))
-        folded = unicodedata.normalize("NFC", decomposed)
-    # letters and decimal digits only: "_", marks left on other letters, ², Ⅻ separate words
-    return "".join(c if _is_word_char(c) else " " for c in folded).lower().split()
-
-
-def words(text: str) -> list[str]:
-    """The folded words of ``text`` (:func:`tokens` without the offsets, which cost twice
-    the time on a page: the PostgreSQL index folds every page's text in its worker)."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a letter became two: as tokens() reads it
-        return [word for _, _, word in tokens(text)]
-    if lowered.isascii():
-        return _ASCII.findall(lowered)
-    out: list[str] = []
-    for word in _WORD.findall(lowered):
-        if not word.isascii():
-            out += _folded(word)
-        elif "_" in word:
-            out += _ASCII.findall(word)
-        else:
-            out.append(word)
-    return out
-
-
-def _is_word_char(char: str) -> bool:
-    category = unicodedata.category(char)
-    return category[0] == "L" or category == "Nd"
 
 
 @dataclass(frozen=True, slots=True)

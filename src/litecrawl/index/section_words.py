@@ -25,7 +25,7 @@ from dataclasses import replace
 from itertools import pairwise
 
 from litecrawl.index.located import section_offsets
-from litecrawl.index.query import tokens
+from litecrawl.index.words import tokens
 from litecrawl.store.index import TITLE_WEIGHT, IndexReader, SearchHit
 
 __all__ = ["CANDIDATES", "PAGE_SHARE", "by_best_section", "rarity", "scaled"]

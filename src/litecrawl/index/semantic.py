@@ -33,8 +33,8 @@ from litecrawl.errors import ConfigError
 from litecrawl.index.embed import embedder, from_blob
 from litecrawl.index.located import name_sections, opening, section_url
 from litecrawl.index.query import plain_words
-from litecrawl.index.query import words as query_words
 from litecrawl.index.section_words import CANDIDATES, by_best_section, rarity, scaled
+from litecrawl.index.words import words as query_words
 from litecrawl.store.backends import open_index
 from litecrawl.store.index import IndexReader, SearchHit
 from litecrawl.store.vectors import BestSection, Neighbour

@@ -4,7 +4,7 @@ The window of ``size`` words with the most distinct phrases of the query (1000 p
 1 for each repeat), preferring one that starts a sentence (after ``.`` or ``:`` and a space;
 100 points, 120 at the start of the text); each match wrapped in the marks (overlapping
 matches as one), the ellipsis where the window cuts the text. Words are
-:func:`litecrawl.index.query.tokens`, as the index splits them.
+:func:`litecrawl.index.words.tokens`, as the index splits them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from litecrawl.index.query import Phrase, tokens
+from litecrawl.index.query import Phrase
+from litecrawl.index.words import tokens
 
 __all__ = ["snippet"]
 

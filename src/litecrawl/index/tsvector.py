@@ -1,7 +1,7 @@
 """A page's PostgreSQL ``tsvector``, built where the page is analyzed rather than in the database.
 
 The PostgreSQL index stores, per resource, the title's words with weight A and the text's with
-weight B, words split and folded as FTS5 splits them (:func:`litecrawl.index.query.words`), in
+weight B, words split and folded as FTS5 splits them (:func:`litecrawl.index.words.words`), in
 the ``'simple'`` configuration (no stemming, no stop words). Building that in the database
 (``to_tsvector`` over ``litecrawl_words``: regular expressions, Unicode normalization, the
 text-search parser) cost it ~4 ms of CPU per 22 KB page, so one database core served ~200
@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from array import array
 
-from litecrawl.index.query import words
+from litecrawl.index.words import words
 
 __all__ = ["MAX_CHARS", "MAX_WORD_BYTES", "tsvector", "tsvector_binary"]
 

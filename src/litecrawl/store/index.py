@@ -127,7 +127,7 @@ class IndexReader(SyncStore):
     @abstractmethod
     def page_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many pages are indexed, and how many of them hold each of ``words`` (folded,
-        as :func:`litecrawl.index.query.words` gives them), counted no further than one past
+        as :func:`litecrawl.index.words.words` gives them), counted no further than one past
         half of them: a word on more than half the pages is common (bm25 gives it no weight),
         and counting on would read most of a large index."""
 

@@ -62,7 +62,7 @@ CREATE TRIGGER {table}_stale AFTER UPDATE OF text ON resources
 # "www.example.com" or "3.11" as one word). ICU classifies and lower-cases whatever the database's
 # locale; without ICU, ASCII punctuation separates words. Only separators other than ASCII spaces
 # are replaced (5x faster than every run), and only a text with Latin letters or combining marks
-# is decomposed. litecrawl.index.query.tokens folds query words and finds snippets the same way.
+# is decomposed. litecrawl.index.words.tokens folds query words and finds snippets the same way.
 _WORDS_FUNCTION = r"""
 DO $migration$
 DECLARE
