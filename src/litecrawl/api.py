@@ -12,7 +12,8 @@ from functools import partial
 from typing import Any, Literal, ParamSpec, cast
 
 from litecrawl.driver import Batch, drive
-from litecrawl.engine import CrawlStats, Engine, EngineOptions
+from litecrawl.engine import CrawlStats, Engine
+from litecrawl.engine_options import EngineOptions
 from litecrawl.errors import ConfigError
 from litecrawl.fetch.base import Fetcher
 from litecrawl.lease import Lease, LeaseRules

@@ -18,7 +18,8 @@ from litecrawl.cache import open_cache
 from litecrawl.config import CrawlConfig
 from litecrawl.discover.feeds import FEED_CONTENT_TYPES
 from litecrawl.driver import Continuous, CrawlReport, drive
-from litecrawl.engine import Analyzer, CrawlStats, Engine, EngineOptions
+from litecrawl.engine import CrawlStats, Engine
+from litecrawl.engine_options import Analyzer, EngineOptions
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy

@@ -16,85 +16,32 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, cast
+from collections.abc import Iterable
+from typing import cast
 
 from litecrawl.discover.feeds import is_feed_content_type
-from litecrawl.discover.listing import DEFAULT_SITEMAPS_PER_HOST, SitemapBounds, listing_links
+from litecrawl.discover.listing import SitemapBounds, listing_links
+from litecrawl.engine_options import EngineOptions
 from litecrawl.errors import DatabaseUnusable, FetchError, FrontierError, UnwantedType, error_for
 from litecrawl.fetch.base import Fetcher, FetchResult
-from litecrawl.fetch.policy import FetchPolicy, Throttled, fetch_with_policy
+from litecrawl.fetch.policy import Throttled, fetch_with_policy
 from litecrawl.frontier.lost import ClaimKind
-from litecrawl.hooks import DownstreamHook, TransformHook, await_me_maybe
-from litecrawl.index.document import IndexDocument, PageAnalysis
+from litecrawl.hooks import await_me_maybe
+from litecrawl.index.document import IndexDocument
 from litecrawl.lease import Lease
 from litecrawl.outcomes import CrawlStats, PageOutcomes
 from litecrawl.parse.links import extract_links, is_html
 from litecrawl.parse.resolve import LinkRules, ResolvedLinks, resolve_links
 from litecrawl.parse.sniff import not_text
 from litecrawl.politeness.base import Gate, OpenGate
-from litecrawl.schedule import Schedule
 from litecrawl.store.frontier import Frontier
-from litecrawl.store.queue import (
-    ClaimedPage,
-    ClaimFocus,
-    HostRules,
-    NewLink,
-)
-from litecrawl.urls import DomainScope, UrlRules, host_of
+from litecrawl.store.queue import ClaimedPage, HostRules, NewLink
+from litecrawl.urls import DomainScope, host_of
 from litecrawl.writeback import PageWriter, content_hash
 
-if TYPE_CHECKING:
-    from litecrawl.strategy.runner import StrategyRunner
-
-__all__ = ["Analyzer", "CrawlStats", "Engine", "EngineOptions", "content_hash"]
+__all__ = ["CrawlStats", "Engine", "content_hash"]
 
 log = logging.getLogger("litecrawl")
-
-
-class Analyzer(Protocol):
-    """Given the page URL, its fetch result, depth and source: the index document and maybe the
-    page's links, resolved by ``link_rules`` (see litecrawl.index.analyze). Runs only for OK
-    HTML pages."""
-
-    def __call__(
-        self,
-        url: str,
-        result: FetchResult,
-        depth: int,
-        source: str,
-        link_rules: LinkRules | None = None,
-    ) -> Awaitable[PageAnalysis]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class EngineOptions:
-    rules: UrlRules
-    schedule: Schedule
-    n_concurrent: int = 10
-    processing_timeout_sec: int = 600
-    transform_hook: TransformHook | None = None
-    downstream_hook: DownstreamHook | None = None
-    follow_links: bool = True
-    max_depth: int = 0  # 0 = unlimited
-    scope: Callable[[str], bool] | None = None  # extra link filter (e.g. same domain)
-    canonical_links: bool = False  # also follow <link rel=canonical>
-    discover_feeds: bool = False  # <link rel=alternate> feeds enter the frontier
-    use_lastmod: bool = True  # skip pages whose sitemap lastmod is older than our last fetch
-    sitemaps_per_host: int = DEFAULT_SITEMAPS_PER_HOST  # sub-sitemaps of a host queued in a run
-    fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)  # retries, cond. GET, cache
-    retry_uncrawled: bool = False  # recovery makes never-crawled claims due again (once)
-    analyzer: Analyzer | None = None
-    write_batch: int = 256  # finalized pages per transaction
-    # ...or fewer, once the oldest has waited this long: a finished page stays claimed and
-    # unwritten until its batch is written, and a kill -9 loses what was not.
-    flush_after_sec: float = 1.0
-    # A crawling strategy decides which links are queued and with what score (None: the
-    # built-in bfs, today's fast path: every link in scope and depth is queued).
-    strategy: StrategyRunner | None = None
-    partition: tuple[int, int] | None = None  # (K, N): claim only partition K of N
-    focus: ClaimFocus | None = None  # claim only part of the frontier (a site crawl)
 
 
 class _Requeued(Exception):

@@ -25,7 +25,7 @@ from litecrawl.store.queue import ClaimedPage, FinalizeResult, NewLink, PageUpda
 from litecrawl.urls import host_of
 
 if TYPE_CHECKING:
-    from litecrawl.engine import EngineOptions
+    from litecrawl.engine_options import EngineOptions
     from litecrawl.store.strategies import StrategyWrites
 
 __all__ = ["PageWriter", "content_hash"]
