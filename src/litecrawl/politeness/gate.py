@@ -1,10 +1,10 @@
 """The politeness gate between the engine and the network.
 
 It answers two questions for every URL: *may* we fetch it (robots.txt, cached per origin in the
-database with its expiry) and *when* (a per-host concurrency cap, then the host's pacer: per-host
-delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off, and only then one of the
-worker's fetch slots, so pages waiting for their host hold none). When the host has a delay, each
-start is also reserved on the host's row in the database
+database with its expiry: robots_cache.py) and *when* (a per-host concurrency cap, then the
+host's pacer: per-host delay, ``Crawl-delay``, optional token bucket, ``Retry-After`` back-off,
+and only then one of the worker's fetch slots, so pages waiting for their host hold none). When
+the host has a delay, each start is also reserved on the host's row in the database
 (:meth:`~litecrawl.store.frontier.Frontier.reserve_start`), so every worker sharing the database
 keeps it together: N workers never reach a host faster than one would.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections import defaultdict
@@ -33,13 +32,12 @@ from litecrawl.errors import (
     HostHeldBack,
     RobotsDenied,
     RobotsUnavailable,
-    TooManyRedirects,
     error_for,
 )
-from litecrawl.fetch.base import FetchRequest, FetchResult
-from litecrawl.fetch.http import HttpFetcher
+from litecrawl.fetch.base import FetchResult
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
-from litecrawl.politeness.robots import MAX_ROBOTS_BYTES, RobotsPolicy, robots_url
+from litecrawl.politeness.robots import RobotsPolicy
+from litecrawl.politeness.robots_cache import RobotsCache
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.queue import HostRules
 
@@ -55,7 +53,6 @@ LATE_SHARE = 0.25
 # A start sent later than reserved by more than this is stamped on the host's row (_started):
 # about the event loop's timer resolution, so a start on time costs no statement more.
 _ON_TIME_SEC = 0.002
-_ROBOTS_POLL_SEC = 0.2  # how often a worker looks for the robots.txt another one fetches
 # Back-off when a 429/503 carries no usable Retry-After.
 DEFAULT_BACKOFF_SEC = 60.0
 # A claim takes no more pages of a host than can start within this many seconds: a page
@@ -99,16 +96,7 @@ class PoliteGate:
     def __init__(self, frontier: Frontier, settings: PolitenessSettings) -> None:
         self.frontier = frontier
         self.settings = settings
-        # RFC 9309 2.5: of a robots.txt of any size, the first 500 KiB are read and parsed
-        # (one byte more tells robots.py that the file goes on: it cuts at the last full line)
-        self._fetcher = HttpFetcher(
-            user_agent=settings.user_agent,
-            timeout=settings.robots_timeout,
-            max_bytes=MAX_ROBOTS_BYTES + 1,
-            cut_at_max_bytes=True,
-        )
-        self._policies: dict[str, RobotsPolicy] = {}
-        self._origin_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._robots = RobotsCache(frontier, settings)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._host_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._pacers: dict[str, HostPacer] = {}
@@ -122,7 +110,7 @@ class PoliteGate:
         self._stamps: set[asyncio.Task[float]] = set()  # starts stamped after they went
 
     async def __aenter__(self) -> Self:
-        await self._fetcher.__aenter__()
+        await self._robots.__aenter__()
         for host, until in (await self.frontier.host_slowdowns(time.time())).items():
             self._pacer(host).slow_down(until)
         return self
@@ -135,7 +123,7 @@ class PoliteGate:
     ) -> None:
         if self._stamps:
             await asyncio.wait(self._stamps)
-        await self._fetcher.__aexit__(exc_type, exc, tb)
+        await self._robots.__aexit__(exc_type, exc, tb)
 
     # -- may we? ------------------------------------------------------------------------------
 
@@ -156,64 +144,9 @@ class PoliteGate:
 
     async def robots(self, url: str) -> RobotsPolicy:
         """The robots.txt policy of ``url``'s origin: memory, then database, then network."""
-        parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        now = time.time()
-        policy = self._policies.get(origin)
-        if policy is not None and not policy.is_expired(now):
-            return policy
-        async with self._origin_locks[origin]:  # one fetch per origin, however many wait
-            policy = self._policies.get(origin)
-            if policy is not None and not policy.is_expired(now):
-                return policy
-            policy = await self._load_robots(origin, now) or await self._fetch_once(url, origin)
-            self._policies[origin] = policy
-            self._pacer(parts.netloc).set_crawl_delay(policy.crawl_delay())
-            return policy
-
-    async def _load_robots(self, origin: str, now: float) -> RobotsPolicy | None:
-        cached = await self.frontier.get_robots(origin)
-        if cached is None or cached[1] <= now:
-            return None
-        try:
-            return RobotsPolicy.from_record(json.loads(cached[0]), self.settings.user_agent)
-        except (ValueError, TypeError):
-            return None
-
-    async def _fetch_once(self, url: str, origin: str) -> RobotsPolicy:
-        """robots.txt fetched by one worker of the database; the others wait for its record
-        (or for its claim to run out: a worker that died while fetching)."""
-        hold = 2 * self.settings.robots_timeout + 5
-        while True:
-            now = time.time()
-            if await self.frontier.claim_robots(origin, now, hold):
-                return await self._fetch_robots(url, now)
-            await asyncio.sleep(_ROBOTS_POLL_SEC)
-            policy = await self._load_robots(origin, time.time())
-            if policy is not None:
-                return policy
-
-    async def _fetch_robots(self, url: str, now: float) -> RobotsPolicy:
-        location = robots_url(url)
-        status: int | None
-        cause, detail = None, ""
-        try:
-            result = await self._fetcher.fetch(FetchRequest(location))
-            status, body = result.status, result.body
-        except TooManyRedirects:
-            # RFC 9309 2.3.1.2: redirects that lead nowhere = robots.txt "unavailable": allow all
-            status, body = 300, b""
-        except FetchError as exc:
-            log.warning("robots.txt unreachable (%s): the host's pages wait a while", exc)
-            status, body = None, b""
-            cause, detail = exc.category, str(exc).removeprefix(f"{location}: ")
-        policy = RobotsPolicy.from_response(
-            status, body, now, self.settings.user_agent, cause=cause, cause_detail=detail
-        )
-        if policy.problem is not None:
-            log.warning("%s %s", location, policy.problem)
-        origin = location.removesuffix("/robots.txt")
-        await self.frontier.put_robots(origin, json.dumps(policy.to_record()), policy.expires_at)
+        policy, fresh = await self._robots.policy(url)
+        if fresh:  # newly loaded: its Crawl-delay paces the host from now on
+            self._pacer(urlsplit(url).netloc).set_crawl_delay(policy.crawl_delay())
         return policy
 
     # -- when? --------------------------------------------------------------------------------
@@ -377,26 +310,20 @@ class PoliteGate:
             pacer = self._pacers.get(host)
             if pacer is not None and not pacer.ready(now):
                 continue  # its delay or back-off still runs: keep its clock
-            origins = (f"http://{host}", f"https://{host}")
             lock = self._host_locks.get(host)
-            if (lock is not None and lock.locked()) or any(
-                (o := self._origin_locks.get(origin)) is not None and o.locked()
-                for origin in origins
-            ):
+            if (lock is not None and lock.locked()) or self._robots.busy(host):
                 continue
             self._idle.discard(host)
             self._pacers.pop(host, None)
             self._host_locks.pop(host, None)
-            for origin in origins:
-                # with the pacer: the policy sets the next pacer's Crawl-delay when loaded
-                self._policies.pop(origin, None)
-                self._origin_locks.pop(origin, None)
+            # with the pacer: the policy sets the next pacer's Crawl-delay when loaded
+            self._robots.forget(host)
 
     @property
     def hosts_remembered(self) -> int:
         """Hosts with any per-host state in this gate (memory: see ``_idle``)."""
-        origins = {urlsplit(origin).netloc for origin in self._policies}
-        return len(origins | set(self._pacers) | set(self._host_slots) | set(self._host_locks))
+        kept = set(self._pacers) | set(self._host_slots) | set(self._host_locks)
+        return len(self._robots.hosts() | kept)
 
     async def observe(self, host: str, result: FetchResult | None) -> float | None:
         """After a response: a 429/503 slows the host down. Returns the time to retry after."""
