@@ -40,8 +40,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from litecrawl.extract import extract_page
-from litecrawl.index.embed import MAX_WORDS, page_text
-from litecrawl.index.work import SECTION_WORDS
+from litecrawl.index.embed import MAX_WORDS, SECTION_WORDS, page_text
 
 BOUNDS = (1_024, 2_048, 4_096, 8_192, 16_384, 32_768)
 DOCS = ["/usr/share/doc/python3.11/html", "/usr/share/doc/postgresql-doc-15/html"]

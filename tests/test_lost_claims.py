@@ -159,6 +159,7 @@ _UNDO = {
         f" CREATE INDEX idx_resources_band{n} ON resources(band{n});"
         for n in range(4)
     ),
+    "section_places": "ALTER TABLE section_vectors DROP COLUMN places;",
 }
 
 

@@ -113,3 +113,49 @@ def names_the_section_its_snippet_shows(db: str) -> None:
     semantic = find(db, "how long should sourdough bread dough rise", mode="semantic").hits[0]
     assert semantic.section == "The quay bakery"
     assert semantic.snippet.startswith("The quay bakery"), semantic.snippet
+
+
+ISLAND = (
+    "<h1>Island guide</h1><p>The island has sandy beaches, a ruined castle, walks along the "
+    "cliffs and colonies of puffins and seals. Most visitors come for a day in summer, some stay "
+    "at the small inn or camp behind the dunes near the old lighthouse.</p>"
+    "<h2 id='there'>Getting there</h2><p>Boats cross from the mainland harbour to the island "
+    "pier every day of the year, weather permitting; the crossing takes forty minutes and the "
+    "sea can be rough in winter, so check before you travel with children.</p>"
+    "<h3 id='tides'>Tide tables</h3><p>High and low water for the week, "
+    "the spring tides and the height of the water at the harbour wall.</p>"
+    "<h3 id='ferry'>Island ferry</h3><p>The catamaran to the island leaves the pier "
+    "at seven and returns at five; buy tickets on board.</p>"
+    "<h3><a id='parking'></a>Car parking</h3><p>Cars park on the upper lot; "
+    "a day ticket costs four pounds at the machine.</p>"
+)
+
+
+def test_a_merged_section_names_the_heading_that_matched(new_db: NewDb, serve: Serve) -> None:
+    """Short sections join the one before (their vector is the group's), yet a hit names the
+    heading whose part matched, with its own anchor, not the group's first heading."""
+    application = guide_site()
+    served = application[SERVED]
+    served["/guide"] = f"<html><head><title>Island</title></head><body>{ISLAND}</body></html>"
+    served["/copy"] = served["/guide"]
+    server = serve(application)
+    db = new_db("c")
+    crawl(db, server)
+    # the second stored section holds the four headings of getting there
+    assert db_query(db, "SELECT count(*) FROM section_vectors") == [(2,)]
+    guide_urls = {server.url("/guide"), server.url("/copy")}
+    by_words = find(db, "catamaran", mode="keyword").hits[0]
+    assert by_words.url in guide_urls and "[catamaran]" in by_words.snippet
+    assert (by_words.section, by_words.section_url) == ("Island ferry", f"{by_words.url}#ferry")
+    parking = find(db, "machine", mode="keyword").hits[0]
+    assert (parking.section, parking.section_url) == ("Car parking", f"{parking.url}#parking")
+    question = "when does the catamaran boat to the island leave and where are tickets sold"
+    for mode in ("semantic", "hybrid"):
+        hit = find(db, question, mode=mode).hits[0]  # type: ignore[arg-type]
+        assert hit.url in guide_urls, (mode, hit.url)
+        assert (hit.section, hit.section_url) == ("Island ferry", f"{hit.url}#ferry"), mode
+    meant = find(db, question, mode="semantic").hits[0]
+    assert meant.snippet.startswith("Island ferry\nThe catamaran"), meant.snippet
+    tides = find(db, "how high is the water at the island pier at spring tide", mode="semantic")
+    assert tides.hits[0].url in guide_urls, [(h.url, h.section) for h in tides.hits[:3]]
+    assert tides.hits[0].section == "Tide tables"

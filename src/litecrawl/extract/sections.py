@@ -9,9 +9,11 @@ page's text is exactly what it was.
 
 Bounded per page: at most :data:`MAX_SECTIONS` sections; sections under :data:`MIN_WORDS` words
 join the one before them (a heading with one line under it says little alone), and when a page
-has more, neighbours are merged until the count fits (each named by its first heading). A
-section's anchor is the heading's ``id``, an ``<a id|name>`` inside it, or the id of the element
-it opens (Sphinx's ``<section id>``, DocBook's ``<div id>``): None when there is none.
+has more, neighbours are merged until the count fits (each named by its first heading, and
+keeping every heading it holds with where its line starts in the page's text: a hit names the
+heading whose part matched, not the group's first). A section's anchor is the heading's ``id``,
+an ``<a id|name>`` inside it, or the id of the element it opens (Sphinx's ``<section id>``,
+DocBook's ``<div id>``): None when there is none.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from lxml import etree
 
 from litecrawl.extract.text import normalize_lines
 
-__all__ = ["MAX_SECTIONS", "MIN_WORDS", "Section", "mark_headings", "split_sections"]
+__all__ = ["MAX_SECTIONS", "MIN_WORDS", "Place", "Section", "mark_headings", "split_sections"]
 
 # A reference page has hundreds of entries: merged 16 at most, each section's vector held its
 # first entry's words only, and most entries none (Python's docs, hybrid MRR@10 of questions:
@@ -33,11 +35,19 @@ MARK = "\ue000"  # a private-use character: in no page's text (removed if it is)
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6", "dt")
 
 
+# where a heading's line starts in the page's text, the heading ("" for the text before the
+# first heading) and its anchor
+Place = tuple[int, str, str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class Section:
     heading: str  # "" for the text before the first heading
     anchor: str | None  # the fragment that leads to it on the page
     text: str  # its text, heading line first
+    # every heading the section holds (more than one when short sections were merged), first
+    # its own, with where each starts in the page's text
+    places: tuple[Place, ...] = ()
 
 
 def _anchor(el: etree._Element) -> str | None:
@@ -100,11 +110,15 @@ def split_sections(marked: str, anchors: list[str | None]) -> tuple[str, tuple[S
     # page's lines: the page's text is the parts' text joined
     lines = [normalize_lines(part) for part in parts]
     found: list[Section] = []
+    at = 0  # where the part starts in the page's text (the non-empty parts joined by newlines)
     if lines[0]:
-        found.append(Section("", None, lines[0]))
+        found.append(Section("", None, lines[0], ((0, "", None),)))
+        at = len(lines[0]) + 1
     for body, anchor in zip(lines[1:], anchors, strict=True):
         if body:
-            found.append(Section(body.partition("\n")[0], anchor, body))
+            heading = body.partition("\n")[0]
+            found.append(Section(heading, anchor, body, ((at, heading, anchor),)))
+            at += len(body) + 1
     return "\n".join(line for line in lines if line), _bounded(found)
 
 
@@ -138,4 +152,5 @@ def _words(text: str) -> int:
 
 def _join(first: Section, second: Section) -> Section:
     named = first if first.heading else second  # a heading keeps its own anchor
-    return Section(named.heading, named.anchor, first.text + "\n" + second.text)
+    text = first.text + "\n" + second.text
+    return Section(named.heading, named.anchor, text, first.places + second.places)

@@ -17,6 +17,10 @@ class SectionVector:
     heading: str  # "" for the text before the first heading
     anchor: str | None  # the fragment that leads to it on the page
     vector: bytes
+    # every heading it holds (several when short sections were merged), as JSON
+    # ``[[at, heading, anchor], ...]``, ``at`` where the heading's line starts in the page's
+    # text (encoded here, in the analysis worker: not on the crawl's event loop)
+    places: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

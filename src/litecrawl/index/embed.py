@@ -44,12 +44,14 @@ __all__ = [
     "DIMENSIONS",
     "MAX_WORDS",
     "MODEL",
+    "SECTION_WORDS",
     "Embedder",
     "embed_text",
     "embedder",
     "from_blob",
     "page_text",
     "page_words",
+    "section_words",
     "to_blob",
 ]
 
@@ -59,6 +61,11 @@ CACHE_WORDS = 16_384
 # A page is embedded by its first words: the top of a page says what it is about, and the cost
 # stays bounded (kit pages have 2,000 words: all of them cost a third of the crawl's CPU per page).
 MAX_WORDS = 400
+# A section is embedded by the page's title and its first words (its heading first): on the
+# Python documentation's questions 40 words found more than 25, 80 or 200 (bench/README.md),
+# and a page of 48 sections (extract/sections.py's bound) costs at most 1,920 words more than
+# its own vector's 400.
+SECTION_WORDS = 40
 _DTYPE = np.dtype("<f4")
 
 Vector = npt.NDArray[np.float32]
@@ -205,6 +212,12 @@ def page_words(title: str, text: str) -> list[str]:
         return head[:MAX_WORDS]
     rest = MAX_WORDS - len(head)
     return head + text.split(maxsplit=rest)[:rest]
+
+
+def section_words(title: str, text: str) -> list[str]:
+    """What is embedded for a section of a page: the page's title, then the section's first
+    :data:`SECTION_WORDS` words."""
+    return page_words(title, " ".join(text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS]))
 
 
 def page_text(title: str, text: str) -> str:

@@ -5,16 +5,19 @@ in (keyword search and hybrid alike): before, hybrid named the section closest i
 a snippet quoted from another part of the page. A hit found by meaning alone is named by its
 closest section (:mod:`litecrawl.index.semantic`) and shows that section's first words, not the
 page's. A page's sections are its stored section headings (``section_vectors``, in page order:
-pages with more than one section, crawled with embeddings): each heading is the first line of
-its section in the page's text (:mod:`litecrawl.extract.sections`), so the headings found in
-order mark where each section starts. A hit on a page without stored sections, or whose snippet
-is in the text before the first heading, names no section.
+pages with more than one section, crawled with embeddings), each with every heading it holds
+(several when short sections were merged to fit the bound) and where its line starts in the
+page's text (:mod:`litecrawl.extract.sections`; for rows from before, each heading is found as
+a line in order). So a hit found by its words names the very heading its snippet is under, and
+one found by meaning the heading of the merged section whose part is closest to the query. A
+hit on a page without stored sections, or whose snippet is in the text before the first
+heading, names no section.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 from litecrawl.store.index import IndexReader, SearchHit
@@ -23,7 +26,12 @@ __all__ = ["PREVIEW", "name_sections", "opening", "section_offsets", "section_ur
 
 PREVIEW = 200  # characters of a hit found by meaning shown as its snippet
 
-Start = tuple[int, str, str | None]  # where a section starts in the text, heading, anchor
+# where a heading's line starts in the text, the heading, its anchor, and which stored section
+# (in page order) holds it
+Start = tuple[int, str, str | None, int]
+Stored = tuple[tuple[int, str, str | None], ...]  # a stored section's headings' places
+# which of a section's parts (their texts, for a hit of this title) is closest to the query
+Closest = Callable[[str, Sequence[str]], int]
 
 
 def section_url(url: str, anchor: str | None) -> str:
@@ -42,10 +50,12 @@ def name_sections(
     by_words: Collection[int],
     marks: tuple[str, str],
     ellipsis: str = "…",
+    closest: Closest | None = None,
 ) -> list[SearchHit]:
     """``hits`` named by the section their snippet is from (see the module doc): the resources
     ``by_words`` show a snippet of matched words (when it marks one), the others the opening of
-    the section they are named by."""
+    the section they are named by: of the heading ``closest`` chooses among those the section
+    holds (a section merged from several), else of its first."""
     quoted = {h.resource_id for h in hits if h.resource_id in by_words and _marked(h, marks)}
     wanted = [h.resource_id for h in hits if h.resource_id in quoted or h.section is not None]
     if not wanted:
@@ -62,24 +72,53 @@ def name_sections(
             if section is None:
                 hit = replace(hit, section=None, section_url=None)
             else:
-                _, heading, anchor = section
-                hit = replace(hit, section=heading, section_url=section_url(hit.url, anchor))
+                hit = _named(hit, section)
         elif hit.section is not None:
-            place = next((p for p in _placed(text, found) if p[1] == hit.section), None)
-            if place is not None:
-                hit = replace(hit, snippet=opening(text[place[0] :]))
+            placed = _placed(text, found)
+            group = [p for p in placed if p[3] == _group_of(placed, hit.section) and p[1]]
+            if len(group) > 1 and closest is not None:
+                ends = [start[0] for start in placed[1:]]
+                parts = [
+                    text[p[0] : min((e for e in ends if e > p[0]), default=len(text))]
+                    for p in group
+                ]
+                group = [group[closest(hit.title or "", parts)]]
+            if group:
+                hit = replace(_named(hit, group[0]), snippet=opening(text[group[0][0] :]))
         named.append(hit)
     return named
 
 
 def section_offsets(index: IndexReader, texts: Mapping[int, str]) -> dict[int, list[int]]:
     """Where each section of each text starts (the first at 0: the text before the first
-    heading is a section too); a text without stored sections is one section."""
+    heading is a section too); a text without stored sections is one section. A section merged
+    from several is one here, as its vector is."""
     starts = _section_starts(index, list(texts))
-    return {
-        rid: sorted({0, *(at for at, _, _ in _placed(text, starts.get(rid, [])))})
-        for rid, text in texts.items()
-    }
+    found = {}
+    for rid, text in texts.items():
+        placed = _placed(text, starts.get(rid, []))
+        # where the heading that names the section starts (the text before it is a section)
+        firsts = {group: at for at, heading, _, group in reversed(placed) if heading}
+        found[rid] = sorted({0, *firsts.values()})
+    return found
+
+
+def _named(hit: SearchHit, place: Start) -> SearchHit:
+    _, heading, anchor, _ = place
+    if not heading:
+        return replace(hit, section=None, section_url=None)
+    return replace(hit, section=heading, section_url=section_url(hit.url, anchor))
+
+
+def _group_of(placed: Sequence[Start], heading: str) -> int | None:
+    """The stored section that ``heading`` names (the first heading it holds)."""
+    named: set[int] = set()
+    for _, name, _, group in placed:
+        if name and group not in named:
+            named.add(group)
+            if name == heading:
+                return group
+    return None
 
 
 def _marked(hit: SearchHit, marks: tuple[str, str]) -> bool:
@@ -87,29 +126,34 @@ def _marked(hit: SearchHit, marks: tuple[str, str]) -> bool:
     return not marks[0] or marks[0] in hit.snippet
 
 
-def _section_starts(
-    index: IndexReader, resource_ids: Sequence[int]
-) -> dict[int, list[tuple[str, str | None]]]:
-    found: dict[int, list[tuple[str, str | None]]] = {}
-    for rid, heading, anchor in index.vectors.headings(resource_ids):
-        found.setdefault(rid, []).append((heading, anchor))
+def _section_starts(index: IndexReader, resource_ids: Sequence[int]) -> dict[int, list[Stored]]:
+    found: dict[int, list[Stored]] = {}
+    for row in index.vectors.headings(resource_ids):
+        places = row.places or ((-1, row.heading, row.anchor),)  # a row from before: found
+        found.setdefault(row.resource_id, []).append(places)
     return found
 
 
-def _placed(text: str, sections: Sequence[tuple[str, str | None]]) -> list[Start]:
-    """Where each section starts in ``text``: its heading as a line, after the one before
-    (a heading not found as a line is left out: the text changed, or a merged section)."""
+def _placed(text: str, sections: Sequence[Stored]) -> list[Start]:
+    """Where each heading of each section starts in ``text``: at its stored place when its
+    line is there, else found as a line after the one before (a heading not found is left
+    out: the text changed)."""
     placed: list[Start] = []
     cursor = 0
-    for heading, anchor in sections:
-        if not heading:
-            placed.append((0, heading, anchor))
-            continue
-        at = _line_at(text, heading, cursor)
-        if at >= 0:
-            placed.append((at, heading, anchor))
-            cursor = at + len(heading)
+    for group, places in enumerate(sections):
+        for stored, heading, anchor in places:
+            if not heading:
+                placed.append((0, heading, anchor, group))
+                continue
+            at = stored if _is_line(text, heading, stored) else _line_at(text, heading, cursor)
+            if at >= 0:
+                placed.append((at, heading, anchor, group))
+                cursor = at + len(heading)
     return placed
+
+
+def _is_line(text: str, line: str, at: int) -> bool:
+    return at >= 0 and text.startswith(line, at) and (at == 0 or text[at - 1] == "\n")
 
 
 def _line_at(text: str, line: str, start: int) -> int:

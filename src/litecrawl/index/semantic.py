@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from litecrawl.errors import ConfigError
-from litecrawl.index.embed import embedder, from_blob
-from litecrawl.index.located import name_sections, opening, section_url
+from litecrawl.index.embed import embedder, from_blob, section_words
+from litecrawl.index.located import Closest, name_sections, opening, section_url
 from litecrawl.index.query import plain_words
 from litecrawl.index.section_words import CANDIDATES, by_best_section, rarity, scaled
 from litecrawl.index.words import words as query_words
@@ -108,15 +108,15 @@ def find(
             )
             named = name_sections(index, hits, {h.resource_id for h in hits}, marks)
             return Results(named, "keyword", note)
+        closest = _closest_part(query)
         chosen: Mode = mode or "hybrid"
         if not _mentioned(index, query):
             return Results([], chosen)
         depth = _depth(limit, offset)
         if chosen == "semantic":
             meaning = _by_meaning(index, query, depth)
-            return Results(
-                name_sections(index, meaning[offset : offset + limit], (), marks), chosen
-            )
+            shown = meaning[offset : offset + limit]
+            return Results(name_sections(index, shown, (), marks, closest=closest), chosen)
         words, kept = keyword_list(index, query, depth, marks)
         meaning = _by_meaning(index, query, depth, [h.resource_id for h in words])
         if kept:  # any of the words, ranked by rarity: scores scaled and summed
@@ -126,7 +126,8 @@ def find(
         shown = fused[offset : offset + limit]
         if kept:
             shown = index.quote(shown, kept, marks)
-        return Results(name_sections(index, shown, {h.resource_id for h in words}, marks), chosen)
+        by_words = {h.resource_id for h in words}
+        return Results(name_sections(index, shown, by_words, marks, closest=closest), chosen)
 
 
 def similar(db: str | Path, url: str, *, limit: int = 10) -> list[SearchHit]:
@@ -188,6 +189,25 @@ def _hits(
             hit = replace(hit, section=best.heading, section_url=where)
         hits.append(hit)
     return hits
+
+
+def _closest_part(query: str) -> Closest:
+    """Which of a merged section's parts a hit found by meaning names: the one whose vector
+    (made as the crawl makes a section's: the page's title and the part's first words) is
+    closest to the query's."""
+
+    def closest(title: str, parts: Sequence[str]) -> int:
+        model = embedder()
+        vector = model.vector(query)
+        if vector is None:
+            return 0
+        scores = []
+        for part in parts:
+            found = model.words_vector(section_words(title, part))
+            scores.append(-2.0 if found is None else float(found @ vector))
+        return max(range(len(parts)), key=lambda i: (scores[i], -i))
+
+    return closest
 
 
 def _mentioned(index: IndexReader, query: str) -> bool:

@@ -25,7 +25,7 @@ from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_mark
 from litecrawl.extract.page import Extracted
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument, SectionVector
-from litecrawl.index.embed import embed_text
+from litecrawl.index.embed import SECTION_WORDS, embed_text
 from litecrawl.index.simhash import simhash
 from litecrawl.index.tsvector import tsvector_binary
 from litecrawl.parse.links import PageLinks, extract_links
@@ -35,11 +35,6 @@ __all__ = ["analyze", "analyze_task", "sidecar"]
 
 log = logging.getLogger("litecrawl.index")
 _embed_failed = False  # the model could not be loaded in this process
-# A section is embedded by the page's title and its first words (its heading first): on the
-# Python documentation's questions 40 words found more than 25, 80 or 200 (bench/README.md),
-# and a page of 48 sections (extract/sections.py's bound) costs at most 1,920 words more than
-# its own vector's 400.
-SECTION_WORDS = 40
 
 
 def sidecar(
@@ -201,7 +196,8 @@ def _embedding(url: str, title: str, text: str) -> bytes | None:
 
 def _section_vectors(url: str, extracted: Extracted) -> tuple[SectionVector, ...]:
     """A vector per section of a page that has more than one (one section is the page's own
-    vector): the page's title and the section's first :data:`SECTION_WORDS` words."""
+    vector): the page's title and the section's first :data:`SECTION_WORDS` words (what
+    search embeds again to choose among a merged section's headings: ``section_words``)."""
     if len(extracted.sections) < 2 or _embed_failed:
         return ()
     found = []
@@ -209,7 +205,8 @@ def _section_vectors(url: str, extracted: Extracted) -> tuple[SectionVector, ...
         words = " ".join(section.text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS])
         blob = _embedding(url, extracted.title, words)
         if blob is not None:
-            found.append(SectionVector(section.heading, section.anchor, blob))
+            places = json.dumps(section.places, ensure_ascii=False, separators=(",", ":"))
+            found.append(SectionVector(section.heading, section.anchor, blob, places))
     return tuple(found)
 
 

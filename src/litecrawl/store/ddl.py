@@ -342,6 +342,13 @@ _NEAR_BANDS = "".join(
     for n in range(4)
 )
 
+# Every heading a section holds (several when short sections were merged to fit the bound), as
+# JSON [[at, heading, anchor], ...] with where each heading's line starts in the resource's text:
+# a hit names the heading whose part matched (docs/search.md); NULL for rows from before.
+_SECTION_PLACES = """
+ALTER TABLE section_vectors ADD COLUMN places TEXT NULL;
+"""
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
@@ -370,4 +377,5 @@ STEPS: list[tuple[str, str]] = [
     ("host_last_start", _HOST_LAST_START),
     ("change_rate_measured", _CHANGE_RATE_MEASURED),
     ("near_bands", _NEAR_BANDS),
+    ("section_places", _SECTION_PLACES),
 ]

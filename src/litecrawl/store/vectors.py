@@ -29,6 +29,7 @@ __all__ = [
     "BestSection",
     "Neighbour",
     "Passage",
+    "StoredSection",
     "VectorStore",
     "best_sections",
     "scan_nearest",
@@ -52,6 +53,18 @@ class BestSection:
     similarity: float
     heading: str
     anchor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSection:
+    """A stored section of a resource (its vector aside), in page order."""
+
+    resource_id: int
+    heading: str
+    anchor: str | None
+    # (where its line starts in the resource's text, heading, anchor) of every heading it holds,
+    # its own first; empty for a row written before they were stored
+    places: tuple[tuple[int, str, str | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +112,9 @@ class VectorStore(ABC):
         """(resource id, heading, anchor, vector) of every section of ``resource_ids``."""
 
     @abstractmethod
-    def headings(self, resource_ids: Sequence[int]) -> list[tuple[int, str, str | None]]:
-        """(resource id, heading, anchor) of every section of ``resource_ids``, in page
-        order (:meth:`section_vectors` without the vectors)."""
+    def headings(self, resource_ids: Sequence[int]) -> list[StoredSection]:
+        """Every section of ``resource_ids``, in page order, with the headings it holds
+        (:meth:`section_vectors` without the vectors)."""
 
     def best_sections(
         self, query: npt.NDArray[np.float32], resource_ids: Sequence[int]
@@ -169,6 +182,7 @@ def section_rows(docs: Iterable[IndexDocument], model: str = MODEL) -> list[dict
             "ord": i,
             "heading": section.heading,
             "anchor": section.anchor,
+            "places": section.places,
             "model": model,
             "vector": section.vector,
         }

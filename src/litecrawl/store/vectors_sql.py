@@ -5,13 +5,21 @@ lacks (SQLite: search opens a file read-only and does not migrate it)."""
 
 from __future__ import annotations
 
+import json
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from litecrawl.store.dialect import Dialect
-from litecrawl.store.vectors import MODEL, Neighbour, Passage, VectorStore, scan_nearest
+from litecrawl.store.vectors import (
+    MODEL,
+    Neighbour,
+    Passage,
+    StoredSection,
+    VectorStore,
+    scan_nearest,
+)
 
 if TYPE_CHECKING:  # imported when searching: the crawler's writer never needs numpy
     import numpy as np
@@ -52,12 +60,26 @@ def put_section(dialect: Dialect) -> str:
     """A section's vector (:func:`litecrawl.store.vectors.section_rows`), kept as the
     resource's own is."""
     return dialect.sql(f"""
-INSERT INTO section_vectors (resource_id, ord, heading, anchor, model, vector)
-SELECT id, :ord, :heading, :anchor, :model, :vector FROM resources WHERE text_hash = :text_hash
+INSERT INTO section_vectors (resource_id, ord, heading, anchor, places, model, vector)
+SELECT id, :ord, :heading, :anchor, :places, :model, :vector FROM resources
+WHERE text_hash = :text_hash
 ON CONFLICT (resource_id, ord) DO UPDATE SET heading = excluded.heading,
-  anchor = excluded.anchor, model = excluded.model, vector = excluded.vector
+  anchor = excluded.anchor, places = excluded.places, model = excluded.model,
+  vector = excluded.vector
 WHERE section_vectors.model {dialect.is_distinct} excluded.model
 """)
+
+
+def _places(stored: str | None) -> tuple[tuple[int, str, str | None], ...]:
+    """The headings' places as written by the analysis worker (none: a row from before, or
+    not what the worker writes)."""
+    if not stored:
+        return ()
+    try:
+        found = json.loads(stored)
+        return tuple((int(at), str(heading), anchor) for at, heading, anchor in found)
+    except (ValueError, TypeError):
+        return ()
 
 
 class SQLVectors(VectorStore):
@@ -118,9 +140,9 @@ class SQLVectors(VectorStore):
         rows = self._sections("heading, anchor, vector", resource_ids)
         return [(int(rid), str(h), a, bytes(v)) for rid, h, a, v in rows]
 
-    def headings(self, resource_ids: Sequence[int]) -> list[tuple[int, str, str | None]]:
-        rows = self._sections("heading, anchor", resource_ids)
-        return [(int(rid), str(h), a) for rid, h, a in rows]
+    def headings(self, resource_ids: Sequence[int]) -> list[StoredSection]:
+        rows = self._sections("heading, anchor, places", resource_ids)
+        return [StoredSection(int(rid), str(h), a, _places(p)) for rid, h, a, p in rows]
 
     def _sections(self, columns: str, resource_ids: Sequence[int]) -> list[tuple[Any, ...]]:
         if not resource_ids or not self._has("section_vectors"):
