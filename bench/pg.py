@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +17,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from pg_cluster import Cluster, find_bindir
 
-__all__ = ["empty", "server", "server_cpu", "top_statements"]
+__all__ = ["ServerSampler", "empty", "server", "server_cpu", "top_statements"]
 
 
 @contextmanager
@@ -80,6 +82,77 @@ def server_cpu(cluster: Cluster | None) -> float:
         child_fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
         live += sum(int(f) for f in child_fields[11:13])
     return (ticks + live) / os.sysconf("SC_CLK_TCK")
+
+
+_AUXILIARY = ("autovacuum launcher", "walwriter", "checkpointer", "background writer", "logical")
+
+
+def _kind(pid: str) -> str:
+    """What a server process does, from the title PostgreSQL gives it: "postgres: walwriter",
+    "postgres: autovacuum worker", "postgres: litecrawl t1 127.0.0.1(5000) idle" (a backend)."""
+    title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    name = title.removeprefix("postgres: ")
+    if name.startswith("autovacuum worker"):
+        return "autovacuum"
+    if name.startswith(_AUXILIARY):
+        return "other"
+    return "backend"
+
+
+class ServerSampler:
+    """The server's CPU by kind of process while something runs (``with ServerSampler(c) as
+    s: ...; s.by_kind``): each child of the postmaster read from /proc every ``every`` seconds
+    (``schedstat``: nanoseconds), its last reading kept. A process that ends between two
+    readings loses its last moments: ``unseen`` is what the postmaster's counters say its
+    children used beyond what was read (short autovacuum workers, mostly)."""
+
+    def __init__(self, cluster: Cluster | None, every: float = 0.1) -> None:
+        self.cluster, self.every = cluster, every
+        self.by_kind: Counter[str] = Counter()
+        self.backends = 0  # connections opened meanwhile
+        self._seen: dict[str, tuple[str, float]] = {}  # pid -> (kind, CPU s)
+        self._start: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _children(self) -> list[str]:
+        assert self.cluster is not None
+        pid = int((self.cluster.data / "postmaster.pid").read_text().split()[0])
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+
+    def _read(self) -> None:
+        for pid in self._children():
+            try:
+                used = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+                kind = self._seen[pid][0] if pid in self._seen else _kind(pid)
+            except (OSError, IndexError):
+                continue  # ended meanwhile
+            self._seen[pid] = (kind, used)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self._read()
+
+    def __enter__(self) -> ServerSampler:
+        if self.cluster is not None:
+            self._total = server_cpu(self.cluster)
+            self._read()
+            self._start = {pid: used for pid, (_, used) in self._seen.items()}
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.cluster is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._read()
+        for pid, (kind, used) in self._seen.items():
+            self.by_kind[kind] += used - self._start.get(pid, 0.0)
+            self.backends += kind == "backend" and pid not in self._start
+        self.by_kind["unseen"] = max(
+            0.0, server_cpu(self.cluster) - self._total - sum(self.by_kind.values())
+        )
 
 
 if __name__ == "__main__":  # python bench/pg.py empty URL (the peers' PostgreSQL runs)

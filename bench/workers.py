@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pg import empty, server_cpu, top_statements
+from pg import ServerSampler, empty, server_cpu, top_statements
 from pg import server as pg_server
 from run import Nginx, time_v
 from run import count_rows as query
@@ -120,6 +120,23 @@ def statements(pg_url: str) -> int:
     )
 
 
+_COMMITS = (
+    "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+)
+_WAL = "SELECT wal_bytes FROM pg_stat_wal"
+
+
+def by_kind(runs: list[dict[str, float]], ok: float) -> str:
+    """The server's CPU a page: its backends (the statements), autovacuum, the rest (WAL
+    writer, checkpointer, what ended unsampled), medians; "-" without a server of ours."""
+    rest = [r.get("db_other", 0.0) + r.get("db_unseen", 0.0) for r in runs]
+    if not any("db_backend" in r for r in runs):
+        return "-"
+    kinds = ("db_backend", "db_autovacuum")
+    parts = [statistics.median(r.get(k, 0.0) for r in runs) for k in kinds]
+    return " / ".join(f"{1000 * v / ok:.2f}" for v in (*parts, statistics.median(rest)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4000, help="pages")
@@ -161,8 +178,18 @@ def main() -> None:
                         for suffix in ("", "-wal", "-shm"):
                             Path(f"{location}{suffix}").unlink(missing_ok=True)
                     before = server_cpu(cluster)
-                    m = crawl(location, seeds, workers, flags, src)
+                    if backend == "postgres":
+                        commits, wal = query(pg_url, _COMMITS), query(pg_url, _WAL)
+                    with ServerSampler(cluster if backend == "postgres" else None) as sampled:
+                        m = crawl(location, seeds, workers, flags, src)
                     m["db_cpu"] = server_cpu(cluster) - before if backend == "postgres" else 0.0
+                    for kind, used in sampled.by_kind.items():  # the server's CPU by process
+                        m[f"db_{kind}"] = used
+                    m["connections"] = sampled.backends
+                    if backend == "postgres":  # the statistics are sent at each backend's exit
+                        time.sleep(1.0)
+                        m["transactions"] = query(pg_url, _COMMITS) - commits
+                        m["wal_mib"] = (query(pg_url, _WAL) - wal) / 2**20
                     m["pages_ok"] = query(location, "SELECT count(*) FROM pages WHERE status=200")
                     m["statements"] = statements(pg_url) if backend == "postgres" else 0
                     seen = nginx.requests(by_port=True)
@@ -176,16 +203,17 @@ def main() -> None:
                     shown = {k: round(v, 2) for k, v in m.items()}
                     print(backend, workers, src or "", json.dumps(shown), flush=True)
                     if backend == "postgres":
-                        print("\n".join(f"  {line}" for line in top_statements(pg_url, 6)))
+                        print("\n".join(f"  {line}" for line in top_statements(pg_url, 10)))
     finally:
         nginx.stop()
     print(
         f"\n{args.n} pages on {args.hosts} hosts ({expected} with the index pages), flags: "
         f"{' '.join(flags)}\n\n| backend | workers | pages/s (median) | crawlers' CPU s | "
         "database server CPU s | crawler CPU ms/page | database CPU ms/page | statements/page | "
+        "of it backends / autovacuum / rest ms/page | "
         "pages ok / expected | URLs fetched | max fetches of one URL | max robots.txt of a host |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (backend, workers, src), runs in rows.items():
         med = lambda key, runs=runs: statistics.median(r[key] for r in runs)  # noqa: E731
         ok = max(med("pages_ok"), 1)
@@ -193,7 +221,8 @@ def main() -> None:
             f"| {backend}{f' ({src})' if src else ''} | {workers} | {med('pages_per_s'):.0f} | "
             f"{med('cpu'):.1f} | "
             f"{med('db_cpu'):.1f} | {med('cpu') / ok * 1000:.2f} | {med('db_cpu') / ok * 1000:.2f} "
-            f"| {med('statements') / ok:.1f} | {med('pages_ok'):.0f} / {expected} | "
+            f"| {med('statements') / ok:.1f} | {by_kind(runs, ok)} | "
+            f"{med('pages_ok'):.0f} / {expected} | "
             f"{med('fetched'):.0f} | {max(r['max_per_url'] for r in runs):.0f} | "
             f"{max(r['max_robots'] for r in runs):.0f} |"
         )
