@@ -5,7 +5,7 @@ page and of a document."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -22,6 +22,7 @@ __all__ = [
     "like_prefix",
     "link_key",
     "near_resources",
+    "page_sets",
     "take_start_params",
     "taken_start",
     "upsert_document",
@@ -205,35 +206,42 @@ ON CONFLICT (url) DO UPDATE SET
 # (a page whose sitemap lastmod is newer than the fetch, with ``recheck_lastmod``, is due again
 # at once), what was not learned this time kept as it was; a change rate only with a compared
 # re-fetch behind it (a damaged change record starts again at checks 0, its old rate gone too).
-UPSERT_PAGE = """
+# ``new`` names where each new value comes from: the statement's parameters (the upsert), or
+# PostgreSQL's batch of rows (``v.column``, store/postgres/writes.py).
+def page_sets(new: Callable[[str], str]) -> str:
+    """The SET list of a processed page's row."""
+    return f"""
+  last_crawl_time = {new("last_crawl_time")},
+  next_crawl_time = CASE
+    WHEN {new("recheck_lastmod")} AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
+    THEN {new("last_crawl_time")} ELSE {new("next_crawl_time")} END,
+  processing_time = NULL,
+  worker_id = NULL,
+  lost = 0,
+  lost_alone = 0,
+  content_hash = coalesce({new("content_hash")}, pages.content_hash),
+  state = {new("state")},
+  status = {new("status")},
+  error = {new("error")},
+  content_type = coalesce({new("content_type")}, pages.content_type),
+  etag = coalesce({new("etag")}, pages.etag),
+  last_modified = coalesce({new("last_modified")}, pages.last_modified),
+  fetch_count = pages.fetch_count + 1,
+  response_ms = coalesce({new("response_ms")}, pages.response_ms),
+  kind = coalesce({new("kind")}, pages.kind),
+  checks = coalesce({new("checks")}, pages.checks),
+  changes = coalesce({new("changes")}, pages.changes),
+  change_rate = CASE WHEN coalesce({new("checks")}, pages.checks) > 0
+    THEN coalesce({new("change_rate")}, pages.change_rate) END,
+  change_history = coalesce({new("change_history")}, pages.change_history)
+"""
+
+
+UPSERT_PAGE = f"""
 INSERT INTO pages (norm_url, host, last_crawl_time, next_crawl_time, processing_time, content_hash,
                    depth, state, status, error, content_type, etag, last_modified, fetch_count,
                    response_ms, kind, part)
 VALUES (:norm_url, :host, :last_crawl_time, :next_crawl_time, NULL, coalesce(:content_hash, ''),
         :depth, :state, :status, :error, :content_type, :etag, :last_modified, 1, :response_ms,
         coalesce(:kind, 'page'), :part)
-ON CONFLICT (norm_url) DO UPDATE SET
-  last_crawl_time = excluded.last_crawl_time,
-  next_crawl_time = CASE
-    WHEN :recheck_lastmod AND pages.lastmod > coalesce(pages.last_crawl_time, 0)
-    THEN excluded.last_crawl_time ELSE excluded.next_crawl_time END,
-  processing_time = NULL,
-  worker_id = NULL,
-  lost = 0,
-  lost_alone = 0,
-  content_hash = coalesce(:content_hash, pages.content_hash),
-  state = excluded.state,
-  status = excluded.status,
-  error = excluded.error,
-  content_type = coalesce(excluded.content_type, pages.content_type),
-  etag = coalesce(excluded.etag, pages.etag),
-  last_modified = coalesce(excluded.last_modified, pages.last_modified),
-  fetch_count = pages.fetch_count + 1,
-  response_ms = coalesce(excluded.response_ms, pages.response_ms),
-  kind = coalesce(:kind, pages.kind),
-  checks = coalesce(:checks, pages.checks),
-  changes = coalesce(:changes, pages.changes),
-  change_rate = CASE WHEN coalesce(:checks, pages.checks) > 0
-    THEN coalesce(:change_rate, pages.change_rate) END,
-  change_history = coalesce(:change_history, pages.change_history)
-"""
+ON CONFLICT (norm_url) DO UPDATE SET{page_sets(lambda column: f":{column}")}"""

@@ -20,7 +20,7 @@ from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.postgres.index import remove_documents, write_documents
 from litecrawl.store.queue import FinalizeResult, NewLink, PageUpdate
-from litecrawl.store.sql import UPSERT_PAGE, changed_links
+from litecrawl.store.sql import UPSERT_PAGE, changed_links, page_sets
 from litecrawl.store.strategies import StrategyWrites
 from litecrawl.strategy.domain import partition_hash
 from litecrawl.strategy.metadata import merge
@@ -43,6 +43,36 @@ ON CONFLICT (norm_url) DO UPDATE SET depth = excluded.depth WHERE excluded.depth
 RETURNING norm_url, (xmax = 0)
 """
 _UPSERT_PAGE = POSTGRES.sql(UPSERT_PAGE)
+# The batch's processed pages in one statement (their rows exist: each was claimed), the new
+# values as one array per column; a row it did not find is upserted alone (_UPSERT_PAGE). One
+# statement for the batch instead of one a row: ~15-25 us of the server's CPU a page less
+# (bench/README.md).
+_PAGE_VALUES = {
+    "norm_url": "text",
+    "last_crawl_time": "bigint",
+    "next_crawl_time": "bigint",
+    "content_hash": "text",
+    "state": "int",
+    "status": "int",
+    "error": "text",
+    "content_type": "text",
+    "etag": "text",
+    "last_modified": "text",
+    "recheck_lastmod": "bool",
+    "response_ms": "int",
+    "kind": "text",
+    "checks": "int",
+    "changes": "int",
+    "change_rate": "float8",
+    "change_history": "text",
+}
+_ARRAYS = ", ".join(f"%s::{kind}[]" for kind in _PAGE_VALUES.values())
+_UPDATE_PAGES = f"""
+UPDATE pages SET{page_sets(lambda column: f"v.{column}")}
+FROM unnest({_ARRAYS}) AS v({", ".join(_PAGE_VALUES)})
+WHERE pages.norm_url = v.norm_url
+RETURNING pages.norm_url
+""".encode()
 
 
 @dataclass(slots=True)
@@ -92,8 +122,7 @@ async def write_batch(
                 fresh_by_links += 1
     if batch.listed:
         new_links += await insert_listed(conn, batch.listed, batch.now)
-    async with conn.cursor() as cur:
-        await cur.executemany(_UPSERT_PAGE, batch.pages)
+    await _write_pages(conn, batch.pages)
     if batch.graph:
         await write_links(conn, batch.graph)
     for update in batch.updates:
@@ -111,6 +140,21 @@ async def write_batch(
             for domain, base, mine in sorted(changes, key=lambda c: c[0]):
                 await _merge_domain(cur, domain, base, mine)
     return FinalizeResult(new_links, fresh_by_links)
+
+
+async def _write_pages(conn: Conn, pages: list[dict[str, Any]]) -> None:
+    """The processed pages' rows: updated in one statement, a row not found upserted (a URL
+    twice in the batch: each row in turn, as the upsert is written for)."""
+    rest = pages
+    if len({page["norm_url"] for page in pages}) == len(pages):
+        cur = await conn.execute(
+            _UPDATE_PAGES, [[page[column] for page in pages] for column in _PAGE_VALUES]
+        )
+        updated = {url for (url,) in await cur.fetchall()}
+        rest = [page for page in pages if page["norm_url"] not in updated]
+    if rest:
+        async with conn.cursor() as cur:
+            await cur.executemany(_UPSERT_PAGE, rest)
 
 
 # A strategy's change to one URL, as the SQLite store's: inserted if unknown (due now when
