@@ -437,3 +437,28 @@ def test_changed_links_gives_what_the_plain_replacement_gives(
     # a page whose links are those stored is neither deleted nor written
     touched = set(gone) | {src for src, _, _ in rows}
     assert all(plain.get(src, set()) != held.get(src, set()) for src in touched)
+
+
+def test_a_batch_of_long_texts_gets_a_resource_each(new_db: NewDb) -> None:
+    """~2.4 MB of new texts in one write (PostgreSQL sends them in statements of ~1 MB, so
+    no connection keeps a buffer the size of a whole batch): each page gets its own resource
+    with its own title and text, however the rows were split."""
+    db = new_db("long_texts")
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choices(letters, k=7)) for _ in range(900)]
+    docs = [
+        _document(f"http://a.test/{i}", f"Page {i}", " ".join(rng.choices(words, k=5000)))
+        for i in range(60)
+    ]
+
+    async def write() -> None:
+        async with open_frontier(db) as f:
+            await f.write_documents(docs)
+
+    asyncio.run(write())
+    with open_index(db) as index:
+        ids = [index.resource_of_url(doc.url) for doc in docs]
+        assert None not in ids and len(set(ids)) == len(docs)
+        shown = index.previews([i for i in ids if i is not None])
+        assert [shown[i] for i in ids if i is not None] == [(d.title, d.text[:200]) for d in docs]

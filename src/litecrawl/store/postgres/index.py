@@ -11,7 +11,7 @@ triggers). Runs inside the caller's transaction (``PostgresFrontier.finalize``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -53,6 +53,8 @@ _DELETE_ORPHANS = """
 DELETE FROM resources WHERE id = ANY(%s)
   AND NOT EXISTS (SELECT 1 FROM documents WHERE resource_id = resources.id)
 """
+# New resources a statement carries at most (texts and vectors, bytes): see _by_size.
+_STATEMENT_BYTES = 1 << 20
 # a document's vectors (store/vectors_sql.py)
 _PUT_VECTOR = put_by_hash(POSTGRES)
 _PUT_SECTION = put_section(POSTGRES)
@@ -119,6 +121,22 @@ async def write_documents(
                 await cur.executemany(_PUT_SECTION, sections)
 
 
+def _by_size(rows: Sequence[tuple[Any, ...]]) -> Iterator[Sequence[tuple[Any, ...]]]:
+    """New resources in statements of at most ~_STATEMENT_BYTES of texts and vectors (a row
+    alone may be more): libpq keeps each connection's output buffer as large as the largest
+    statement it sent, so a batch of 256 pages in one statement (~10 MB) left ~10 MB in every
+    connection of the pool for as long as the crawl ran (bench/README.md, issue 33)."""
+    start = size = 0
+    for i, row in enumerate(rows):
+        length = len(row[6]) + len(row[7]) + len(row[9] or b"")  # title, text, tsvector
+        if size and size + length > _STATEMENT_BYTES:
+            yield rows[start:i]
+            start, size = i, 0
+        size += length
+    if start < len(rows):
+        yield rows[start:]
+
+
 async def remove_documents(conn: psycopg.AsyncConnection[Any], urls: Iterable[str]) -> None:
     """Delete the documents of ``urls`` and the resources they leave without any document."""
     cur = await conn.execute(
@@ -172,9 +190,9 @@ async def _write(conn: psycopg.AsyncConnection[Any], plan: Placement) -> None:
             )
         ids: dict[str, int] = {}
         new = [(*resource_row(doc), _vector(doc)) for doc in plan.new_resources()]
-        if new:
+        for part in _by_size(new):
             await cur.execute(
-                _INSERT_RESOURCES, [list(column) for column in zip(*new, strict=True)]
+                _INSERT_RESOURCES, [list(column) for column in zip(*part, strict=True)]
             )
             ids.update((h, rid) for rid, h in await cur.fetchall())
         await cur.executemany(
