@@ -12,7 +12,7 @@ from conftest import NewDb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litecrawl.index.document import IndexDocument
+from litecrawl.index.document import IndexDocument, SectionVector
 from litecrawl.index.hamming import NEAR_DUPLICATE_DISTANCE, hamming
 from litecrawl.index.simhash import simhash
 from litecrawl.sites.model import SiteCrawl, SiteFeed, SiteSchedule, StartPage
@@ -462,3 +462,38 @@ def test_a_batch_of_long_texts_gets_a_resource_each(new_db: NewDb) -> None:
         assert None not in ids and len(set(ids)) == len(docs)
         shown = index.previews([i for i in ids if i is not None])
         assert [shown[i] for i in ids if i is not None] == [(d.title, d.text[:200]) for d in docs]
+
+
+def test_vectors_of_one_text_under_two_urls_in_one_write(new_db: NewDb) -> None:
+    """Two URLs with the same text, each with its vector and section vectors, in one write
+    (PostgreSQL writes a batch's vectors in one statement, which may propose a row once only):
+    the shared resource keeps the first URL's vectors, as when written one by one."""
+    db = new_db("shared_vectors")
+    text = "the sea otter floats on its back and cracks shells with a stone " * 3
+    first, second = bytes(range(256)) * 4, bytes(reversed(range(256))) * 4
+    docs = [
+        dataclasses.replace(
+            _document(url, "Otters", text),
+            embedding=vector,
+            sections=(
+                SectionVector("", None, vector),
+                SectionVector("Shells", "shells", vector[::-1], '[[10, "Shells", "shells"]]'),
+            ),
+        )
+        for url, vector in (("http://a.test/1", first), ("http://a.test/2", second))
+    ]
+
+    async def write() -> None:
+        async with open_frontier(db) as f:
+            await f.write_documents(docs)
+
+    asyncio.run(write())
+    with open_index(db) as index:
+        rid = index.resource_of_url("http://a.test/1")
+        assert rid is not None and index.resource_of_url("http://a.test/2") == rid
+        assert index.vectors.of_resource(rid) == first
+        assert index.vectors.section_vectors([rid]) == [
+            (rid, "", None, first),
+            (rid, "Shells", "shells", first[::-1]),
+        ]
+        assert [s.places for s in index.vectors.headings([rid])][1] == ((10, "Shells", "shells"),)

@@ -32,7 +32,6 @@ from litecrawl.index.placement import (
 from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.sql import near_resources, upsert_document
 from litecrawl.store.vectors import MODEL, section_rows
-from litecrawl.store.vectors_sql import put_by_hash, put_section
 
 __all__ = ["BinaryTsvector", "remove_documents", "write_documents"]
 
@@ -55,9 +54,42 @@ DELETE FROM resources WHERE id = ANY(%s)
 """
 # New resources a statement carries at most (texts and vectors, bytes): see _by_size.
 _STATEMENT_BYTES = 1 << 20
-# a document's vectors (store/vectors_sql.py)
-_PUT_VECTOR = put_by_hash(POSTGRES)
-_PUT_SECTION = put_section(POSTGRES)
+
+
+def _vectors_statement(table: str, types: dict[str, str], key: str) -> tuple[bytes, Sequence[str]]:
+    """A batch's vectors of one table (rows keyed by their document's text hash) in one
+    statement, as store/vectors_sql.py's put_by_hash and put_section write one row: one
+    statement a document or section cost ~20 us of the server's CPU each."""
+    columns = [c for c in types if c != "text_hash"]
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types.values())
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "ord")
+    sql = f"""
+INSERT INTO {table} (resource_id, {", ".join(columns)})
+SELECT r.id, {", ".join(f"v.{c}" for c in columns)}
+FROM unnest({arrays}) AS v({", ".join(types)}) JOIN resources r ON r.text_hash = v.text_hash
+ON CONFLICT ({key}) DO UPDATE SET {updates}
+WHERE {table}.model IS DISTINCT FROM excluded.model
+"""
+    return sql.encode(), list(types)
+
+
+# a document's vectors (store/vectors_sql.py, here a batch a statement)
+_PUT_VECTORS = _vectors_statement(
+    "resource_vectors", {"text_hash": "text", "model": "text", "vector": "bytea"}, "resource_id"
+)
+_PUT_SECTIONS = _vectors_statement(
+    "section_vectors",
+    {
+        "text_hash": "text",
+        "ord": "int",
+        "heading": "text",
+        "anchor": "text",
+        "places": "text",
+        "model": "text",
+        "vector": "bytea",
+    },
+    "resource_id, ord",
+)
 
 # Workers writing the same text at once (the same page on two hosts) would both place it as a
 # new resource and one would fail on resources.text_hash: each text's placement is taken under
@@ -112,13 +144,27 @@ async def write_documents(
         for doc in docs
         if doc.embedding is not None
     ]
-    sections = section_rows(docs)
-    if vectors or sections:
-        async with conn.cursor() as cur:
-            if vectors:
-                await cur.executemany(_PUT_VECTOR, vectors)
-            if sections:
-                await cur.executemany(_PUT_SECTION, sections)
+    for statement, rows, key in (
+        (_PUT_VECTORS, vectors, ("text_hash",)),
+        (_PUT_SECTIONS, section_rows(docs), ("text_hash", "ord")),
+    ):
+        if rows:
+            await _put_many(conn, statement, rows, key)
+
+
+async def _put_many(
+    conn: psycopg.AsyncConnection[Any],
+    statement: tuple[bytes, Sequence[str]],
+    rows: Sequence[dict[str, Any]],
+    key: Sequence[str],
+) -> None:
+    """Vector rows in one statement: the first of each ``key`` only, as the one-row statements
+    (store/vectors_sql.py) leave them (a later row of the same model changes nothing)."""
+    sql, columns = statement
+    first: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        first.setdefault(tuple(row[k] for k in key), row)
+    await conn.execute(sql, [[row[c] for row in first.values()] for c in columns])
 
 
 def _by_size(rows: Sequence[tuple[Any, ...]]) -> Iterator[Sequence[tuple[Any, ...]]]:
