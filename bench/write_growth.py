@@ -3,13 +3,17 @@
     uv run python bench/write_growth.py documents --pages 120000 --hashes /tmp/kit-simhashes.txt
     uv run python bench/write_growth.py links --pages 40000
     uv run python bench/write_growth.py links --pages 40000 --without-target-index
+    uv run python bench/write_growth.py links --pages 60000 --random-sources
 
 ``documents``: ``write_documents`` in batches of 64 (short texts under the simhashes of the kit's
 pages: bench/site.py's paragraphs, computed once and kept in ``--hashes``, ~1 ms a page), so the
 near-duplicate look-up meets the kit's alike simhashes. ``links``: ``write_links`` in
-transactions of 256 pages, 30 links each to random pages among ``--targets`` kit URLs. Prints the
-process CPU time per page over each ``--window`` of pages: a cost that grows shows as a rising
-column (bench/README.md, issue 33).
+transactions of 256 pages, 30 links each to random pages among ``--targets`` kit URLs, the pages
+in URL order or (``--random-sources``) in a random order, as a crawl of the kit reaches them.
+``--cache-kib``: the connection's page cache (default SQLite's, 2 MB, as the crawl's writer).
+Prints the process CPU time per page over each ``--window`` of pages, and the bytes the process
+read and wrote a page (Linux's /proc/self/io: page cache misses, the write-ahead log and its
+checkpoints): a cost that grows shows as a rising column (bench/README.md, issue 33).
 """
 
 from __future__ import annotations
@@ -66,6 +70,15 @@ def _document(i: int, h: int) -> IndexDocument:
     )
 
 
+def _io() -> tuple[int, int]:
+    """Bytes this process has read and written through system calls (0, 0 off Linux)."""
+    try:
+        fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    except OSError:
+        return 0, 0
+    return int(fields["rchar"]), int(fields["wchar"])
+
+
 def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         conn = connect(Path(tmp) / "w.db")
@@ -85,18 +98,21 @@ def run(args: argparse.Namespace) -> None:
         else:
             rng = random.Random(1)
             size = 256
+            order = list(range(args.pages))
+            if args.random_sources:
+                random.Random(7).shuffle(order)
 
             def url(i: int) -> str:
                 return f"http://127.0.0.1:8181/s{i // 1000:03d}/page{i}.html"
 
             def write(start: int, end: int) -> None:
                 graph = [
-                    (url(i), [url(rng.randrange(args.targets)) for _ in range(30)])
+                    (url(order[i]), [url(rng.randrange(args.targets)) for _ in range(30)])
                     for i in range(start, end)
                 ]
                 write_links(conn, graph)
 
-        began, since = time.process_time(), 0
+        began, since, io = time.process_time(), 0, _io()
         for start in range(0, args.pages, size):
             end = min(args.pages, start + size)
             conn.execute("BEGIN IMMEDIATE")
@@ -105,8 +121,15 @@ def run(args: argparse.Namespace) -> None:
             if end - since >= args.window or end == args.pages:
                 now = time.process_time()
                 per_page = (now - began) / (end - since) * 1e6
-                print(f"{end:8d} pages  {per_page:7.1f} us/page", flush=True)
-                began, since = now, end
+                moved = _io()
+                pages = end - since
+                read, written = ((b - a) / pages / 1024 for a, b in zip(io, moved, strict=True))
+                print(
+                    f"{end:8d} pages  {per_page:7.1f} us/page  read {read:6.1f} KiB/page  "
+                    f"written {written:6.1f} KiB/page",
+                    flush=True,
+                )
+                began, since, io = now, end, moved
         conn.close()
 
 
@@ -118,6 +141,7 @@ def main() -> None:
     parser.add_argument("--targets", type=int, default=200_000, help="links: pages linked to")
     parser.add_argument("--hashes", default="/tmp/kit-simhashes.txt", help="documents: cache")
     parser.add_argument("--cache-kib", type=int, default=0, help="SQLite's page cache (KiB)")
+    parser.add_argument("--random-sources", action="store_true", help="links: pages in any order")
     parser.add_argument("--without-target-index", action="store_true", help="links: no dst_key")
     run(parser.parse_args())
 
