@@ -160,6 +160,14 @@ _UNDO = {
         for n in range(4)
     ),
     "section_places": "ALTER TABLE section_vectors DROP COLUMN places;",
+    "links_in": "DROP TABLE page_links_in_new; DROP TABLE page_links_in;"
+    " CREATE TABLE page_links_old (src TEXT NOT NULL, dst TEXT NOT NULL,"
+    " dst_key INTEGER NOT NULL);"
+    " INSERT INTO page_links_old SELECT src, dst, dst_key FROM page_links;"
+    " DROP TABLE page_links; DELETE FROM sqlite_sequence WHERE name = 'page_links';"
+    " ALTER TABLE page_links_old RENAME TO page_links;"
+    " CREATE INDEX idx_page_links_src ON page_links(src);"
+    " CREATE INDEX idx_page_links_dst ON page_links(dst_key);",
 }
 
 

@@ -56,6 +56,8 @@ def copy_database(
         try:
             for table in TABLES:
                 columns = src.columns(table.name)
+                if table.name == LINKS:  # a link's id is the target's own (its links in)
+                    columns = [c for c in columns if c != "id"]
                 missing = set(columns) - set(dst.columns(table.name))
                 if missing:
                     raise ConfigError(

@@ -24,6 +24,7 @@ from litecrawl.store.dashboard import (
     SiteActivity,
 )
 from litecrawl.store.dialect import Dialect
+from litecrawl.store.link_graph import IN_LINKS
 from litecrawl.store.plans import run
 from litecrawl.store.runs import FrontierSummary
 from litecrawl.store.sql import like_prefix, link_key
@@ -193,7 +194,8 @@ class SQLDashboard(DashboardQueries):
     def links(self, url: str, inbound: bool, limit: int, offset: int) -> LinkList | None:
         params: tuple[object, ...]
         if inbound:
-            other, where, params = "src", "l.dst_key = ? AND l.dst = ?", (link_key(url), url)
+            key = link_key(url)
+            other, where, params = "src", IN_LINKS, (key, key, url)
         else:
             other, where, params = "dst", "l.src = ?", (url,)
 

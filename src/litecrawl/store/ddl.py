@@ -349,6 +349,36 @@ _SECTION_PLACES = """
 ALTER TABLE section_vectors ADD COLUMN places TEXT NULL;
 """
 
+# Links in found by a compact index fed in key order (store/link_graph.py): page_links' rows
+# get ids (never handed out twice: an entry left behind can never name another link); the
+# target index becomes page_links_in (target key, link id), merged from page_links_in_new (the
+# links written since) every so often, instead of an index of page_links written at a random
+# place for every link.
+_LINKS_IN = """
+CREATE TABLE page_links_ids (
+  id      {SERIAL},
+  src     TEXT NOT NULL,
+  dst     TEXT NOT NULL,
+  dst_key {BIGINT} NOT NULL
+);
+INSERT INTO page_links_ids (src, dst, dst_key) SELECT src, dst, dst_key FROM page_links
+  ORDER BY src, dst;
+DROP TABLE page_links;
+ALTER TABLE page_links_ids RENAME TO page_links;
+CREATE INDEX idx_page_links_src ON page_links(src);
+CREATE TABLE page_links_in (
+  dst_key {BIGINT} NOT NULL,
+  link_id {BIGINT} NOT NULL,
+  PRIMARY KEY (dst_key, link_id)
+){WITHOUT_ROWID};
+INSERT INTO page_links_in (dst_key, link_id) SELECT dst_key, id FROM page_links
+  ORDER BY dst_key, id;
+CREATE TABLE page_links_in_new (
+  link_id {ID},
+  dst_key {BIGINT} NOT NULL
+);
+"""
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
@@ -378,4 +408,5 @@ STEPS: list[tuple[str, str]] = [
     ("change_rate_measured", _CHANGE_RATE_MEASURED),
     ("near_bands", _NEAR_BANDS),
     ("section_places", _SECTION_PLACES),
+    ("links_in", _LINKS_IN),
 ]

@@ -10,6 +10,13 @@ import psycopg
 
 from litecrawl.errors import FrontierError
 from litecrawl.store.dialect import POSTGRES
+from litecrawl.store.link_graph import (
+    MERGE_EVERY,
+    MERGE_POSTGRES,
+    NEW_IN_LINKS,
+    STAGED,
+    delete_links,
+)
 from litecrawl.store.postgres.connection import connect, migrate_database
 from litecrawl.store.tables import (
     LINKS,
@@ -23,6 +30,9 @@ from litecrawl.store.tables import (
 from litecrawl.urls import shown_location
 
 __all__ = ["PostgresTables"]
+
+_DELETE_LINKS = [d.encode() for d in delete_links("= ANY(%s)")]
+_NEW_IN_LINKS = NEW_IN_LINKS.format(member="= ANY(%s)").encode()
 
 
 class PostgresTables(TableStore):
@@ -76,13 +86,16 @@ class PostgresTables(TableStore):
     def write(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> None:
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
-                if table.name == LINKS:
-                    src = list(columns).index("src")
-                    cur.execute(
-                        "DELETE FROM page_links WHERE src = ANY(%s)",
-                        (sorted({r[src] for r in rows}),),
-                    )
+                links = table.name == LINKS and bool(rows)  # with links in (store/link_graph.py)
+                srcs = sorted({r[list(columns).index("src")] for r in rows}) if links else []
+                for statement in _DELETE_LINKS if links else []:
+                    cur.execute(statement, (srcs,))
                 cur.executemany(POSTGRES.sql(write_statement(table, columns)), rows)
+                if links:
+                    cur.execute(_NEW_IN_LINKS, (srcs,))
+                    staged = cur.execute(STAGED.encode()).fetchone()
+                    if staged is not None and staged[0] >= MERGE_EVERY:
+                        cur.execute(MERGE_POSTGRES.encode())
         except psycopg.Error as exc:
             raise FrontierError(f"{self.location}: {table.name}: {exc}") from exc
 

@@ -17,6 +17,13 @@ import psycopg
 
 from litecrawl.index.document import IndexDocument
 from litecrawl.store.dialect import POSTGRES
+from litecrawl.store.link_graph import (
+    MERGE_EVERY,
+    MERGE_POSTGRES,
+    NEW_IN_LINKS,
+    STAGED,
+    delete_links,
+)
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.postgres.index import remove_documents, write_documents
 from litecrawl.store.queue import FinalizeResult, NewLink, PageUpdate
@@ -264,21 +271,32 @@ def _batch_links(updates: Sequence[PageUpdate]) -> tuple[list[NewLink], dict[str
     return list(kept.values()), first_seen_on
 
 
-async def write_links(conn: Conn, graph: Sequence[tuple[str, Sequence[str]]]) -> None:
+_DELETE_LINKS = [d.encode() for d in delete_links("= ANY(%s)")]
+_NEW_IN_LINKS = NEW_IN_LINKS.format(member="= ANY(%s)").encode()
+
+
+async def write_links(
+    conn: Conn, graph: Sequence[tuple[str, Sequence[str]]], merge_every: int = MERGE_EVERY
+) -> None:
     """Replace the stored outgoing links of each page whose links changed (as the SQLite
-    store's ``write_links``)."""
+    store's ``write_links``), merging the links in as often."""
     cur = await conn.execute(
         b"SELECT src, dst FROM page_links WHERE src = ANY(%s)", ([src for src, _ in graph],)
     )
     gone, rows = changed_links(graph, await cur.fetchall())
-    if gone:
-        await conn.execute("DELETE FROM page_links WHERE src = ANY(%s)", (gone,))
-    if rows:
-        await conn.execute(
-            "INSERT INTO page_links (src, dst, dst_key) "
-            "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[])",
-            tuple(list(column) for column in zip(*rows, strict=True)),
-        )
+    for statement in _DELETE_LINKS if gone else []:
+        await conn.execute(statement, (gone,))
+    if not rows:
+        return
+    await conn.execute(
+        b"INSERT INTO page_links (src, dst, dst_key) "
+        b"SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[])",
+        tuple(list(column) for column in zip(*rows, strict=True)),
+    )
+    await conn.execute(_NEW_IN_LINKS, (sorted({src for src, _, _ in rows}),))
+    staged = await (await conn.execute(STAGED.encode())).fetchone()
+    if staged is not None and staged[0] >= merge_every:
+        await conn.execute(MERGE_POSTGRES.encode())
 
 
 async def insert_links(conn: Conn, links: Sequence[NewLink]) -> list[tuple[str, bool]]:

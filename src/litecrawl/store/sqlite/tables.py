@@ -9,6 +9,7 @@ from pathlib import Path
 from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.store.sqlite.connection import connect
 from litecrawl.store.sqlite.failures import translate
+from litecrawl.store.sqlite.links import replace_links
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.tables import LINKS, Row, Table, TableStore, read_statement, write_statement
 
@@ -65,12 +66,11 @@ class SQLiteTables(TableStore):
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if table.name == LINKS:
+            if table.name == LINKS:  # the links in too (store/link_graph.py)
                 src = list(columns).index("src")
-                conn.executemany(
-                    "DELETE FROM page_links WHERE src = ?", sorted({(r[src],) for r in rows})
-                )
-            conn.executemany(write_statement(table, columns), rows)
+                replace_links(conn, sorted({r[src] for r in rows}), rows, columns=columns)
+            else:
+                conn.executemany(write_statement(table, columns), rows)
             conn.execute("COMMIT")
         except BaseException as exc:
             conn.execute("ROLLBACK")
