@@ -8,7 +8,7 @@ import dataclasses
 import hashlib
 import random
 
-from conftest import NewDb
+from conftest import NewDb, db_execute, db_query
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -497,3 +497,31 @@ def test_vectors_of_one_text_under_two_urls_in_one_write(new_db: NewDb) -> None:
             (rid, "Shells", "shells", first[::-1]),
         ]
         assert [s.places for s in index.vectors.headings([rid])][1] == ((10, "Shells", "shells"),)
+
+
+def test_a_document_s_updated_at_moves_only_when_it_changed(new_db: NewDb) -> None:
+    """Written again as it was (depth and source are not what a reader sees), a document
+    keeps its times; a new title or text moves updated_at, never crawled_at (both backends:
+    PostgreSQL writes a batch's documents as an insert of the new and an update of the known)."""
+    db = new_db("updated_at")
+    text = "the sea otter floats on its back and cracks shells with a stone " * 3
+    url = "http://a.test/otter"
+    old = "2001-01-01 00:00:00"
+
+    def write(doc: IndexDocument) -> tuple[str, str]:
+        async def run() -> None:
+            async with open_frontier(db) as f:
+                await f.write_documents([doc, _document("http://a.test/other", "Other", "other")])
+
+        asyncio.run(run())
+        rows = db_query(db, f"SELECT crawled_at, updated_at FROM documents WHERE url = '{url}'")
+        return rows[0][0], rows[0][1]
+
+    write(_document(url, "One", text))
+    db_execute(db, f"UPDATE documents SET crawled_at = '{old}', updated_at = '{old}'")
+    assert write(dataclasses.replace(_document(url, "One", text), depth=5)) == (old, old)
+    crawled, updated = write(_document(url, "Two", text))
+    assert crawled == old and updated > "2020"
+    db_execute(db, f"UPDATE documents SET updated_at = '{old}'")
+    assert write(_document(url, "Two", text + " and more words"))[1] > "2020"
+    assert db_query(db, f"SELECT title, depth FROM documents WHERE url = '{url}'") == [("Two", 0)]

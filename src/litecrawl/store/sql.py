@@ -14,11 +14,13 @@ from litecrawl.store.dialect import Dialect
 
 __all__ = [
     "CHANGE_BANDS",
+    "DOCUMENT_COLUMNS",
     "MAX_LINKS_PER_PAGE",
     "TAKE_START",
     "UPSERT_PAGE",
     "change_bands",
     "changed_links",
+    "document_sets",
     "like_prefix",
     "link_key",
     "near_resources",
@@ -180,26 +182,31 @@ _DOCUMENT_SEEN = (
     "markdown_path",
     "canonical",
 )
-_DOCUMENT_COLUMNS = (*_DOCUMENT_SEEN[:9], "depth", "source", *_DOCUMENT_SEEN[9:])
+DOCUMENT_COLUMNS = (*_DOCUMENT_SEEN[:9], "depth", "source", *_DOCUMENT_SEEN[9:])
+
+
+def document_sets(dialect: Dialect, new: Callable[[str], str]) -> str:
+    """The SET list of a document's row (``new``: a column name, or ``rewritten``, whether its
+    resource's text was rewritten in place, to the SQL of its new value); ``updated_at`` moves
+    only when what a reader sees changed."""
+    changed = " OR ".join(f"documents.{c} {dialect.is_distinct} {new(c)}" for c in _DOCUMENT_SEEN)
+    sets = ",\n  ".join(f"{c} = {new(c)}" for c in DOCUMENT_COLUMNS)
+    return f"""
+  updated_at = CASE WHEN {new("rewritten")} OR {changed}
+                    THEN {dialect.now_text} ELSE documents.updated_at END,
+  {sets}
+"""
 
 
 @cache
 def upsert_document(dialect: Dialect) -> str:
-    """A document's row (named parameters: its columns and ``rewritten``, whether its resource's
-    text was rewritten in place), inserted or updated; ``updated_at`` moves only when what a
-    reader sees changed."""
-    changed = " OR ".join(
-        f"documents.{c} {dialect.is_distinct} excluded.{c}" for c in _DOCUMENT_SEEN
-    )
-    sets = ",\n  ".join(f"{c} = excluded.{c}" for c in _DOCUMENT_COLUMNS)
+    """A document's row (named parameters: its columns and ``rewritten``), inserted or
+    updated."""
+    new = lambda c: ":rewritten" if c == "rewritten" else f"excluded.{c}"  # noqa: E731
     return dialect.sql(f"""
-INSERT INTO documents (url, {", ".join(_DOCUMENT_COLUMNS)})
-VALUES (:url, {", ".join(f":{c}" for c in _DOCUMENT_COLUMNS)})
-ON CONFLICT (url) DO UPDATE SET
-  updated_at = CASE WHEN :rewritten OR {changed}
-                    THEN {dialect.now_text} ELSE documents.updated_at END,
-  {sets}
-""")
+INSERT INTO documents (url, {", ".join(DOCUMENT_COLUMNS)})
+VALUES (:url, {", ".join(f":{c}" for c in DOCUMENT_COLUMNS)})
+ON CONFLICT (url) DO UPDATE SET{document_sets(dialect, new)}""")
 
 
 # A processed page's row (a finalize's): its claim released, the fetch's outcome, the schedule
