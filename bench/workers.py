@@ -126,6 +126,15 @@ _COMMITS = (
 _WAL = "SELECT wal_bytes FROM pg_stat_wal"
 
 
+def per_worker(pg_url: str) -> list[int]:
+    """The pages each worker fetched (its run record), most first: do all of them take part?"""
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT stats FROM runs").fetchall()
+    return sorted((int(json.loads(stats).get("ok", 0)) for (stats,) in rows), reverse=True)
+
+
 def by_kind(runs: list[dict[str, float]], ok: float) -> str:
     """The server's CPU a page: its backends (the statements), autovacuum, the rest (WAL
     writer, checkpointer, what ended unsampled), medians; "-" without a server of ours."""
@@ -190,6 +199,7 @@ def main() -> None:
                         time.sleep(1.0)
                         m["transactions"] = query(pg_url, _COMMITS) - commits
                         m["wal_mib"] = (query(pg_url, _WAL) - wal) / 2**20
+                        m["ok_per_worker"] = per_worker(pg_url)
                     m["pages_ok"] = query(location, "SELECT count(*) FROM pages WHERE status=200")
                     m["statements"] = statements(pg_url) if backend == "postgres" else 0
                     seen = nginx.requests(by_port=True)
@@ -200,7 +210,7 @@ def main() -> None:
                     m["max_robots"] = max(robots)
                     m["pages_per_s"] = m["pages_ok"] / m["wall"]
                     rows[(backend, workers, src)].append(m)
-                    shown = {k: round(v, 2) for k, v in m.items()}
+                    shown = {k: v if isinstance(v, list) else round(v, 2) for k, v in m.items()}
                     print(backend, workers, src or "", json.dumps(shown), flush=True)
                     if backend == "postgres":
                         print("\n".join(f"  {line}" for line in top_statements(pg_url, 10)))
