@@ -168,6 +168,7 @@ _UNDO = {
     " ALTER TABLE page_links_old RENAME TO page_links;"
     " CREATE INDEX idx_page_links_src ON page_links(src);"
     " CREATE INDEX idx_page_links_dst ON page_links(dst_key);",
+    "section_at": "ALTER TABLE section_vectors DROP COLUMN heading_at;",
 }
 
 

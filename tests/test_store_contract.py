@@ -477,7 +477,9 @@ def test_vectors_of_one_text_under_two_urls_in_one_write(new_db: NewDb) -> None:
             embedding=vector,
             sections=(
                 SectionVector("", None, vector),
-                SectionVector("Shells", "shells", vector[::-1], '[[10, "Shells", "shells"]]'),
+                SectionVector(
+                    "Shells", "shells", vector[::-1], at=10, places='[[10, "Shells", "shells"]]'
+                ),
             ),
         )
         for url, vector in (("http://a.test/1", first), ("http://a.test/2", second))
@@ -496,7 +498,8 @@ def test_vectors_of_one_text_under_two_urls_in_one_write(new_db: NewDb) -> None:
             (rid, "", None, first),
             (rid, "Shells", "shells", first[::-1]),
         ]
-        assert [s.places for s in index.vectors.headings([rid])][1] == ((10, "Shells", "shells"),)
+        stored = index.vectors.headings([rid])[1]
+        assert (stored.at, stored.places) == (10, ((10, "Shells", "shells"),))
 
 
 def test_a_document_s_updated_at_moves_only_when_it_changed(new_db: NewDb) -> None:

@@ -17,9 +17,11 @@ class SectionVector:
     heading: str  # "" for the text before the first heading
     anchor: str | None  # the fragment that leads to it on the page
     vector: bytes
-    # every heading it holds (several when short sections were merged), as JSON
-    # ``[[at, heading, anchor], ...]``, ``at`` where the heading's line starts in the page's
-    # text (encoded here, in the analysis worker: not on the crawl's event loop)
+    # where its heading's line starts in the page's text (0 for the text before the first)
+    at: int | None = None
+    # every heading it holds when short sections were merged into it, as JSON
+    # ``[[at, heading, anchor], ...]`` (encoded here, in the analysis worker: not on the
+    # crawl's event loop); None when it holds one
     places: str | None = None
 
 

@@ -93,7 +93,7 @@ def section_offsets(index: IndexReader, texts: Mapping[int, str]) -> dict[int, l
     """Where each section of each text starts (the first at 0: the text before the first
     heading is a section too); a text without stored sections is one section. A section merged
     from several is one here, as its vector is."""
-    starts = _section_starts(index, list(texts))
+    starts = _section_starts(index, list(texts), merged=False)
     found = {}
     for rid, text in texts.items():
         placed = _placed(text, starts.get(rid, []))
@@ -126,10 +126,15 @@ def _marked(hit: SearchHit, marks: tuple[str, str]) -> bool:
     return not marks[0] or marks[0] in hit.snippet
 
 
-def _section_starts(index: IndexReader, resource_ids: Sequence[int]) -> dict[int, list[Stored]]:
+def _section_starts(
+    index: IndexReader, resource_ids: Sequence[int], merged: bool = True
+) -> dict[int, list[Stored]]:
+    """Each stored section's headings and places (``merged``: every heading merged into it;
+    else its own only). A place not stored (-1) is found as a line."""
     found: dict[int, list[Stored]] = {}
-    for row in index.vectors.headings(resource_ids):
-        places = row.places or ((-1, row.heading, row.anchor),)  # a row from before: found
+    for row in index.vectors.headings(resource_ids, merged):
+        at = -1 if row.at is None else row.at
+        places = row.places or ((at, row.heading, row.anchor),)
         found.setdefault(row.resource_id, []).append(places)
     return found
 

@@ -205,8 +205,11 @@ def _section_vectors(url: str, extracted: Extracted) -> tuple[SectionVector, ...
         words = " ".join(section.text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS])
         blob = _embedding(url, extracted.title, words)
         if blob is not None:
-            places = json.dumps(section.places, ensure_ascii=False, separators=(",", ":"))
-            found.append(SectionVector(section.heading, section.anchor, blob, places))
+            at = next((at for at, heading, _ in section.places if heading), 0)
+            places = None
+            if len(section.places) > 1:
+                places = json.dumps(section.places, ensure_ascii=False, separators=(",", ":"))
+            found.append(SectionVector(section.heading, section.anchor, blob, at, places))
     return tuple(found)
 
 

@@ -379,6 +379,13 @@ CREATE TABLE page_links_in_new (
 );
 """
 
+# Where a section's heading starts in the resource's text, apart from the JSON (which is now
+# written only for a section that holds several headings): read for 100 pages a question
+# without parsing any JSON. NULL for rows from before (the heading is then found as a line).
+_SECTION_AT = """
+ALTER TABLE section_vectors ADD COLUMN heading_at INTEGER NULL;
+"""
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", _SEED_SCHEMA),
@@ -409,4 +416,5 @@ STEPS: list[tuple[str, str]] = [
     ("near_bands", _NEAR_BANDS),
     ("section_places", _SECTION_PLACES),
     ("links_in", _LINKS_IN),
+    ("section_at", _SECTION_AT),
 ]

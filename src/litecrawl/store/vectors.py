@@ -62,8 +62,9 @@ class StoredSection:
     resource_id: int
     heading: str
     anchor: str | None
-    # (where its line starts in the resource's text, heading, anchor) of every heading it holds,
-    # its own first; empty for a row written before they were stored
+    at: int | None  # where its heading's line starts in the resource's text (None: unknown)
+    # (where its line starts, heading, anchor) of every heading it holds when short sections
+    # were merged into it; empty when it holds one (or they were not asked for)
     places: tuple[tuple[int, str, str | None], ...]
 
 
@@ -112,9 +113,9 @@ class VectorStore(ABC):
         """(resource id, heading, anchor, vector) of every section of ``resource_ids``."""
 
     @abstractmethod
-    def headings(self, resource_ids: Sequence[int]) -> list[StoredSection]:
-        """Every section of ``resource_ids``, in page order, with the headings it holds
-        (:meth:`section_vectors` without the vectors)."""
+    def headings(self, resource_ids: Sequence[int], merged: bool = True) -> list[StoredSection]:
+        """Every section of ``resource_ids``, in page order (:meth:`section_vectors` without
+        the vectors); with ``merged``, the headings merged into each too."""
 
     def best_sections(
         self, query: npt.NDArray[np.float32], resource_ids: Sequence[int]
@@ -182,6 +183,7 @@ def section_rows(docs: Iterable[IndexDocument], model: str = MODEL) -> list[dict
             "ord": i,
             "heading": section.heading,
             "anchor": section.anchor,
+            "heading_at": section.at,
             "places": section.places,
             "model": model,
             "vector": section.vector,

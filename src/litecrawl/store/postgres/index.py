@@ -119,6 +119,7 @@ _PUT_SECTIONS = _vectors_statement(
         "ord": "int",
         "heading": "text",
         "anchor": "text",
+        "heading_at": "int",
         "places": "text",
         "model": "text",
         "vector": "bytea",
