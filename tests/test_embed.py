@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -117,3 +118,36 @@ def test_property_page_words_and_counted_rows_equal_the_plain_sum(title: str, te
     plain = model._sums[[model._row(w) for w in words]].sum(axis=0, dtype=np.float32)
     assert got is not None
     assert np.allclose(got, plain / np.linalg.norm(plain), atol=1e-6)
+
+
+_pooled = st.lists(
+    st.sampled_from(["sun", "panel", "Café", "東京", "3.14", "x", "a-b", "naïve", "🚀"])
+    | st.text(alphabet=st.characters(blacklist_categories=("Z", "Cc", "Cs")), min_size=1),
+    max_size=MAX_WORDS,
+)
+
+
+@settings(max_examples=80)
+@given(words=_pooled)
+def test_property_the_fast_sums_are_the_plain_ones_to_the_bit(words: list[str]) -> None:
+    # words_vector's fast path (only repeated words' rows multiplied; each word's row cast to
+    # float32 before its sum) against the plain one (every row times its weight; the float16
+    # rows summed as float32): the same bits, not just close
+    model = embedder()
+    got = model.words_vector(words)
+    if not words:
+        assert got is None
+        return
+    for word in set(words):
+        ids = np.asarray(model._tokenizer.encode(word, add_special_tokens=False).ids)
+        plain_row = model._table[np.clip(ids, 0, len(model._table) - 1)].sum(
+            axis=0, dtype=np.float32
+        )
+        assert model._sums[model._rows[word]].tobytes() == plain_row.tobytes(), word
+    counted = Counter(words)
+    rows = [model._rows[w] for w in counted]
+    weights = np.fromiter(counted.values(), dtype=np.float32, count=len(counted))
+    total = (model._sums[rows] * weights[:, None]).sum(axis=0, dtype=np.float32)
+    norm = float(np.sqrt(np.square(total).sum()))
+    assert got is not None and norm > 0
+    assert got.tobytes() == (total / np.float32(norm)).tobytes()

@@ -111,18 +111,24 @@ class Embedder:
         if len(self._rows) + len(words) > self._cache_words:
             self._keep_repeated()
         # Each distinct word once, weighted by its count (counted in C): a page repeats its
-        # words, and gathering a 1 KiB row per word cost more than the rest (a kit page's 400
-        # words are 29 distinct ones; bench/README.md, issue 29)
+        # words, and gathering a 1 KiB row per word cost more than the rest (bench/README.md,
+        # issue 29)
         counted = Counter(words)
         get = self._rows.get
         rows = np.array(
             [self._row(w) if (r := get(w)) is None else r for w in counted], dtype=np.intp
         )
         self._uses[rows] += 1  # a word twice in one text counts once
-        weights = np.fromiter(counted.values(), dtype=np.float32, count=len(counted))
         # a weighted sum of rows, no matrix product: BLAS would start its threads in every
-        # worker process and spin them against the crawl (measured: twice the crawl's CPU)
-        total: Vector = (self._sums[rows] * weights[:, None]).sum(axis=0, dtype=np.float32)
+        # worker process and spin them against the crawl (measured: twice the crawl's CPU).
+        # Only the repeated words' rows are multiplied (x * 1.0 is x): multiplying every row by
+        # a broadcast weight was a fifth of a page's embedding instructions (session 7)
+        gathered = self._sums.take(rows, axis=0)
+        if len(counted) < len(words):
+            weights = np.fromiter(counted.values(), dtype=np.float32, count=len(counted))
+            repeated = np.flatnonzero(weights != 1)
+            gathered[repeated] *= weights[repeated, None]
+        total: Vector = gathered.sum(axis=0, dtype=np.float32)
         norm = float(np.sqrt(np.square(total).sum()))
         if norm == 0.0:
             return None
@@ -133,9 +139,12 @@ class Embedder:
         if row is None:
             self.tokenized += 1
             row = len(self._words)
-            ids = np.asarray(self._tokenizer.encode(word, add_special_tokens=False).ids)
-            known = np.clip(ids, 0, len(self._table) - 1)
-            self._sums[row] = self._table[known].sum(axis=0, dtype=np.float32)
+            ids = np.array(self._tokenizer.encode(word, add_special_tokens=False).ids, np.intp)
+            # token ids are never negative: np.minimum is np.clip without its Python layer; the
+            # rows cast to float32 before the sum add as the sum's own cast does, in half the
+            # instructions (tests/test_embed.py holds both to the plain form)
+            known = np.minimum(ids, len(self._table) - 1)
+            self._sums[row] = self._table[known].astype(np.float32).sum(axis=0)
             self._rows[word] = row
             self._words.append(word)
         return row
