@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
@@ -295,6 +295,37 @@ def test_property_vocabulary_and_keywords_match_the_definition(
     assert vocabulary.total == sum(expected.values())
     assert keywords(text, language) == reference_keywords(text, language)
     assert keywords(text, language, count=3) == reference_keywords(text, language, 3)
+
+
+# Pages with many candidate keywords: more than the shortlist the ranking sorts first, with
+# words only their letters can rule out ("日本", "éé": 3+ bytes, 2 letters) and stop words among
+# the most frequent, so the ranking must go past its shortlist (extract/vocabulary.py, _ranked)
+_MANY_WORDS = (
+    [f"w{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(60)]
+    + [c + c for c in "éèêëàâäîïôöûüçñß"]
+    + ["日本", "the", "and", "don't", "l'homme", "ab", "x"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@example(
+    words=["éé"] * 4 + ["èè"] * 4 + ["êê"] * 3 + ["ab", "wab"] * 2 + _MANY_WORDS,
+    language="en",
+    count=1,
+)
+@given(
+    words=st.lists(st.sampled_from(_MANY_WORDS), max_size=600),
+    language=st.sampled_from([None, "en", "fr"]),
+    count=st.sampled_from([1, 3, 10, 40]),
+)
+def test_property_keywords_of_long_pages_match_the_definition(
+    words: list[str], language: str | None, count: int
+) -> None:
+    text = " ".join(words)
+    assert keywords(text, language, count) == reference_keywords(text, language, count)
+    stop = stopwords_for(language)
+    hits = sum(1 for word in WORD.findall(text.lower()) if word in stop)
+    assert Vocabulary.of(text).occurrences(stop) == hits
 
 
 @settings(max_examples=300, deadline=None)
