@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from litecrawl import ConfigError, normalize_and_validate_url
-from litecrawl.urls import MAX_URL_LENGTH, UrlRules
+from litecrawl.urls import MAX_URL_LENGTH, UrlRules, _strip, host_of
 
 
 @pytest.mark.parametrize(
@@ -177,3 +179,28 @@ def test_relative_links_resolve_as_urljoin_does(
     slow = rules._normalize_slowly(href.strip(), base)
     assert rules.normalize(href, base) == slow
     assert rules(href, base) == (slow if slow is None or rules.validate(slow) else None)
+
+
+_edges = st.text(
+    alphabet=st.sampled_from([" ", "\t", "\x00", "\x7f", "\xa0", "\u2003", "\x85", "a", "/"])
+)
+
+
+@given(_edges, st.text(max_size=8), _edges)
+def test_a_links_ends_are_stripped_as_the_regex_strips_them(
+    head: str, middle: str, tail: str
+) -> None:
+    # _strip's str-method test of the two ends against the plain regex route it replaced
+    url = head + middle + tail
+    assert _strip(url) == re.sub(r"^[\s\x00-\x20\x7f]+|[\s\x00-\x20\x7f]+$", "", url)
+
+
+@given(st.text(alphabet=st.sampled_from(["a", ":", "@", "/", "?", "#", "1"]), max_size=12))
+def test_host_of_takes_the_netloc_up_to_the_first_slash_query_or_fragment(rest: str) -> None:
+    # the partition form against the find loop it replaced
+    end = len(rest)
+    for stop in "/?#":
+        i = rest.find(stop)
+        if 0 <= i < end:
+            end = i
+    assert host_of("http://" + rest) == rest[:end].rpartition("@")[2]

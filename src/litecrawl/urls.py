@@ -118,7 +118,7 @@ class UrlRules:
             return False
         if self._include and not any(p.search(url) for p in self._include):
             return False
-        return not any(p.search(url) for p in self._exclude)
+        return not self._exclude or not any(p.search(url) for p in self._exclude)
 
     def __call__(self, url: str, base_url: str | None = None) -> str | None:
         """:meth:`normalize`, then :meth:`validate`: the URL to crawl, or None."""
@@ -157,12 +157,19 @@ _PORT = re.compile(r"[1-9][0-9]{0,4}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")  # what urlsplit takes for a scheme
 # Around a URL: whitespace (U+00A0 copied from a page too) and controls, which browsers strip.
-_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x20\x7f]")
 _AROUND = re.compile(r"^[\s\x00-\x20\x7f]+|[\s\x00-\x20\x7f]+$")
 
 
 def _strip(url: str) -> str:
-    if url and (_SPACE_OR_CONTROL.match(url) or _SPACE_OR_CONTROL.match(url, len(url) - 1)):
+    # whitespace or a control at either end, asked of str methods (re's \s is str.isspace):
+    # two regex calls cost ~8% of a page's link resolving (bench/README.md, issue 29, session 7)
+    if url and (
+        url[0] <= " "
+        or url[-1] <= " "
+        or url[0].isspace()
+        or url[-1].isspace()
+        or "\x7f" in (url[0], url[-1])
+    ):
         return _AROUND.sub("", url)
     return url
 
@@ -170,6 +177,8 @@ def _strip(url: str) -> str:
 def _names_another_scheme(href: str) -> bool:
     """True for an absolute URL of another scheme than http(s) (``mailto:``, ``javascript:``):
     never a page. urlsplit's own test for a scheme, so the full route would say the same."""
+    if ":" not in href:  # most links; "in" is cheaper than find's argument parsing
+        return False
     colon = href.find(":")
     return (
         colon > 0
@@ -188,15 +197,12 @@ def _resolve_quickly(href: str, base: str | None) -> str | None:
     a fragment is dropped first, as normalization would. Most links on most pages take this path.
     """
     href = href.split("#", 1)[0]
-    if href.startswith(("http://", "https://")):
+    if href[:7] == "http://" or href[:8] == "https://":
         return _canonical_or_none(href)
-    if base is None:
+    parts = _base_parts(base) if base is not None else None
+    if parts is None:
         return None
-    base = base.split("#", 1)[0]
-    parts = _origin_and_path(base)
-    if parts is None or "?" in parts[0]:
-        return None
-    origin, base_path = parts
+    base, origin, base_path = parts
     if not href:  # "#section": the page itself
         return _canonical_or_none(base)
     if href[0] == "/":
@@ -212,6 +218,17 @@ def _resolve_quickly(href: str, base: str | None) -> str | None:
     path, query_mark, query = href.partition("?")
     joined = _join_path(base_path.split("?", 1)[0], path) + query_mark + query
     return _canonical_or_none(origin + joined)
+
+
+@lru_cache(maxsize=64)
+def _base_parts(base: str) -> tuple[str, str, str] | None:
+    """(``base`` without its fragment, its origin, its path) for :func:`_resolve_quickly`, or
+    None when its links take the full route: split once for all the links of a page."""
+    base = base.split("#", 1)[0]
+    parts = _origin_and_path(base)
+    if parts is None or "?" in parts[0]:
+        return None
+    return base, *parts
 
 
 def _origin_and_path(url: str) -> tuple[str, str] | None:
@@ -249,17 +266,26 @@ def _canonical_or_none(url: str) -> str | None:
     """``url`` (absolute) when it is an http(s) URL already in canonical form, else None."""
     scheme, _, rest = url.partition("://")
     slash = rest.find("/")
-    if slash <= 0 or scheme not in DEFAULT_PORTS:
-        return None
-    netloc = rest[:slash]
-    host, colon, port = netloc.partition(":")
-    if not is_canonical_host(host) or (
-        colon and (not _PORT.fullmatch(port) or int(port) > 65535 or port == DEFAULT_PORTS[scheme])
+    if (
+        slash <= 0
+        or not _canonical_origin(scheme, rest[:slash])
+        or NOT_CANONICAL.search(rest, slash)
     ):
         return None
-    if NOT_CANONICAL.search(rest, slash):
-        return None
     return url
+
+
+@lru_cache(maxsize=256)
+def _canonical_origin(scheme: str, netloc: str) -> bool:
+    """Whether ``scheme://netloc`` is an http(s) origin in canonical form. A crawl's links name a
+    few origins: each is checked once, not once a link (its regexes were a third of a link's
+    check: bench/README.md, issue 29, session 7)."""
+    if scheme not in DEFAULT_PORTS:
+        return False
+    host, colon, port = netloc.partition(":")
+    return is_canonical_host(host) and not (
+        colon and (not _PORT.fullmatch(port) or int(port) > 65535 or port == DEFAULT_PORTS[scheme])
+    )
 
 
 def _context(href: str, base: str | None) -> str | None:
@@ -337,12 +363,9 @@ def host_of(url: str) -> str:
     _, sep, rest = url.partition("://")
     if not sep:
         return urlsplit(url).netloc.rpartition("@")[2]
-    end = len(rest)
-    for stop in "/?#":
-        i = rest.find(stop)
-        if 0 <= i < end:
-            end = i
-    return rest[:end].rpartition("@")[2]
+    # up to the first "/", "?" or "#" (partition parses its argument faster than find)
+    netloc = rest.partition("/")[0].partition("?")[0].partition("#")[0]
+    return netloc.rpartition("@")[2]
 
 
 class DomainScope:
