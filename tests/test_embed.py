@@ -14,12 +14,15 @@ from litecrawl.index.embed import (
     CACHE_WORDS,
     DIMENSIONS,
     MAX_WORDS,
+    SECTION_WORDS,
     Embedder,
     embed_text,
     embedder,
     from_blob,
     page_text,
     page_words,
+    section_words,
+    titled,
 )
 
 TEXTS = [
@@ -151,3 +154,16 @@ def test_property_the_fast_sums_are_the_plain_ones_to_the_bit(words: list[str]) 
     norm = float(np.sqrt(np.square(total).sum()))
     assert got is not None and norm > 0
     assert got.tobytes() == (total / np.float32(norm)).tobytes()
+
+
+@settings(max_examples=150)
+@given(title=_texts, text=_texts)
+def test_property_a_sections_words_from_its_titles_split_equal_the_joined_form(
+    title: str, text: str
+) -> None:
+    # the worker's sections: the title split once a page, a section's words not joined and
+    # split again, against the plain form search embeds with
+    words = text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS]
+    assert titled(title.split(), words) == section_words(title, text)
+    long_title = " ".join(["t"] * (MAX_WORDS + 3))
+    assert titled(long_title.split(), words) == section_words(long_title, text)

@@ -47,11 +47,13 @@ __all__ = [
     "SECTION_WORDS",
     "Embedder",
     "embed_text",
+    "embed_words",
     "embedder",
     "from_blob",
     "page_text",
     "page_words",
     "section_words",
+    "titled",
     "to_blob",
 ]
 
@@ -209,7 +211,13 @@ def embedder() -> Embedder:
 def embed_text(text: str, title: str = "") -> bytes | None:
     """The vector of a page's ``title`` and ``text`` (its first :data:`MAX_WORDS` words) as
     float32 bytes, or None when it has no words."""
-    vector = embedder().words_vector(page_words(title, text))
+    return embed_words(page_words(title, text))
+
+
+def embed_words(words: list[str]) -> bytes | None:
+    """The vector of ``words`` (at most :data:`MAX_WORDS`) as float32 bytes, or None when
+    there are none."""
+    vector = embedder().words_vector(words)
     return None if vector is None else to_blob(vector)
 
 
@@ -227,6 +235,15 @@ def section_words(title: str, text: str) -> list[str]:
     """What is embedded for a section of a page: the page's title, then the section's first
     :data:`SECTION_WORDS` words."""
     return page_words(title, " ".join(text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS]))
+
+
+def titled(title_words: list[str], words: list[str]) -> list[str]:
+    """``page_words(title, " ".join(words))`` for ``title_words = title.split()`` and words
+    without whitespace: a section's words given its page's title split once, not joined to be
+    split again (the analysis worker's sections)."""
+    if len(title_words) >= MAX_WORDS:
+        return title_words[:MAX_WORDS]
+    return title_words + words[: MAX_WORDS - len(title_words)]
 
 
 def page_text(title: str, text: str) -> str:

@@ -25,7 +25,7 @@ from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_mark
 from litecrawl.extract.page import Extracted
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument, SectionVector
-from litecrawl.index.embed import SECTION_WORDS, embed_text
+from litecrawl.index.embed import SECTION_WORDS, embed_words, page_words, titled
 from litecrawl.index.simhash import simhash
 from litecrawl.index.tsvector import tsvector_binary
 from litecrawl.parse.links import PageLinks, extract_links
@@ -181,11 +181,17 @@ def _embedding(url: str, title: str, text: str) -> bytes | None:
     """The page's vector; a model that cannot embed costs the vector, not the page."""
     if not text.strip():
         return None  # no resource to hold it (the store keeps no empty text)
+    return _words_embedding(url, page_words(title, text))
+
+
+def _words_embedding(url: str, words: list[str]) -> bytes | None:
+    """The vector of ``words`` (a page's or a section's); a model that cannot embed costs the
+    vector, not the page."""
     global _embed_failed
     if _embed_failed:
         return None
     try:
-        return embed_text(text, title)
+        return embed_words(words)
     except ConfigError as exc:  # no model in this worker: say it once, crawl on without vectors
         _embed_failed = True
         log.warning("no embeddings in this worker (from %s on): %s", url, exc)
@@ -201,9 +207,10 @@ def _section_vectors(url: str, extracted: Extracted) -> tuple[SectionVector, ...
     if len(extracted.sections) < 2 or _embed_failed:
         return ()
     found = []
+    head = extracted.title.split()  # once a page, not once a section
     for section in extracted.sections:
-        words = " ".join(section.text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS])
-        blob = _embedding(url, extracted.title, words)
+        words = section.text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS]
+        blob = _words_embedding(url, titled(head, words)) if words else None
         if blob is not None:
             at = next((at for at, heading, _ in section.places if heading), 0)
             places = None
