@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from litecrawl.store.queue import Claim, ClaimFocus, HostRules, NewLink
-from litecrawl.store.sqlite.claims import claim_pages, claim_statement
+from litecrawl.store.sqlite.claims import (
+    claim_pages,
+    claim_statement,
+    first_free_statement,
+    next_claimable,
+)
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
 
 NOW = 1_800_000_000
@@ -64,3 +69,22 @@ def test_a_claim_reads_the_claim_index_in_order(tmp_path: Path, name: str) -> No
     for page in claimed:
         host = page.norm_url.split("/")[2]
         assert page.depth <= shallowest_left.get(host, page.depth), (page, shallowest_left)
+
+
+def test_when_nothing_is_due_the_next_claimable_time_is_read_in_claim_order(
+    tmp_path: Path,
+) -> None:
+    db = _frontier(tmp_path)
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("UPDATE pages SET next_crawl_time = 1000 + length(norm_url) * 10 + depth")
+        conn.commit()
+        statement, params = first_free_statement(0, 60, None, None)
+        plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {statement}", params)]
+        soonest = conn.execute("SELECT min(next_crawl_time) FROM pages").fetchone()[0]
+        found = next_claimable(conn, 0, 60, None, None)
+    finally:
+        conn.close()
+    assert any("USING INDEX idx_pages_claim" in step for step in plan), plan
+    assert not any("idx_pages_processing" in step for step in plan), plan
+    assert found == soonest

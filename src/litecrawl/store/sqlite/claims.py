@@ -99,6 +99,24 @@ def claim_pages(conn: sqlite3.Connection, claim: Claim) -> tuple[list[ClaimedPag
     return pages, {host: int(slots) for host, slots in held}
 
 
+_HELD_BACK = "SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon"
+
+
+def first_free_statement(
+    now: float, horizon: float, partition: tuple[int, int] | None, focus: ClaimFocus | None
+) -> tuple[str, dict[str, object]]:
+    """:func:`next_claimable`'s first look: the first entry of idx_pages_claim of a host free
+    now (read in order, as a claim's: see :func:`claim_statement`), and its parameters."""
+    params: dict[str, object] = {"now": now, "horizon": now + horizon, "ahead": horizon}
+    narrow = _narrow(params, partition, focus)
+    statement = (
+        "SELECT coalesce(next_crawl_time, 0) FROM pages INDEXED BY idx_pages_claim"
+        f" WHERE processing_time IS NULL {narrow} AND host NOT IN ({_HELD_BACK})"
+        " ORDER BY next_crawl_time LIMIT 1"
+    )
+    return statement, params
+
+
 def next_claimable(
     conn: sqlite3.Connection,
     now: float,
@@ -106,21 +124,16 @@ def next_claimable(
     partition: tuple[int, int] | None,
     focus: ClaimFocus | None,
 ) -> float | None:
-    params: dict[str, object] = {"now": now, "horizon": now + horizon, "ahead": horizon}
-    narrow = _narrow(params, partition, focus)
-    held_back = "SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon"
-    free = conn.execute(  # the first entry of idx_pages_claim of a host free now
-        "SELECT coalesce(next_crawl_time, 0) FROM pages WHERE processing_time IS NULL "
-        f"{narrow} AND host NOT IN ({held_back}) ORDER BY next_crawl_time LIMIT 1",
-        params,
-    ).fetchone()
+    first_free, params = first_free_statement(now, horizon, partition, focus)
+    narrow = _narrow({}, partition, focus)
+    free = conn.execute(first_free, params).fetchone()
     # the few hosts held back: each one's first page, once the host is free (idx_pages_host;
     # SQLite's max() of a NULL is NULL: a host without pages counts for nothing)
     later = conn.execute(
         f"""SELECT min(max(h.slowed_until, h.next_start - :ahead, (
               SELECT min(coalesce(next_crawl_time, 0)) FROM pages
               WHERE host = h.host AND processing_time IS NULL {narrow})))
-        FROM hosts h WHERE h.host IN ({held_back})""",
+        FROM hosts h WHERE h.host IN ({_HELD_BACK})""",
         params,
     ).fetchone()
     times = [float(t) for t in (free and free[0], later and later[0]) if t is not None]
