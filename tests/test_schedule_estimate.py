@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 import math
 import random
 
 import pytest
 
 from litecrawl import ConfigError
-from litecrawl.schedule import ChangeHistory, Estimator
+from litecrawl.schedule import ChangeHistory, Estimator, StopShare
 
 
 def history(est: Estimator, checks: list[tuple[float, bool]]) -> ChangeHistory:
@@ -137,3 +139,100 @@ def test_quiet_checks_make_never_changing_likelier() -> None:
     # one change seen: the page does change, the Gamma alone estimates how often
     changed = est.observe(h, day, True, age=day / 2)
     assert est.rate(changed) == pytest.approx((0.5 + 1) / (0.5 * day + 0.9 * 30 * day + day / 2))
+
+
+def _stopped_page(est: Estimator, quiet_checks: int) -> ChangeHistory:
+    # dated changes 300 and 700 s before their fetches, then quiet checks of 2000 s each
+    h = ChangeHistory()
+    for interval, age in [(5000.0, 300.0), (8000.0, 700.0)]:
+        h = est.observe(h, interval, True, age)
+    for _ in range(quiet_checks):
+        h = est.observe(h, 2000.0, False)
+    return h
+
+
+def test_the_quiet_since_the_last_change_is_weighed_by_the_rate_then() -> None:
+    # at the last change: (1 + 2) changes over 1000 s of prior and 1000 s of dated ages, 3/2000;
+    # 700 s (its age) + 2 x 2000 s quiet since: the Gamma predictive (1 + λQ/k)^-k, k = 3
+    est = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12)
+    h = _stopped_page(est, 2)
+    assert (h.quiet, h.last_rate, h.last_weight) == pytest.approx((4700.0, 1.5e-3, 3.0))
+    assert est.quiet_chance(h) == pytest.approx((1 + 1.5e-3 * 4700 / 3) ** -3)
+    # a change ends the quiet (dated: its age is the new quiet; undated: none)
+    assert est.observe(h, 2000.0, True, 100.0).quiet == 100.0
+    assert est.observe(h, 2000.0, True).quiet == 0.0
+
+
+def test_without_a_share_of_stopped_pages_the_rate_is_the_plain_estimate() -> None:
+    est = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12)
+    h = _stopped_page(est, 5)
+    assert est.stopped(h) == 0.0
+    # (1 + 2) changes over 1000 s of prior, 1000 s of ages and 5 x 2000 s quiet
+    assert est.rate(h) == pytest.approx(3 / 12000)
+
+
+def test_a_long_quiet_stretch_is_read_as_a_stop_by_the_share_of_stopped_pages() -> None:
+    est = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12)
+    plain = est.rate(_stopped_page(est, 5))
+    learned = dataclasses.replace(est, stopped_share=0.2)
+    h = _stopped_page(learned, 5)
+    # a page stops in place of its next change with chance 0.2; one still changing at 3/2000
+    # stays quiet 10,700 s with chance (1 + λQ/k)^-k
+    chance = (1 + 1.5e-3 * 10700 / 3) ** -3
+    odds = 0.2 * (1 - chance) / (0.8 * chance)
+    p = odds / (1 + odds)
+    assert learned.stopped(h) == pytest.approx(p)
+    since = (1 + 1) / (1000 + 10700)  # the prior's and the last change over the quiet since
+    assert learned.rate(h) == pytest.approx((1 - p) * plain + p * since)
+    assert learned.rate(h) < 0.75 * plain
+    # just after a change the page is not believed stopped
+    again = learned.observe(h, 2000.0, True, 0.0)
+    assert learned.stopped(again) == 0.0
+    assert learned.rate(again) == est.rate(est.observe(_stopped_page(est, 5), 2000.0, True, 0.0))
+
+
+def test_a_record_kept_before_the_quiet_was_followed_follows_it_from_its_next_check() -> None:
+    est = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12, stopped_share=0.2)
+    h = _stopped_page(est, 0)
+    old = dataclasses.replace(h, quiet=0.0, last_rate=0.0, last_weight=0.0)
+    assert est.stopped(old) == 0.0
+    later = est.observe(old, 2000.0, False)
+    assert later.quiet == 2000.0
+    assert later.last_weight == pytest.approx(3.0)
+    assert later.last_rate == pytest.approx(est.rate(old))
+
+
+def _crawl_share(stop_after: float | None, share_stopped: float, seed: int) -> float:
+    """StopShare after 100 days of 200 pages changing 0.1-1 times a day (a Last-Modified dates
+    each change), each checked every half of its expected change; ``share_stopped`` of them stop
+    changing on day ``stop_after``."""
+    rng = random.Random(seed)
+    day = 86400.0
+    est = Estimator(prior_rate=1 / day)
+    stops = StopShare(memory=200)
+    rates = [10 ** rng.uniform(-1, 0) / day for _ in range(200)]
+    histories = [ChangeHistory() for _ in rates]
+    due = [(1 / (2 * rate), i) for i, rate in enumerate(rates)]
+    heapq.heapify(due)
+    while due[0][0] < 100 * day:
+        t, i = heapq.heappop(due)
+        interval = 1 / (2 * rates[i])
+        stopped = stop_after is not None and i < share_stopped * 200 and t > stop_after * day
+        p = -math.expm1(-rates[i] * interval)
+        changed = not stopped and rng.random() < p
+        # the last change's age: the exponential within the interval, backwards from the fetch
+        age = -math.log1p(-rng.random() * p) / rates[i] if changed else None
+        histories[i] = est.observe(histories[i], interval, changed, age)
+        stops.observe(est, histories[i], interval)
+        heapq.heappush(due, (t + interval, i))
+    return stops.share
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_a_crawl_whose_pages_keep_changing_learns_no_share_of_stopped_pages(seed: int) -> None:
+    assert _crawl_share(None, 0.0, seed) == 0.0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_crawl_whose_pages_stop_learns_that_they_did(seed: int) -> None:
+    assert 0.2 < _crawl_share(50.0, 0.3, seed) < 0.4

@@ -18,6 +18,7 @@ from litecrawl.schedule.estimate import ChangeHistory
 from litecrawl.schedule.planner import (
     FULL_SEC,
     REFRESH_SEC,
+    PageChange,
     Planner,
     _decode,
     _encode,
@@ -186,7 +187,7 @@ def test_writes_keep_the_rates_histogram_as_a_full_read_would() -> None:
         ChangeHistory,
         st.integers(0, 10**9),
         st.integers(0, 10**9),
-        *[st.floats(allow_nan=True, allow_infinity=True)] * 4,
+        *[st.floats(allow_nan=True, allow_infinity=True)] * 7,
     ),
     st.text(),
 )
@@ -194,7 +195,90 @@ def test_the_change_record_is_the_histories_fields_and_hash_as_json(
     history: ChangeHistory, change_hash: str
 ) -> None:
     # the fast encoding against the plain one it replaced: the same text for any record
-    plain = json.dumps({**dataclasses.asdict(history), "hash": change_hash}, separators=(",", ":"))
+    record = {**dataclasses.asdict(history), "hash": change_hash, "rate": None}
+    plain = json.dumps(record, separators=(",", ":"))
     assert _encode(history, change_hash) == plain
     decoded = _decode(plain)
     assert decoded is not None and decoded[1] == change_hash
+
+
+def _watch(planner: Planner, stopping: int, days: int = 40) -> list[PageChange]:
+    """100 pages changing once a day (dated), checked every 12 hours; the first ``stopping`` stop
+    changing on day 10. Each page's statistics after its last check."""
+    pages: list[PageChange | None] = [None] * 100
+    for k in range(2 * days):
+        now = k * DAY // 2
+        for i in range(100):
+            still = not (i < stopping and now > 10 * DAY)
+            changed = still and (k + i) % 2 == 0
+            version = f"{(k + i) // 2}" if still else "the last"
+            page = pages[i]
+            pages[i] = planner.observe(
+                page.change_history if page else None,
+                now - DAY // 2 if page else None,
+                now,
+                version,
+                age=3600.0 if changed else None,
+            )
+        planner.solve(now)
+    return [p for p in pages if p is not None]
+
+
+def _plain_rate(planner: Planner, page: PageChange) -> float:
+    decoded = _decode(page.change_history)
+    assert decoded is not None
+    return dataclasses.replace(planner.estimator, stopped_share=0.0).rate(decoded[0])
+
+
+def test_pages_seen_to_stop_teach_the_planner_to_free_their_visits() -> None:
+    schedule = Schedule(policy="freshness", budget=50 / DAY)
+    learning = Planner(schedule)
+    pages = _watch(learning, stopping=30)
+    assert learning.estimator.stopped_share > 0.1
+    stopped, steady = pages[0], pages[99]
+    assert stopped.change_rate is not None and steady.change_rate is not None
+    # a stopped page's stored rate: well under the estimate without the learned share
+    assert stopped.change_rate < 0.6 * _plain_rate(learning, stopped)
+    # a page that keeps changing: hardly touched
+    assert steady.change_rate > 0.9 * _plain_rate(learning, steady)
+
+
+def test_a_planner_whose_pages_keep_changing_learns_no_stops() -> None:
+    planner = Planner(Schedule(policy="freshness", budget=50 / DAY))
+    pages = _watch(planner, stopping=0)
+    assert planner.estimator.stopped_share == 0.0
+    assert [p.change_rate for p in pages] == [_plain_rate(planner, p) for p in pages]
+
+
+def test_the_histogram_follows_writes_while_the_share_of_stopped_pages_is_learned() -> None:
+    # as the crawl writes (writeback._moved): a page leaves the histogram at the rate it was
+    # stored with, not at what the record gives under the share learned since; otherwise pages
+    # pile up in the histogram and the allocation spreads the budget over pages that are not there
+    planner = Planner(Schedule(policy="freshness", budget=50 / DAY))
+    pages: list[PageChange | None] = [None] * 100
+    for k in range(80):
+        now = k * DAY // 2
+        for i in range(100):
+            still = not (i < 30 and now > 10 * DAY)
+            changed = still and (k + i) % 2 == 0
+            page = pages[i]
+            record = page.change_history if page else None
+            pages[i] = change = planner.observe(
+                record,
+                now - DAY // 2 if page else None,
+                now,
+                f"{(k + i) // 2}" if still else "the last",
+                age=3600.0 if changed else None,
+            )
+            planner.moved("h", planner.rate(record) if page else None, change.change_rate)
+        planner.solve(now)
+    assert planner.estimator.stopped_share > 0.1
+    reading = Planner(planner.schedule)
+    reading.refresh([("h", p.change_rate) for p in pages if p is not None], now=40 * DAY)
+    assert planner.pages == reading.pages == 100
+    assert planner.allocation is not None and reading.allocation is not None
+    for p in pages:
+        assert p is not None and p.change_rate is not None
+        assert planner.allocation.interval(p.change_rate, "h") == pytest.approx(
+            reading.allocation.interval(p.change_rate, "h"), rel=1e-9
+        )

@@ -7,11 +7,12 @@ estimated from its fetch history by :mod:`.estimate`, revisits allocated under a
 CLI command would pay for a policy most crawls do not use).
 """
 
-from litecrawl.schedule.estimate import ChangeHistory, Estimator
+from litecrawl.schedule.estimate import ChangeHistory, Estimator, StopShare
 from litecrawl.schedule.multiplicative import Schedule
 
 __all__ = [
     "ChangeHistory",
     "Estimator",
     "Schedule",
+    "StopShare",
 ]

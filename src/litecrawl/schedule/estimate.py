@@ -36,6 +36,17 @@ record spans about ``memory`` expected changes: a page that starts changing is f
 few checks, one that stops changing within ~``memory`` expected changes of quiet time (not the
 whole time it was watched), while a page never seen to change keeps its whole quiet history and
 its rate falls towards 0 (it ends up revisited at max_interval).
+
+A page that stops changing for good looks, for a while, like one in a quiet stretch: the fading
+lowers its estimate only hyperbolically, so it keeps its visits for months. The record keeps how
+long the page has been quiet since its last change and what it was estimated at then; how
+unlikely that quiet is for a page still changing (the Gamma posterior's predictive) weighed
+against ``stopped_share``, the share of the crawl's changing pages that have stopped, gives the
+chance it stopped (or slowed down), and the rate is blended by that chance towards what is known
+of the page since: one change, then the quiet (the changes before belong to another regime).
+The share is no constant: :class:`StopShare` learns it from the crawl's own checks, so a site
+whose pages keep changing keeps the plain estimate (share 0) and one whose pages stop frees
+their visits.
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ from dataclasses import dataclass, replace
 
 from litecrawl.errors import ConfigError
 
-__all__ = ["ChangeHistory", "Estimator"]
+__all__ = ["ChangeHistory", "Estimator", "StopShare"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +69,9 @@ class ChangeHistory:
     undated: float = 0.0  # faded count of changes known only to lie within their interval
     undated_time: float = 0.0  # those times their effective interval length c
     exposure: float = 0.0  # faded time seen without a change: quiet intervals, dated changes' ages
+    quiet: float = 0.0  # time without a change since the last one (from its date when known)
+    last_rate: float = 0.0  # the estimate right after the last change (0: none seen)
+    last_weight: float = 0.0  # the changes the record weighed then, its prior's included
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +82,7 @@ class Estimator:
     prior_weight: float = 0.5  # how many changes the prior counts as
     static_share: float = 0.5  # prior belief that a page never changes at all
     memory: float = 10.0  # changes after which an old check weighs 1/e as much as a new one
+    stopped_share: float = 0.0  # of the crawl's changing pages, how many stopped (StopShare)
 
     def __post_init__(self) -> None:
         if not self.prior_rate > 0:
@@ -78,6 +93,8 @@ class Estimator:
             raise ConfigError(f"static_share must be in [0, 1), got {self.static_share}")
         if not self.memory >= 1:
             raise ConfigError(f"memory must be >= 1, got {self.memory}")
+        if not 0 <= self.stopped_share < 1:
+            raise ConfigError(f"stopped_share must be in [0, 1), got {self.stopped_share}")
 
     def observe(
         self, history: ChangeHistory, interval: float, changed: bool, age: float | None = None
@@ -91,12 +108,18 @@ class Estimator:
             # a change to forget: a page that stops changing is followed within ~memory
             # expected changes; one never seen to change keeps its whole quiet history
             keep = 1.0
+            last_rate, last_weight = history.last_rate, history.last_weight
             if history.changes:
-                keep = math.exp(-interval * self.rate(history) / self.memory)
+                keep = math.exp(-interval * self._steady(history) / self.memory)
+                if last_rate <= 0:  # a record from before quiet was followed: from now on
+                    last_rate, last_weight = self._steady(history), self._weight(history)
             return replace(
                 _faded(history, keep),
                 checks=history.checks + 1,
                 exposure=history.exposure * keep + interval,
+                quiet=history.quiet + interval,
+                last_rate=last_rate,
+                last_weight=last_weight,
             )
         faded = replace(
             _faded(history, 1.0 - 1.0 / self.memory),
@@ -104,15 +127,57 @@ class Estimator:
             changes=history.changes + 1,
         )
         if age is not None and 0.0 <= age <= interval:
-            return replace(faded, dated=faded.dated + 1.0, exposure=faded.exposure + age)
-        lam = self.rate(history)
-        x = faded.undated
-        total = _phi(lam, faded.undated_time / x) * x if x > 0 else 0.0
-        length = _length(lam, (total + _phi(lam, interval)) / (x + 1))
-        return replace(faded, undated=x + 1.0, undated_time=(x + 1.0) * length)
+            after = replace(faded, dated=faded.dated + 1.0, exposure=faded.exposure + age)
+            quiet = age
+        else:
+            lam = self._steady(history)
+            x = faded.undated
+            total = _phi(lam, faded.undated_time / x) * x if x > 0 else 0.0
+            length = _length(lam, (total + _phi(lam, interval)) / (x + 1))
+            after = replace(faded, undated=x + 1.0, undated_time=(x + 1.0) * length)
+            quiet = 0.0
+        return replace(
+            after, quiet=quiet, last_rate=self._steady(after), last_weight=self._weight(after)
+        )
 
     def rate(self, history: ChangeHistory) -> float:
-        """The posterior mode of the change rate, in changes per second (> 0)."""
+        """The change rate, in changes per second (> 0): the posterior mode, blended by the
+        chance that the page stopped changing (:meth:`stopped`) towards one change over the
+        quiet since."""
+        lam = self._steady(history)
+        p = self.stopped(history)
+        if p <= 0:
+            return lam
+        # what is known of the page since it stopped (or slowed): one change, then the quiet
+        since = (self.prior_weight + 1.0) / (self.prior_weight / self.prior_rate + history.quiet)
+        return (1 - p) * lam + p * min(since, lam)
+
+    def stopped(self, history: ChangeHistory) -> float:
+        """The chance that a page once seen to change has stopped, by Bayes: a page stops in
+        place of a change with chance ``stopped_share``, and a page still changing stays as
+        quiet as this one with chance :meth:`quiet_chance`."""
+        s = self.stopped_share
+        if s <= 0 or not history.changes or history.last_rate <= 0:
+            return 0.0
+        # stopped since the last change: at the next change it would have had, with chance s
+        quiet = self.quiet_chance(history)
+        odds = s * (1.0 - quiet)
+        return odds / (odds + (1.0 - s) * quiet)
+
+    def quiet_chance(self, history: ChangeHistory) -> float:
+        """How likely a page changing as estimated at its last change is to stay quiet as long
+        as this one has: (1 + λQ/k)^-k, the Gamma posterior's predictive (1 when no change has
+        been seen)."""
+        if history.last_rate <= 0 or history.quiet <= 0:
+            return 1.0
+        k = max(history.last_weight, self.prior_weight)
+        return float((1.0 + history.last_rate * history.quiet / k) ** -k)
+
+    def _weight(self, history: ChangeHistory) -> float:
+        return self.prior_weight + history.dated + history.undated
+
+    def _steady(self, history: ChangeHistory) -> float:
+        """The posterior mode of the change rate of a page that keeps changing."""
         k = self.prior_weight + history.dated
         exposure = self.prior_weight / self.prior_rate + history.exposure
         x = history.undated
@@ -146,6 +211,45 @@ class Estimator:
         still = float((a / self.prior_rate / (a / self.prior_rate + quiet)) ** a)
         p = self.static_share
         return still / (p + (1 - p) * still)
+
+
+@dataclass(slots=True)
+class StopShare:
+    """The share of a crawl's changing pages that have stopped changing, learned from its checks
+    (the :class:`Estimator`'s ``stopped_share``).
+
+    A page still changing as its record says stays quiet so long that its quiet has a chance
+    under ``UNLIKELY`` only that share of the time (the predictive is calibrated), so the share
+    of time its changing pages spend that quiet, beyond ``UNLIKELY`` and what chance adds to it,
+    is pages that stopped (about: one that stopped lately is not that quiet yet). Each check
+    weighs its interval, so a page visited seldom counts as much as one visited often; the tally
+    forgets at the pace of ``memory`` checks, so a crawl follows a site whose pages start to
+    stop."""
+
+    memory: float = 1000.0  # checks: the planner makes it the crawl's page count
+    _unlikely_time: float = 0.0
+    _time: float = 0.0
+
+    UNLIKELY = 0.05
+
+    def observe(self, estimator: Estimator, history: ChangeHistory, interval: float) -> None:
+        """Count a check that left the page with ``history``, ``interval`` after the one before
+        (pages never seen to change are the prior's business, not counted)."""
+        if not history.changes or interval <= 0:
+            return
+        keep = 1.0 - 1.0 / max(self.memory, 1.0)
+        unlikely = estimator.quiet_chance(history) < self.UNLIKELY
+        self._unlikely_time = self._unlikely_time * keep + (interval if unlikely else 0.0)
+        self._time = self._time * keep + interval
+
+    @property
+    def share(self) -> float:
+        if self._time <= 0:
+            return 0.0
+        # beyond what chance gives ``memory`` pages still changing (two standard deviations)
+        noise = 2.0 * math.sqrt(self.UNLIKELY * (1.0 - self.UNLIKELY) / max(self.memory, 1.0))
+        excess = self._unlikely_time / self._time - self.UNLIKELY - noise
+        return min(max(excess / (1.0 - self.UNLIKELY), 0.0), 0.99)
 
 
 def _faded(history: ChangeHistory, keep: float) -> ChangeHistory:

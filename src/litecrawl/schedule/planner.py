@@ -20,12 +20,12 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from email.utils import parsedate_to_datetime
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from litecrawl.schedule.estimate import ChangeHistory, Estimator
+from litecrawl.schedule.estimate import ChangeHistory, Estimator, StopShare
 from litecrawl.schedule.multiplicative import Schedule
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ class Planner:
     def __init__(self, schedule: Schedule) -> None:
         self.schedule = schedule
         self.estimator = Estimator(prior_rate=1.0 / schedule.new_interval_sec)
+        self.stops = StopShare()  # how many changing pages stopped, from this crawl's checks
         self.pages = 0
         self.allocation: Allocation | None = None
         self._refreshed = -math.inf
@@ -134,6 +135,8 @@ class Planner:
         it is solved no more often than keeps it under ``FULL_SHARE`` of the time."""
         self._refreshed = time.time() if now is None else now
         self.pages = int(sum(count for count, _ in self._bins.values()))
+        self.stops.memory = max(self.pages, 100)
+        self.estimator = replace(self.estimator, stopped_share=self.stops.share)
         if self.schedule.policy != "freshness":
             return
         from litecrawl.schedule.allocate import RateGroup, allocate
@@ -157,9 +160,13 @@ class Planner:
         return rate if rate is not None and rate > 0 else self.estimator.prior_rate
 
     def rate(self, change_history: str | None) -> float:
-        """A page's estimated change rate from its stored record (the prior's without one)."""
+        """A page's change rate as its record stored it (the prior's without one): the rate the
+        histogram counts it at, whatever share of stopped pages the estimator has learned since."""
         stored = _decode(change_history)
-        return self.estimator.rate(stored[0] if stored else ChangeHistory())
+        if stored is None:
+            return self.estimator.rate(ChangeHistory())
+        history, _, rate = stored
+        return rate if rate is not None else self.estimator.rate(history)
 
     def observe(
         self,
@@ -176,15 +183,17 @@ class Planner:
         if stored is None or last_crawl_time is None:
             history = ChangeHistory()  # the first look: nothing to compare with yet
         else:
-            history, previous = stored
+            history, previous, _ = stored
             changed = not revalidated and change_hash != previous
-            history = self.estimator.observe(
-                history, now - last_crawl_time, changed, age if changed else None
-            )
+            interval = now - last_crawl_time
+            history = self.estimator.observe(history, interval, changed, age if changed else None)
+            self.stops.observe(self.estimator, history, interval)
         # the estimate before any check is the prior's, which says nothing of this page: stored
         # as none, so exports and stats show only measured rates (the schedule reads the prior)
         rate = self.estimator.rate(history) if history.checks else None
-        return PageChange(history.checks, history.changes, rate, _encode(history, change_hash))
+        return PageChange(
+            history.checks, history.changes, rate, _encode(history, change_hash, rate)
+        )
 
     def next_crawl_time(
         self,
@@ -223,24 +232,28 @@ def _bin(rate: float) -> int:
 
 # A page's change record, written with every fetched page by the event loop: its fields read by
 # one attrgetter and encoded by one encoder, not dataclasses.asdict (which deep-copies every
-# value: three quarters of this function's time); the same JSON (tests/test_schedule_planner.py)
+# value: three quarters of this function's time); the same JSON (tests/test_schedule_planner.py).
+# It keeps the rate it was stored with: the estimate depends on the share of stopped pages the
+# estimator has learned by then, and the histogram must take a page out at the rate it put it in.
 _HISTORY_FIELDS = tuple(f.name for f in fields(ChangeHistory))
 _history_values = attrgetter(*_HISTORY_FIELDS)
 _RECORD = json.JSONEncoder(separators=(",", ":"))
 
 
-def _encode(history: ChangeHistory, change_hash: str) -> str:
+def _encode(history: ChangeHistory, change_hash: str, rate: float | None = None) -> str:
     record: dict[str, object] = dict(zip(_HISTORY_FIELDS, _history_values(history), strict=True))
     record["hash"] = change_hash
+    record["rate"] = rate
     return _RECORD.encode(record)
 
 
-def _decode(text: str | None) -> tuple[ChangeHistory, str] | None:
+def _decode(text: str | None) -> tuple[ChangeHistory, str, float | None] | None:
     if not text:
         return None
     try:
         data = json.loads(text)
         change_hash = str(data.pop("hash"))
-        return ChangeHistory(**data), change_hash
+        rate = data.pop("rate", None)  # records written before it was kept have none
+        return ChangeHistory(**data), change_hash, None if rate is None else float(rate)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None  # a damaged record starts again rather than stop the page
