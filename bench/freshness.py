@@ -14,8 +14,10 @@ before it is due) and the same change history (common random numbers):
 
 - ``uniform``: every page every N/B days;
 - ``multiplicative``: litecrawl()'s default rule (`litecrawl.schedule.Schedule`);
-- ``freshness``: each page's change rate estimated from its checks (`Estimator`), revisits from
+- ``freshness``: each page's change rate estimated from its checks (`Estimator`, with the share
+  of stopped pages learned from them, `StopShare`, as the crawler's planner does), revisits from
   the allocation under the budget (`allocate`), solved again every day;
+- ``fixed``: the same with no share of stopped pages learned (the estimator before session 7);
 - ``oracle``: the same allocation given the true rates.
 
 The server records every response (time, version served); afterwards it computes, per client,
@@ -41,13 +43,13 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import formatdate, parsedate_to_datetime
 
 import aiohttp
 from aiohttp import web
 
-from litecrawl.schedule import ChangeHistory, Estimator, Schedule
+from litecrawl.schedule import ChangeHistory, Estimator, Schedule, StopShare
 from litecrawl.schedule.allocate import RateGroup, allocate
 
 DAY = 86400.0  # the policies work in virtual seconds, as the crawler does in real ones
@@ -211,10 +213,13 @@ class Multiplicative:
 
 
 class Freshness(Anchored):
+    LEARN_STOPS = True
+
     def __init__(self, sc: Scenario, site: Site) -> None:
         super().__init__()
         self.budget = sc.budget / DAY
         self.estimator = Estimator(prior_rate=1 / SCHEDULE.new_interval_sec)
+        self.stops = StopShare(memory=sc.pages)
         self.history = [ChangeHistory() for _ in range(sc.pages)]
         self.rate = [self.estimator.prior_rate] * sc.pages
         self.fetched: dict[int, float] = {}
@@ -226,6 +231,8 @@ class Freshness(Anchored):
         )
 
     def tick(self, now: float) -> None:
+        if self.LEARN_STOPS:
+            self.estimator = replace(self.estimator, stopped_share=self.stops.share)
         self.allocation = allocate(
             [RateGroup(r) for r in self.rate],
             self.budget,
@@ -239,9 +246,16 @@ class Freshness(Anchored):
         if changed is not None:
             interval = now - self.fetched[page]
             self.history[page] = self.estimator.observe(self.history[page], interval, changed, age)
+            self.stops.observe(self.estimator, self.history[page], interval)
             self.rate[page] = self.estimator.rate(self.history[page])
         self.fetched[page] = now
         return self.after(page, now, self.allocation.interval(self.rate[page]))
+
+
+class Fixed(Freshness):
+    """The estimator of session 6: no share of stopped pages learned (``stopped_share`` 0)."""
+
+    LEARN_STOPS = False
 
 
 class Oracle(Freshness):
@@ -280,6 +294,7 @@ POLICIES: dict[str, type[Uniform | Multiplicative | Freshness]] = {
     "uniform": Uniform,
     "multiplicative": Multiplicative,
     "freshness": Freshness,
+    "fixed": Fixed,
     "oracle": Oracle,
 }
 

@@ -2,7 +2,7 @@
 
     uv run python bench/freshness_crawl.py [--day 24] [--pages 250] [--budget 25] [--days 64]
         [--measure-from 32] [--max-days 30] [--policies uniform multiplicative freshness]
-        [--shift-at DAY [--settled-from DAY]]
+        [--shift-at DAY [--settled-from DAY]] [--before-src DIR]
 
 bench/freshness.py's site (pages changing as Poisson processes, 0.01-10 changes a day, a fifth
 never; honest ETag/Last-Modified/304; freshness measured from what the server served), crawled
@@ -25,7 +25,9 @@ which only a client can be: it is given the true rates) on the same site at the 
 the table says both how the policies compare and how much the real crawler loses to its
 machinery (lateness, the first crawl's pace). The result depends on CPU speed only when a
 crawler cannot keep up with its budget: ``fetches/day`` says whether it did, and the load
-average is printed.
+average is printed. ``--before-src``: another tree's ``src/`` (``git archive main src``) runs its
+``crawl --schedule freshness`` beside this one's as ``crawl-freshness-before``, so a change to the
+estimator is measured before and after in one run, on one site and one load.
 """
 
 from __future__ import annotations
@@ -51,14 +53,23 @@ from freshness import Client, Scenario, Site
 
 
 def crawler(
-    policy: str, urls: list[str], work: Path, day: float, sc: Scenario, max_days: float
+    policy: str,
+    urls: list[str],
+    work: Path,
+    day: float,
+    sc: Scenario,
+    max_days: float,
+    name: str | None = None,
+    src: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """``litecrawl crawl --watch`` of ``urls`` under ``policy``, settings in real seconds."""
+    """``litecrawl crawl --watch`` of ``urls`` under ``policy``, settings in real seconds;
+    ``src``: litecrawl's source tree to run instead of this one."""
     rate = sc.budget / day
-    db = work / f"{policy}.db"
-    (work / policy).mkdir()
-    config = work / policy / "crawl.toml"
-    config.write_text(f'[cache]\ndir = "{work / policy / "cache"}"\n')
+    name = name or policy
+    db = work / f"{name}.db"
+    (work / name).mkdir()
+    config = work / name / "crawl.toml"
+    config.write_text(f'[cache]\ndir = "{work / name / "cache"}"\n')
     args = [
         sys.executable, "-m", "litecrawl", "crawl", *urls, "--db", str(db),
         "--config", str(config), "--watch", "--schedule", policy, "--quiet",
@@ -69,8 +80,9 @@ def crawler(
     ]  # fmt: skip
     if policy != "multiplicative":
         args += ["--budget", f"{rate:.6f}"]
-    log = (work / f"{policy}.log").open("wb")
-    return subprocess.Popen(args, cwd=work / policy, stdout=log, stderr=subprocess.STDOUT)
+    log = (work / f"{name}.log").open("wb")
+    env = {**os.environ, "PYTHONPATH": str(src)} if src is not None else None
+    return subprocess.Popen(args, cwd=work / name, stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
 async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
@@ -91,7 +103,8 @@ async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
     start = loop.time() + 2.0
     wall = time.time() + 2.0
     site.clock = lambda: (loop.time() - start) / args.day
-    crawled = {f"crawl-{p}" for p in args.policies}
+    before = [f"{p}-before" for p in args.policies if args.before_src and p == "freshness"]
+    crawled = {f"crawl-{p}" for p in args.policies + before}
     # the crawler compares Last-Modified with its own clock: give it wall-clock dates
     site.stamp = lambda client, d: (
         (wall + d * args.day) if client in crawled else lib.EPOCH + d * lib.DAY
@@ -101,6 +114,11 @@ async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
     for policy in args.policies:
         urls = [f"{base}/crawl-{policy}/{p}" for p in range(sc.pages)]
         procs[policy] = crawler(policy, urls, work, args.day, sc, args.max_days)
+    for name in before:
+        urls = [f"{base}/crawl-{name}/{p}" for p in range(sc.pages)]
+        procs[name] = crawler(
+            "freshness", urls, work, args.day, sc, args.max_days, name, args.before_src
+        )
     clients = [
         Client(f"lib-{name}", cls(sc, site), base, sc, site.clock, day=args.day)
         for name, cls in lib.POLICIES.items()
@@ -128,7 +146,7 @@ async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
         await runner.cleanup()
     never = [p for p in range(sc.pages) if site.rates_before[p] == site.rates_after[p] == 0]
     rows = []
-    for name in [f"crawl-{p}" for p in args.policies] + [c.name for c in clients]:
+    for name in [f"crawl-{p}" for p in args.policies + before] + [c.name for c in clients]:
         served = site.served.get(name, [])
         rows.append(
             (
@@ -173,6 +191,12 @@ def main() -> None:
     ap.add_argument("--shift-at", type=float, help="the day every page takes another's rate")
     ap.add_argument("--settled-from", type=float, help="start of a second window (with a shift)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--before-src",
+        type=Path,
+        help="another litecrawl src/ (e.g. main's, from git archive): its crawl --schedule "
+        "freshness runs beside this tree's as crawl-freshness-before",
+    )
     args = ap.parse_args()
     if args.shift_at is not None:
         args.measure_from = args.shift_at

@@ -13,7 +13,9 @@ history. Freshness is the time-averaged share of pages whose last fetched versio
 Policies: ``uniform`` (every page every N/B ticks, staggered), ``multiplicative`` (litecrawl's
 rule: the scheduled interval times 0.2 after a change, times 2 after none, clamped), ``elapsed``
 (the same rule applied to the time since the last fetch, lateness included), ``freshness``
-(litecrawl's estimator and allocation, solved every tick), ``learn`` (the allocation given each
+(litecrawl's estimator and allocation, solved every tick, the share of stopped pages learned
+from the checks as the planner does), ``fixed`` (the same with that share fixed at 0: the
+estimator before session 7), ``learn`` (the allocation given each
 page's true rate as of its last visit: an estimator that is perfect but learns only by visiting)
 and ``oracle`` (the allocation given the true rates). ``--order`` is which due pages a tick
 fetches when more are due than the budget: ``overdue`` (the earliest due first, as litecrawl's
@@ -33,9 +35,9 @@ import heapq
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from litecrawl.schedule import ChangeHistory, Estimator
+from litecrawl.schedule import ChangeHistory, Estimator, StopShare
 from litecrawl.schedule.allocate import RateGroup, allocate
 
 MIN, NEW, MAX = 1.0, 24.0, 720.0  # ticks (hours): litecrawl's 1 hour, 1 day, 30 days
@@ -149,15 +151,20 @@ class Elapsed(Multiplicative):
 
 
 class Freshness(Policy):
+    LEARN_STOPS = True  # the share of stopped pages learned from the checks, as the planner does
+
     def __init__(self, n: int, budget: int, world: World) -> None:
         super().__init__(n, budget, world)
         self.est = Estimator(prior_rate=1 / NEW, static_share=STATIC_SHARE)
+        self.stops = StopShare(memory=n)
         self.hist = [ChangeHistory() for _ in range(n)]
         self.rate = [self.est.prior_rate] * n
         self.tick(0.0)
         self.fetched: dict[int, float] = {}
 
     def tick(self, t: float) -> None:
+        if self.LEARN_STOPS:
+            self.est = replace(self.est, stopped_share=self.stops.share)
         # rates within 12% are one group, as litecrawl's planner bins them
         groups: dict[int, list[float]] = {}
         for r in self.rate:
@@ -170,13 +177,19 @@ class Freshness(Policy):
         self, page: int, t: float, due: float, changed: bool | None, age: float | None
     ) -> float:
         if changed is not None:
-            self.hist[page] = self.est.observe(
-                self.hist[page], t - self.fetched[page], changed, age
-            )
+            interval = t - self.fetched[page]
+            self.hist[page] = self.est.observe(self.hist[page], interval, changed, age)
+            self.stops.observe(self.est, self.hist[page], interval)
             self.rate[page] = self.est.rate(self.hist[page])
         self.fetched[page] = t
         interval = min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
         return due + interval if t - interval < due <= t else t + interval
+
+
+class Fixed(Freshness):
+    """The estimator of session 6: no share of stopped pages learned (``stopped_share`` 0)."""
+
+    LEARN_STOPS = False
 
 
 class Oracle(Freshness):
@@ -233,6 +246,7 @@ POLICIES: dict[str, type[Policy]] = {
     "multiplicative": Multiplicative,
     "elapsed": Elapsed,
     "freshness": Freshness,
+    "fixed": Fixed,
     "learn": Learn,
     "oracle": Oracle,
 }
@@ -390,7 +404,7 @@ def main() -> None:
                 settled,
             )
             print(
-                f"| {order} | {name} | {r['freshness']:.3f} | {r['settled']:.3f} "
+                f"| {order} | {name} | {r['freshness']:.4f} | {r['settled']:.4f} "
                 f"| {r['fetches']:.1f} "
                 f"| {time.monotonic() - began:.0f} |",
                 flush=True,
