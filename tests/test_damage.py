@@ -79,15 +79,16 @@ def _namespaces() -> bool:
 def test_a_full_disk_ends_the_crawl_with_one_line_and_loses_nothing(
     tmp_path: Path, serve: Serve
 ) -> None:
-    site = serve(pages(80, words=400))
+    site = serve(pages(160, words=400))
     disk, kept = tmp_path / "disk", tmp_path / "kept"
     disk.mkdir()
     kept.mkdir()
     crawl_cmd = [sys.executable, "-m", "litecrawl", "crawl", site.url("/"), "--db"]
     flags = "--no-cache --delay-ms 0 --max-depth 0 -q"
-    # a 600 KiB file system of its own, gone with the namespace; what it held is copied out
+    # a 1 MiB file system of its own (a new database and its WAL take ~0.55 MiB), gone with the
+    # namespace; what it held is copied out
     script = (
-        f"mount -t tmpfs -o size=600k tmpfs {disk} && "
+        f"mount -t tmpfs -o size=1024k tmpfs {disk} && "
         f"{' '.join(crawl_cmd)} {disk}/c.db {flags} 2> {tmp_path}/err; "
         f"echo $? > {tmp_path}/rc; cp -a {disk}/. {kept}/"
     )
@@ -104,7 +105,7 @@ def test_a_full_disk_ends_the_crawl_with_one_line_and_loses_nothing(
     again = subprocess.run([*crawl_cmd, str(db), *flags.split()], capture_output=True, timeout=240)
     assert again.returncode == 0, again.stderr.decode()
     rows = db_query(db, "SELECT count(*) FROM pages WHERE last_crawl_time IS NULL")
-    assert rows == [(0,)] and len(db_query(db, "SELECT 1 FROM pages")) == 81
+    assert rows == [(0,)] and len(db_query(db, "SELECT 1 FROM pages")) == 161
 
 
 def test_a_full_disk_on_postgresql_ends_the_crawl_with_one_line(pg_url: str, serve: Serve) -> None:
