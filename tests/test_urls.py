@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from litecrawl import ConfigError, normalize_and_validate_url
-from litecrawl.urls import MAX_URL_LENGTH, UrlRules, _strip, host_of
+from litecrawl.hrefs import strip
+from litecrawl.urls import MAX_URL_LENGTH, UrlRules, host_of
 
 
 @pytest.mark.parametrize(
@@ -190,9 +191,9 @@ _edges = st.text(
 def test_a_links_ends_are_stripped_as_the_regex_strips_them(
     head: str, middle: str, tail: str
 ) -> None:
-    # _strip's str-method test of the two ends against the plain regex route it replaced
+    # strip's str-method test of the two ends against the plain regex route it replaced
     url = head + middle + tail
-    assert _strip(url) == re.sub(r"^[\s\x00-\x20\x7f]+|[\s\x00-\x20\x7f]+$", "", url)
+    assert strip(url) == re.sub(r"^[\s\x00-\x20\x7f]+|[\s\x00-\x20\x7f]+$", "", url)
 
 
 @given(st.text(alphabet=st.sampled_from(["a", ":", "@", "/", "?", "#", "1"]), max_size=12))
