@@ -13,12 +13,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import pairwise
 from pathlib import Path
 
 from aiohttp import web
-from conftest import PATIENCE_SEC, LocalServer, NewDb, db_query, html_page
+from conftest import PATIENCE_SEC, LocalServer, NewDb, SeenRequest, db_query, html_page
 
 Serve = Callable[[web.Application], LocalServer]
 
@@ -103,9 +103,11 @@ def test_a_retry_after_told_to_one_worker_holds_them_all(
     # the server's clock: the handler's loop time and the middleware's monotonic time agree
     told = throttled[0]
     during = [t - told for t in _page_starts(site) if told < t < told + 1.9]
-    # only a start the other worker had reserved before the 429 came may still go, within
-    # one interval; on their own it would have gone on every 0.1 s
-    assert len(during) <= 1 and all(t < 0.2 for t in during), during
+    # only starts reserved before the 429 came may still go: at most one for each of the other
+    # three fetch slots (2 workers x --concurrency 2), however late a loaded machine sends
+    # them (0.08 and 0.22 s after it were seen at load ~10). Pacing on their own, the pages
+    # after /p2 (seven) would all have gone in the 1.9 s, one every 0.1 s.
+    assert len(during) <= 3, during
     fetched = {r.path for r in site.requests}
     assert {f"/p{i}" for i in range(10)} <= fetched  # /p2 again after the wait
 
@@ -248,9 +250,14 @@ def _slow_site(pages: int, answer_in: float, crawl_delay: float | None = None) -
 
 def _most_at_once(site: LocalServer) -> int:
     """The most requests for pages the server was answering at the same moment."""
+    return _most_at_once_of(site.requests)
+
+
+def _most_at_once_of(requests: Iterable[SeenRequest]) -> int:
+    """The most of ``requests`` for pages (not robots.txt) being answered at the same moment."""
     edges = sorted(
         (t, step)
-        for r in site.requests
+        for r in requests
         if r.path != "/robots.txt" and r.end is not None
         for t, step in ((r.start, 1), (r.end, -1))
     )
@@ -304,26 +311,26 @@ def test_a_host_with_a_long_crawl_delay_does_not_hold_up_the_others(
     serve: Serve, new_db: NewDb
 ) -> None:
     flags = ("--delay-ms", "0", "--concurrency", "8", "--per-host", "4")
-    fast = [serve(_slow_site(10, answer_in=0.05)) for _ in range(20)]
-    pages = 20 * 11
-    alone = _crawl_until_fetched(new_db("alone"), [s.url("/") for s in fast], fast, pages, *flags)
-    fast = [serve(_slow_site(10, answer_in=0.05)) for _ in range(20)]
-    slow = serve(_slow_site(40, answer_in=0.05, crawl_delay=5))
+    fast = [serve(_slow_site(10, answer_in=0.1)) for _ in range(20)]
+    slow = serve(_slow_site(40, answer_in=0.05, crawl_delay=3))
     seeds = [slow.url("/"), *(s.url("/") for s in fast)]
-    # on until the slow host had its third page's turn
-    mixed = _crawl_until_fetched(
-        new_db("mixed"), seeds, fast, pages, *flags, then=lambda: len(_page_starts(slow)) >= 3
+    # on until the fast hosts are done and the slow host had its third page's turn
+    _crawl_until_fetched(
+        new_db("mixed"), seeds, fast, 20 * 11, *flags, then=lambda: len(_page_starts(slow)) >= 3
     )
-    # the slow host's 40 pages (200 s of Crawl-delay) hold none of the 8 fetch slots: the fast
-    # hosts finish about as fast as alone (waiting in the slots, they took over 5 s more)
-    assert mixed <= 1.5 * alone + 1.0, (mixed, alone)
+    # The slow host's pages (120 s of Crawl-delay) hold none of the 8 fetch slots: the fast
+    # hosts' answers were all 8 in flight at some moment. A crawler that held a slot for each
+    # page waiting on the delay (up to --per-host 4 of them) would have kept the fast hosts to
+    # 4 at once. Counted at the server, not timed: a loaded machine only stretches the answers.
+    requests = [r for s in fast for r in s.requests]
+    assert _most_at_once_of(requests) == 8, sorted((r.start, r.end) for r in requests)
     starts = _page_starts(slow)
     # the Crawl-delay between starts as this server saw them. The server is a thread of the
-    # test's process: on a loaded machine it stamps a request late (a 4.90 s gap at load ~30),
-    # which shortens the next gap it sees, so 4% is left to it; that the delay runs from the
-    # actual send is asserted without a server in between, in test_gate.py. A crawler that
+    # test's process: on a loaded machine it stamps a request late (a 4.90 s gap of 5 at load
+    # ~30), which shortens the next gap it sees, so 4% is left to it; that the delay runs from
+    # the actual send is asserted without a server in between, in test_gate.py. A crawler that
     # ignored the Crawl-delay would come 0 s apart here (--delay-ms 0)
-    assert all(b - a >= 4.8 for a, b in pairwise(starts)), starts
+    assert all(b - a >= 2.88 for a, b in pairwise(starts)), starts
 
 
 def test_workers_indexing_the_same_text_at_once_share_one_resource(
