@@ -180,3 +180,27 @@ def test_code_block_language_from_the_markup(markup: str, fence: str) -> None:
     md = to_markdown(page)
     assert fence in md, md
     assert md.count("```") == 2  # one fenced block, the code's text inside it
+
+
+def test_empty_list_items_are_dropped_and_code_is_left_as_it_is() -> None:
+    # Sphinx's navigation bar: items holding only a search form, an empty switcher, a spacer
+    page = extract_page(
+        b"""<title>Nav</title><body><ul>
+        <li><a href="/genindex.html">index</a> |</li>
+        <li class="right"><form><input type="search" name="q"/><input type="submit"/></form></li>
+        <li><span class="language_switcher_placeholder"></span></li>
+        <li>modules</li></ul>
+        <ol><li></li><li>first step</li></ol>
+        <pre><code>-
+1.
++</code></pre></body>""",
+        "https://docs.example.org/x.html",
+        "text/html",
+    )
+    md = to_markdown(page)
+    lines = md.splitlines()
+    assert "- [index](https://docs.example.org/genindex.html) |" in lines and "- modules" in lines
+    assert "first step" in md
+    assert "```\n-\n1.\n+\n```" in md  # the same lines inside a code block stay
+    outside = md.split("```")[0].splitlines()
+    assert not [line for line in outside if line.strip() in ("-", "1.", "2.", "+", "*")], md

@@ -18,11 +18,30 @@ __all__ = ["convert_html", "to_markdown", "write_atomic"]
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TRAILING_SPACES = re.compile(r"[ \t]+\n")
 _HEADING = re.compile(r"#{1,6}\s+(.*?)\s*#*\s*")
+# A list item with nothing in it: an <li> that held only a form, a script-filled switcher or an
+# image-less spacer (Sphinx's navigation bar has three) is a bare "-" line.
+_EMPTY_ITEM = re.compile(r"^[ \t]*(?:[-*+]|[0-9]+[.)])[ \t]*$", re.MULTILINE)
+_FENCE = ("```", "~~~")
 
 
 def _tidy(markdown: str) -> str:
     markdown = _TRAILING_SPACES.sub("\n", markdown.replace("\r\n", "\n"))
-    return _BLANK_LINES.sub("\n\n", markdown).strip()
+    return _BLANK_LINES.sub("\n\n", _without_empty_items(markdown)).strip()
+
+
+def _without_empty_items(markdown: str) -> str:
+    """``markdown`` without its empty list items, fenced code left as it is."""
+    if _EMPTY_ITEM.search(markdown) is None:
+        return markdown
+    kept: list[str] = []
+    fenced = False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith(_FENCE):
+            fenced = not fenced
+        elif not fenced and _EMPTY_ITEM.fullmatch(line):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _paragraphs(text: str) -> str:
