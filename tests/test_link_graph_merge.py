@@ -21,7 +21,7 @@ from litecrawl.store.sqlite.links import write_links as sqlite_write_links
 from litecrawl.store.tables import TABLES
 
 _LINKS = next(t for t in TABLES if t.name == "page_links")
-_MERGE_EVERY = 5  # rows: most batches merge, some do not
+_MERGE_EVERY = 5  # rows: most batches merge, some do not (the least: merge_due)
 
 Graph = list[tuple[str, list[str]]]
 
@@ -116,3 +116,29 @@ def test_every_reader_sees_the_links_last_written(
     copy = str(tmp_path / f"copy{len(list(tmp_path.iterdir()))}.db")
     copy_database(db, copy)
     _check(copy, urls, graph)
+
+
+def test_merges_come_rarer_as_the_links_in_grow(new_db: NewDb) -> None:
+    """A merge writes about all of the index of links in, so it waits until the links written
+    since are also an eighth of those before: the merges per link written fall as the graph
+    grows, the links not merged stay under that share, and readers see every link."""
+    db = new_db("rarer")
+    with open_tables(db):  # the schema
+        pass
+    targets = [f"http://h.test/t{i}" for i in range(10)]
+    sources = [f"http://h.test/p{i}" for i in range(100)]
+    for url in targets + sources:
+        db_execute(db, f"INSERT INTO pages (norm_url, host) VALUES ('{url}', 'h.test')")
+    merges = 0
+    for i, src in enumerate(sources):  # 100 batches of 4 links
+        _write(db, [(src, [targets[(i + k) % 10] for k in range(4)])])
+        unmerged = db_query(db, "SELECT count(*) FROM page_links_in_new")[0][0]
+        merged = db_query(db, "SELECT count(*) FROM page_links_in")[0][0]
+        assert merged + unmerged == 4 * (i + 1)
+        merges += unmerged == 0
+        assert unmerged < max(_MERGE_EVERY, merged // 8)  # merged once it was not
+    assert merges <= 25  # every other batch while the graph is small (50), then rarer
+    queries = open_queries(db)
+    for target in targets:
+        got = queries.links(target, True, 100, 0)
+        assert got is not None and got.total == 40  # 100 sources x 4 links over 10 targets

@@ -3,8 +3,9 @@
 
 ``page_links`` holds each page's outgoing links, indexed by source page: a page's links are
 written side by side. Links in are found through ``page_links_in`` (target key, link id), a
-compact index merged in key order every :data:`MERGE_EVERY` links from ``page_links_in_new``
-(the links written since, in id order). An index of target keys written with every link put
+compact index merged in key order from ``page_links_in_new`` (the links written since, in id
+order) once those are :data:`MERGE_EVERY` and an eighth of the links before them
+(:func:`merge_due`). An index of target keys written with every link put
 each link on its own index page once that index outgrew the page cache: the crawl's cost per
 page grew with the graph (bench/README.md, issue 33); merged in order, each of its pages is
 written once a merge.
@@ -20,12 +21,23 @@ __all__ = [
     "NEW_IN_LINKS",
     "STAGED",
     "delete_links",
+    "merge_due",
 ]
 
-# Links written between merges: a merge writes at most every page of page_links_in once
-# (~25,000 at 200k kit pages, 6 million links); the links in of a page are looked for among
-# up to this many unmerged ones by a scan.
+# The least links written between merges. A merge writes about every page of page_links_in
+# (new keys fall all over it), so a fixed interval made a link's share of the merges grow with
+# the graph (bench/README.md, issue 33, session 8); merging once the new links are also an
+# eighth of the links before them (MERGE_SHARE) bounds it: each page of the index is written
+# once per that many links. The links in of a page are looked for among the unmerged ones by
+# a scan: up to an eighth of the graph.
 MERGE_EVERY = 131_072
+MERGE_SHARE = 8
+
+
+def merge_due(staged: int, before: int, least: int = MERGE_EVERY) -> bool:
+    """Whether to merge ``staged`` links (:data:`STAGED`'s first column) into the index of
+    links in, ``before`` links having been written before them (its second)."""
+    return staged >= max(least, before // MERGE_SHARE)
 
 
 def delete_links(member: str) -> list[str]:
@@ -47,11 +59,15 @@ NEW_IN_LINKS = (
     "SELECT id, dst_key FROM page_links WHERE src {member}"
 )
 
-# An upper bound of the links written since the last merge, from the ends of the id's index
-# (a count would read every row; so would SQLite for max(id) - min(id) in one SELECT).
+# An upper bound of the links written since the last merge, and of the links before them (ids
+# from the oldest link kept: links replaced since are counted too, so merges come rarer after
+# many re-crawls of changed links), from the ends of the ids' indexes (a count would read every
+# row; so would SQLite for max(id) - min(id) in one SELECT).
 STAGED = (
-    "SELECT coalesce((SELECT max(link_id) FROM page_links_in_new)"
-    " - (SELECT min(link_id) FROM page_links_in_new) + 1, 0)"
+    "SELECT coalesce(hi - lo + 1, 0), coalesce(lo - first, 0) FROM"
+    " (SELECT (SELECT max(link_id) FROM page_links_in_new) AS hi,"
+    " (SELECT min(link_id) FROM page_links_in_new) AS lo,"
+    " (SELECT min(id) FROM page_links) AS first) AS ends"
 )
 
 # The links into a page (parameters: its key twice, its URL), as a condition on page_links l.

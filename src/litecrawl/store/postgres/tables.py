@@ -11,11 +11,11 @@ import psycopg
 from litecrawl.errors import FrontierError
 from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.link_graph import (
-    MERGE_EVERY,
     MERGE_POSTGRES,
     NEW_IN_LINKS,
     STAGED,
     delete_links,
+    merge_due,
 )
 from litecrawl.store.postgres.connection import connect, migrate_database
 from litecrawl.store.tables import (
@@ -94,7 +94,7 @@ class PostgresTables(TableStore):
                 if links:
                     cur.execute(_NEW_IN_LINKS, (srcs,))
                     staged = cur.execute(STAGED.encode()).fetchone()
-                    if staged is not None and staged[0] >= MERGE_EVERY:
+                    if staged is not None and merge_due(staged[0], staged[1]):
                         cur.execute(MERGE_POSTGRES.encode())
         except psycopg.Error as exc:
             raise FrontierError(f"{self.location}: {table.name}: {exc}") from exc

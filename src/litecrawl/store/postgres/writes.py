@@ -23,6 +23,7 @@ from litecrawl.store.link_graph import (
     NEW_IN_LINKS,
     STAGED,
     delete_links,
+    merge_due,
 )
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.postgres.index import remove_documents, write_documents
@@ -295,7 +296,7 @@ async def write_links(
     )
     await conn.execute(_NEW_IN_LINKS, (sorted({src for src, _, _ in rows}),))
     staged = await (await conn.execute(STAGED.encode())).fetchone()
-    if staged is not None and staged[0] >= merge_every:
+    if staged is not None and merge_due(staged[0], staged[1], merge_every):
         await conn.execute(MERGE_POSTGRES.encode())
 
 

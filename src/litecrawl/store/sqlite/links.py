@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from litecrawl.store.dialect import SQLITE
-from litecrawl.store.link_graph import MERGE, MERGE_EVERY, NEW_IN_LINKS, STAGED, delete_links
+from litecrawl.store.link_graph import (
+    MERGE,
+    MERGE_EVERY,
+    NEW_IN_LINKS,
+    STAGED,
+    delete_links,
+    merge_due,
+)
 from litecrawl.store.sql import changed_links
 
 __all__ = ["replace_links", "write_links"]
@@ -23,8 +30,8 @@ def write_links(
     merge_every: int = MERGE_EVERY,
 ) -> None:
     """Replace the stored outgoing links of each page whose links changed (inside the caller's
-    transaction); merge the links in once ``merge_every`` links were written since the last
-    merge."""
+    transaction); merge the links in once the links written since the last merge are
+    ``merge_every`` and an eighth of those before (:func:`merge_due`)."""
     _, srcs = SQLITE.one_of([src for src, _ in graph])
     gone, rows = changed_links(graph, conn.execute(_STORED, (srcs,)))
     replace_links(conn, gone, rows, merge_every)
@@ -50,6 +57,7 @@ def replace_links(
     src = list(columns).index("src")
     member, written = SQLITE.one_of(sorted({str(row[src]) for row in rows}))
     conn.execute(NEW_IN_LINKS.format(member=member), (written,))
-    if conn.execute(STAGED).fetchone()[0] >= merge_every:
+    staged, before = conn.execute(STAGED).fetchone()
+    if merge_due(staged, before, merge_every):
         for statement in MERGE:
             conn.execute(statement)
