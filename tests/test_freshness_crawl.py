@@ -185,7 +185,7 @@ def test_a_damaged_change_record_starts_again_without_its_old_rate(
     runner.invoke(app, args, catch_exceptions=False)
     row = crawl_again()
     assert (row["checks"], row["changes"]) == (1, 1) and row["change_rate"] > 0
-    db_execute(db, "UPDATE pages SET change_history = '{\"checks\": 1, \"hash'")
+    db_execute(db, 'UPDATE pages SET change_history = \'{"checks": 1, "hash\'')
     row = crawl_again()
     # the record behind the rate is gone: counts and rate start again together
     assert (row["checks"], row["changes"], row["change_rate"]) == (0, 0, None)

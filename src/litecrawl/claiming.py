@@ -68,7 +68,8 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
         if want <= 0:
             return 0
         # the fetch slots are the gate's, taken after the host's wait (PoliteGate.slot)
-        pages = await engine.claim(want, gate.host_rules(held))
+        pages = await engine.claim(want, gate.host_rules(held, ahead.short))
+        gate.leases_changed()
         for page in pages:
             in_flight[asyncio.create_task(engine.process(page))] = page.norm_url
             held[host_of(page.norm_url)] += 1
@@ -113,9 +114,8 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
                     continue
             if may_claim and busy() <= ahead.refill_at and (ahead.ready or not in_flight):
                 claimed = await refill()
-                if not claimed and not in_flight:
-                    await engine.flush()  # links still in the write buffer may be due pages
-                    claimed = await refill()
+                if not claimed and not in_flight and await _flushed(engine):
+                    claimed = await refill()  # the links just written may be due pages
                 if not claimed and not in_flight:  # pages lost with other workers meanwhile
                     claimed = await engine.suspects(budget(), stop)
                     claimed_total += claimed
@@ -189,6 +189,12 @@ class _ClaimAhead:
         self._short_wait = 0
         self._finished_since = 0
         self._claimed_at = 0.0
+        self._short = False
+
+    @property
+    def short(self) -> bool:
+        """Whether the last claim came back short."""
+        return self._short
 
     def claimed(self, got: int, wanted: int, in_flight: int) -> None:
         """A claim that came back short (too few due pages, or no room left in their hosts:
@@ -198,6 +204,7 @@ class _ClaimAhead:
         takes the claims' lock (with 4 workers on one database, ~40% of the claims brought
         nothing; bench/README.md)."""
         short = got < wanted and not self.ordered
+        self._short = got < wanted
         self._short_wait = min(max(self.concurrency // 8, 1), in_flight) if short else 0
         self._finished_since = 0
         self._claimed_at = time.monotonic()
@@ -232,6 +239,13 @@ class _ClaimAhead:
         if self.ordered:
             return self.concurrency - 1
         return self.concurrency + self.spare // 2
+
+
+async def _flushed(engine: Engine) -> bool:
+    """Write what is buffered; whether anything was (its links may be due pages)."""
+    before = engine.writer.written
+    await engine.flush()
+    return engine.writer.written > before
 
 
 async def _await_others(lease: Lease, stop: asyncio.Event, shared: bool) -> bool:

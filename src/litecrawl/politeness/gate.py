@@ -35,6 +35,7 @@ from litecrawl.errors import (
     error_for,
 )
 from litecrawl.fetch.base import FetchResult
+from litecrawl.politeness.host_slots import HostSlots
 from litecrawl.politeness.ratelimit import HostPacer, parse_retry_after
 from litecrawl.politeness.robots import RobotsPolicy
 from litecrawl.politeness.robots_cache import RobotsCache
@@ -97,7 +98,7 @@ class PoliteGate:
         self.frontier = frontier
         self.settings = settings
         self._robots = RobotsCache(frontier, settings)
-        self._host_slots: dict[str, asyncio.Semaphore] = {}
+        self._host_slots: dict[str, HostSlots] = {}
         self._host_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._pacers: dict[str, HostPacer] = {}
         # Hosts with nothing in flight here: their state above is forgotten once nothing of it
@@ -164,14 +165,15 @@ class PoliteGate:
         """Hold one of the host's concurrent slots, starting no sooner than its pacer allows,
         then one of the worker's fetch slots (taken last: a page waiting for its host holds
         none of them)."""
-        semaphore = self._host_slots.get(host)
-        if semaphore is None:
-            slots = self.frontier.host_slots.get(host, self.settings.per_host)
-            semaphore = self._host_slots[host] = asyncio.Semaphore(slots)
+        slots = self._host_slots.get(host)
+        if slots is None:
+            limit = self.frontier.host_slots.get(host, self.settings.per_host)
+            slots = self._host_slots[host] = HostSlots(limit)
         self.waiting += 1
         waiting = True
         try:
-            async with semaphore:
+            await slots.acquire()
+            try:
                 pacer = self._pacer(host)
                 async with self._host_locks[host]:
                     start, queued = await self._paced(host, pacer)
@@ -182,9 +184,20 @@ class PoliteGate:
                     yield
                 finally:
                     self._fetch_slots.release()
+            finally:
+                slots.release()
         finally:
             if waiting:
                 self.waiting -= 1
+
+    def leases_changed(self) -> None:
+        """After a claim: this worker's share of each host it holds may have moved (more
+        workers want the host, or fewer): the hosts' slots here follow."""
+        leased = self.frontier.host_slots
+        for host, slots in self._host_slots.items():
+            limit = leased.get(host)
+            if limit is not None and limit != slots.limit:
+                slots.resize(limit)
 
     async def _paced(self, host: str, pacer: HostPacer) -> tuple[float, bool]:
         """Wait for the host's next start; returns it, and whether it was set by the
@@ -258,16 +271,30 @@ class PoliteGate:
 
     # -- which hosts the next claim may take --------------------------------------------------
 
-    def host_rules(self, held: Mapping[str, int]) -> HostRules:
-        """The rules for the next claim, given how many pages of each host this worker holds."""
+    def host_rules(self, held: Mapping[str, int], wants_more: bool = False) -> HostRules:
+        """The rules for the next claim, given how many pages of each host this worker holds;
+        ``wants_more``: the last claim came back short (hosts other workers hold in full may
+        then be asked for a share)."""
         now = time.time()
         room = {host: max(0, self._claim_cap(host, now) - n) for host, n in held.items()}
+        # what each held host's fetches may hold until this claim's leases come back: the
+        # slots held now, or as many as may start meanwhile (a smaller part is applied only
+        # when the claim is back: leases_changed)
+        in_use = {}
+        for host in held:
+            slots = self._host_slots.get(host)
+            if slots is None:
+                in_use[host] = self.frontier.host_slots.get(host, self.settings.per_host)
+            else:
+                in_use[host] = max(slots.used, slots.limit)
         return HostRules(
             per_host=self.settings.per_host,
             share=self.settings.concurrency,
             room=room,
             new_host_room=self._claim_cap(None, now),
             horizon=CLAIM_HORIZON_SEC,
+            in_use=in_use,
+            wants_more=wants_more,
         )
 
     def _claim_cap(self, host: str | None, now: float) -> int:

@@ -79,7 +79,8 @@ class SQLFrontier(Frontier):
     ) -> list[ClaimedPage]:
         request = Claim(self.worker_id, limit, now, by_score, partition, focus, hosts, kind)
         pages, slots = await self._claim(request)
-        self.host_slots.update(slots)
+        if hosts is not None:  # every lease this worker holds, as the claim left them
+            self.host_slots = slots
         return pages
 
     async def known_urls(self, after: str, limit: int) -> list[str]:

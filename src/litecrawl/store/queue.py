@@ -66,15 +66,25 @@ class HostRules:
     Passed over: hosts under a ``Retry-After`` or whose next start, reserved by the workers'
     shared pacing, is more than ``horizon`` seconds ahead; hosts whose slots other workers hold
     in full; and hosts whose ``room`` (how many more of its pages this worker may hold) is 0.
-    A host not in ``room`` may give ``new_host_room`` pages. A new lease takes at most
-    ``share`` slots (the worker's own concurrency), so a host with many slots can be shared.
-    Within what is allowed the claim order is docs/python-api.md's (step 3)."""
+    A host not in ``room`` may give ``new_host_room`` pages.
+
+    A host's slots are shared among the workers that want it (docs/scaling.md#workers): a
+    lease takes at most ``share`` slots (the worker's own concurrency) and at most its part of
+    ``per_host`` split among the workers with a lease of the host. Each claim sets this
+    worker's leases of the hosts it holds pages of to that part, never under ``in_use`` (how
+    many of their slots its fetches may hold until the claim is back), and drops the others;
+    ``wants_more`` (its last claim came back short) asks for a part of the hosts whose next
+    due pages it passed over because other workers hold all their slots: a lease of none,
+    which makes theirs smaller at their next claims. Within what is allowed the claim order is
+    docs/python-api.md's (step 3)."""
 
     per_host: int
     share: int
     room: Mapping[str, int] = field(default_factory=dict)
     new_host_room: int = 1
     horizon: float = 2.0
+    in_use: Mapping[str, int] = field(default_factory=dict)
+    wants_more: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from litecrawl.frontier.lost import claim_terms
+from litecrawl.store import host_shares
+from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.postgres.connection import Conn
 from litecrawl.store.queue import Claim, ClaimedPage, ClaimFocus
 from litecrawl.store.states import PageState
@@ -29,27 +31,31 @@ _DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time 
 _CLAIMS_LOCK = 0x6C6974656372  # pg_advisory_xact_lock key of claims that take host leases
 # Hosts no claim that knows hosts takes: full here, held back by the shared pacing (a
 # Retry-After, or starts reserved beyond the horizon), or whose slots other workers hold.
-_HOSTS_ALLOWED = """
-  AND host <> ALL(%(full)s)
+_NOT_HELD_BACK = """
   AND host NOT IN (SELECT host FROM hosts
-                   WHERE slowed_until > %(now)s OR next_start > %(horizon)s)
+                   WHERE slowed_until > %(now)s OR next_start > %(horizon)s)"""
+_HOSTS_ALLOWED = (
+    """
+  AND host <> ALL(%(full)s)"""
+    + _NOT_HELD_BACK
+    + """
   AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> %(worker)s
                    GROUP BY host HAVING sum(slots) >= %(per_host)s)"""
-# A new lease takes the worker's share of what the other workers leave of the host's slots; a
-# lease held is kept as it is. Written in the claim's own statement (``claimed``: the UPDATE of
-# the pages), each claimed page comes back with the slots this worker holds of its host.
-_CLAIM_WITH_LEASES = """
-WITH claimed AS ({claim}),
+)
+# A new lease takes the worker's part of the host's slots (store/host_shares.py); a lease held
+# is kept as the statements before the claim set it. Written in the claim's own statement
+# (``claimed``: the UPDATE of the pages).
+_CLAIM_WITH_LEASES = f"""
+WITH claimed AS ({{claim}}),
 leased AS (
   INSERT INTO host_leases (host, worker_id, slots)
-  SELECT h, %(worker)s, least(%(share)s, %(per_host)s - coalesce(
-    (SELECT sum(slots) FROM host_leases o WHERE o.host = h AND o.worker_id <> %(worker)s), 0))
+  SELECT h, %(worker)s, {POSTGRES.sql(host_shares.new_lease(POSTGRES, "h"))}
   FROM (SELECT DISTINCT host FROM claimed) AS c(h) ORDER BY h
   ON CONFLICT (host, worker_id) DO UPDATE SET slots = host_leases.slots
-  RETURNING host, slots
 )
-SELECT claimed.*, leased.slots FROM claimed JOIN leased USING (host)
+SELECT * FROM claimed
 """
+_SHARES = host_shares.statements(POSTGRES)
 
 
 def _nulls_first(value: int | None) -> tuple[bool, int]:
@@ -74,13 +80,12 @@ async def claim_pages(conn: Conn, claim: Claim) -> tuple[list[ClaimedPage], dict
         return _in_order(await cur.fetchall(), by_score), {}
     room = dict(hosts.room)
     params.update(
+        host_shares.share_params(hosts),
         full=[h for h, n in room.items() if n <= 0],
         room_hosts=list(room),
         room_n=list(room.values()),
         new_room=hosts.new_host_room,
         horizon=now + hosts.horizon,
-        per_host=hosts.per_host,
-        share=hosts.share,
         # a few pages of each host more than can be taken: the window's first ones per host
         # then fill the claim unless most due pages belong to one or two hosts
         scan=limit * 4,
@@ -96,14 +101,22 @@ async def claim_pages(conn: Conn, claim: Claim) -> tuple[list[ClaimedPage], dict
             ON r.host = c.host) w
         WHERE nth <= room ORDER BY {order} LIMIT %(limit)s"""
     statement = _CLAIM_WITH_LEASES.format(claim=_claim_statement(chosen))
-    # The lock and the claim sent together: the lock is held while the server works, not
-    # while this worker's process waits for a core between statements (with 4 workers on 2
-    # cores, claims waited 40 s in all for the lock when each statement was a round trip).
+    # The lock, the leases' shares and the claim sent together: the lock is held while the
+    # server works, not while this worker's process waits for a core between statements (with
+    # 4 workers on 2 cores, claims waited 40 s in all for the lock when each statement was a
+    # round trip).
     async with conn.pipeline():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIMS_LOCK,))
+        await conn.execute(_SHARES["unheld"].encode(), params)
+        await conn.execute(_SHARES["reshare"].encode(), params)
+        if hosts.wants_more:
+            window = f"""SELECT host FROM (SELECT host FROM pages WHERE {_DUE} {narrow}
+                {_NOT_HELD_BACK} ORDER BY {order} LIMIT %(scan)s) AS next_due"""
+            await conn.execute(host_shares.demand(POSTGRES, window).encode(), params)
         cur = await conn.execute(statement.encode(), params)
+        mine = await conn.execute(_SHARES["mine"].encode(), params)
     rows = await cur.fetchall()
-    return _in_order([row[:-1] for row in rows], by_score), {row[-2]: int(row[-1]) for row in rows}
+    return _in_order(rows, by_score), {host: int(n) for host, n in await mine.fetchall()}
 
 
 def _claim_statement(chosen: str) -> str:

@@ -12,6 +12,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from litecrawl.frontier.lost import claim_terms
+from litecrawl.store import host_shares
+from litecrawl.store.dialect import SQLITE
 from litecrawl.store.queue import Claim, ClaimedPage, ClaimFocus
 from litecrawl.store.states import PageState
 
@@ -26,21 +28,25 @@ _ORDER_BY_SCORE = "score DESC, next_crawl_time, depth"
 _DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= :now)"
 # Hosts no claim that knows hosts takes: full here, held back by the shared pacing (a
 # Retry-After, or starts reserved beyond the horizon), or whose slots other workers hold.
-_HOSTS_ALLOWED = """
-  AND host NOT IN (SELECT key FROM json_each(:room) WHERE value <= 0)
-  AND host NOT IN (SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon)
+_NOT_HELD_BACK = """
+  AND host NOT IN (SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon)"""
+_HOSTS_ALLOWED = (
+    """
+  AND host NOT IN (SELECT key FROM json_each(:room) WHERE value <= 0)"""
+    + _NOT_HELD_BACK
+    + """
   AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> :worker
                    GROUP BY host HAVING sum(slots) >= :per_host)"""
-# A new lease takes the worker's share of what the other workers leave of the host's slots; a
-# lease held is kept as it is. Returns the slots held of each host.
-_TAKE_LEASES = """
+)
+# A new lease takes the worker's part of the host's slots (store/host_shares.py); a lease held
+# is kept as the statements before the claim set it.
+_TAKE_LEASES = f"""
 INSERT INTO host_leases (host, worker_id, slots)
-SELECT h.value, :worker, min(:share, :per_host - coalesce(
-  (SELECT sum(slots) FROM host_leases o WHERE o.host = h.value AND o.worker_id <> :worker), 0))
+SELECT h.value, :worker, {host_shares.new_lease(SQLITE, "h.value")}
 FROM json_each(:hosts) h WHERE true
-ON CONFLICT (host, worker_id) DO UPDATE SET slots = host_leases.slots
-RETURNING host, slots
+ON CONFLICT (host, worker_id) DO NOTHING
 """
+_SHARES = host_shares.statements(SQLITE)
 
 
 def claim_statement(claim: Claim) -> tuple[str, dict[str, object]]:
@@ -64,6 +70,8 @@ def claim_statement(claim: Claim) -> tuple[str, dict[str, object]]:
             new_room=hosts.new_host_room,
             horizon=now + hosts.horizon,
             per_host=hosts.per_host,
+            share=hosts.share,
+            in_use=host_shares.share_params(hosts)["in_use"],
             # a few pages of each host more than can be taken: the window's first ones per host
             # then fill the claim unless most due pages belong to one or two hosts
             scan=limit * 4,
@@ -87,16 +95,33 @@ def claim_statement(claim: Claim) -> tuple[str, dict[str, object]]:
 def claim_pages(conn: sqlite3.Connection, claim: Claim) -> tuple[list[ClaimedPage], dict[str, int]]:
     """Claim up to ``limit`` due pages (inside the caller's transaction); with ``hosts`` also
     the slots this worker now leases of the claimed pages' hosts."""
-    worker_id, hosts = claim.worker_id, claim.hosts
+    hosts = claim.hosts
     statement, params = claim_statement(claim)
+    if hosts is not None:
+        conn.execute(_SHARES["unheld"], params)
+        conn.execute(_SHARES["reshare"], params)
+        if hosts.wants_more:
+            conn.execute(host_shares.demand(SQLITE, next_due_hosts(claim)), params)
     rows = conn.execute(statement, params).fetchall()
     pages = [ClaimedPage(*row[:-1]) for row in rows]
-    if hosts is None or not rows:
+    if hosts is None:
         return pages, {}
-    claimed = json.dumps(sorted({row[-1] for row in rows}))
-    lease = {"worker": worker_id, "share": hosts.share, "per_host": hosts.per_host}
-    held = conn.execute(_TAKE_LEASES, {**lease, "hosts": claimed}).fetchall()
-    return pages, {host: int(slots) for host, slots in held}
+    if rows:
+        claimed = json.dumps(sorted({row[-1] for row in rows}))
+        conn.execute(_TAKE_LEASES, {**params, "hosts": claimed})
+    mine = conn.execute(_SHARES["mine"], params).fetchall()
+    return pages, {host: int(slots) for host, slots in mine}
+
+
+def next_due_hosts(claim: Claim) -> str:
+    """The hosts of the pages this claim would take next if no other worker held a host (the
+    hosts it may ask a part of: :func:`litecrawl.store.host_shares.demand`)."""
+    order = _ORDER_BY_SCORE if claim.by_score else _ORDER
+    lost, order = claim_terms(claim.kind, order, {}, True)
+    narrow = _narrow({}, claim.partition, claim.focus) + lost
+    pages = "pages INDEXED BY idx_pages_claim" if order == _ORDER else "pages"
+    return f"""SELECT host FROM (SELECT host FROM {pages} WHERE {_DUE} {narrow} {_NOT_HELD_BACK}
+        ORDER BY {order} LIMIT :scan)"""
 
 
 _HELD_BACK = "SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon"

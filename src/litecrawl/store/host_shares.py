@@ -1,0 +1,107 @@
+"""A host's slots shared among the workers that want it (docs/scaling.md#workers), written once
+for both backends (in SQLite's spelling, :mod:`litecrawl.store.dialect`).
+
+Each backend's ``claims.py`` runs these with a claim that knows hosts, in its transaction
+(PostgreSQL: under the claims' advisory lock; SQLite: ``BEGIN IMMEDIATE``), so what one claim
+reads of the other workers' leases cannot change before it has written its own.
+
+A worker's part of a host is ``per_host`` split among the workers with a lease of it, rounded
+up (``part``); the lease never takes more than the other workers leave, and never goes under
+what its fetches may hold until the claim is back (``in_use``), so all leases together stay
+within ``per_host`` while one shrinks: the worker starts no more fetches of the host than its
+part (what :data:`MINE` returns), and its lease follows its fetches down at its next claims. A
+worker that wants a host whose slots others hold in full takes a lease of none
+(:func:`demand`): it makes their part smaller. The workers counted are those with a lease of
+the host, so a ``--watch`` process waiting for the next due page, or a site crawl of another
+host, counts for nothing, and a dead worker's leases go with its row once its heartbeats have
+stopped for ``lease_timeout`` (the recovery of lost claims).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from litecrawl.store.dialect import Dialect
+from litecrawl.store.queue import HostRules
+
+__all__ = ["MINE", "RESHARE", "UNHELD", "demand", "new_lease", "share_params"]
+
+
+def _others(host: str, what: str) -> str:
+    return f"(SELECT {what} FROM host_leases o WHERE o.host = {host} AND o.worker_id <> :worker)"
+
+
+def part(dialect: Dialect, host: str) -> str:
+    """A worker's part of ``host``'s slots: ``per_host`` split among the workers with a lease
+    of it, this one included, rounded up; never more than its own concurrency."""
+    workers = f"(1 + {_others(host, 'count(*)')})"
+    return f"{dialect.least}(:share, (:per_host - 1) / {workers} + 1)"
+
+
+def new_lease(dialect: Dialect, host: str) -> str:
+    """The slots a new lease of ``host`` takes: its part, or what the others leave if less."""
+    left = f":per_host - {_others(host, 'coalesce(sum(o.slots), 0)')}"
+    return f"{dialect.least}({part(dialect, host)}, {left})"
+
+
+def _pairs(dialect: Dialect) -> str:
+    """``:in_use`` (a JSON object: host -> the slots its fetches may hold here) as rows (key,
+    value)."""
+    return "json_each_text(:in_use::json)" if dialect.postgres else "json_each(:in_use)"
+
+
+def share_params(rules: HostRules) -> dict[str, Any]:
+    return {
+        "per_host": rules.per_host,
+        "share": rules.share,
+        "in_use": json.dumps(dict(rules.in_use)),
+    }
+
+
+# This worker's leases of hosts it holds no pages of any more: a lease asked for and not used
+# (:func:`demand`), or one whose release is on its way.
+UNHELD = (
+    "DELETE FROM host_leases WHERE worker_id = :worker AND host NOT IN (SELECT key FROM {pairs})"
+)
+
+# This worker's leases set to its part (or what the others leave), never under what its
+# fetches hold.
+RESHARE = (
+    "UPDATE host_leases SET slots = {greatest}("
+    "coalesce((SELECT CAST(u.value AS INTEGER) FROM {pairs} u WHERE u.key = host_leases.host), 0),"
+    " {lease}) WHERE worker_id = :worker"
+)
+
+# This worker's leases after the claim, each as the slots it may start fetches in: its lease,
+# but no more than its part (a lease above it, kept for the fetches still running, shrinks).
+MINE = "SELECT l.host, {least}(l.slots, {part}) FROM host_leases l WHERE l.worker_id = :worker"
+
+
+def statements(dialect: Dialect) -> Mapping[str, str]:
+    """:data:`UNHELD`, :data:`RESHARE` and :data:`MINE` in ``dialect``."""
+    words = {
+        "pairs": _pairs(dialect),
+        "greatest": dialect.greatest,
+        "least": dialect.least,
+        "lease": new_lease(dialect, "host_leases.host"),
+        "part": part(dialect, "l.host"),
+    }
+    return {
+        name: dialect.sql(sql.format(**words))
+        for name, sql in (("unheld", UNHELD), ("reshare", RESHARE), ("mine", MINE))
+    }
+
+
+def demand(dialect: Dialect, window: str) -> str:
+    """A lease of no slots of each host among ``window`` (a SELECT of hosts, in ``dialect``'s
+    own spelling: this worker's next due pages) whose slots the other workers hold in full."""
+    sql = dialect.sql(
+        "INSERT INTO host_leases (host, worker_id, slots) "
+        "SELECT o.host, :worker, 0 FROM host_leases o "
+        "WHERE o.worker_id <> :worker AND o.host IN ({window}) "
+        "GROUP BY o.host HAVING sum(o.slots) >= :per_host "
+        "ON CONFLICT (host, worker_id) DO NOTHING"
+    )
+    return sql.format(window=window)
