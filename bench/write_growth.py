@@ -4,12 +4,15 @@
     uv run python bench/write_growth.py links --pages 40000
     uv run python bench/write_growth.py links --pages 40000 --without-target-index
     uv run python bench/write_growth.py links --pages 60000 --random-sources
+    uv run python bench/write_growth.py links --pages 200000 --random-sources --links 18 --batch 32
 
 ``documents``: ``write_documents`` in batches of 64 (short texts under the simhashes of the kit's
 pages: bench/site.py's paragraphs, computed once and kept in ``--hashes``, ~1 ms a page), so the
 near-duplicate look-up meets the kit's alike simhashes. ``links``: ``write_links`` in
-transactions of 256 pages, 30 links each to random pages among ``--targets`` kit URLs, the pages
-in URL order or (``--random-sources``) in a random order, as a crawl of the kit reaches them.
+transactions of ``--batch`` pages (256), ``--links`` links each (30) to random pages among
+``--targets`` kit URLs, the pages in URL order or (``--random-sources``) in a random order, as a
+crawl of the kit reaches them; the CPU of the transactions that merged the links in is shown
+apart (and how many merged).
 ``--cache-kib``: the connection's page cache (default SQLite's, 2 MB, as the crawl's writer).
 Prints the process CPU time per page over each ``--window`` of pages, and the bytes the process
 read and wrote a page (Linux's /proc/self/io: page cache misses, the write-ahead log and its
@@ -22,6 +25,7 @@ import argparse
 import hashlib
 import importlib.util
 import random
+import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
@@ -79,6 +83,11 @@ def _io() -> tuple[int, int]:
     return int(fields["rchar"]), int(fields["wchar"])
 
 
+def _merged(conn: sqlite3.Connection) -> bool:
+    """Whether the last write merged the links in (it leaves none unmerged, its own included)."""
+    return conn.execute("SELECT min(link_id) FROM page_links_in_new").fetchone()[0] is None
+
+
 def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         conn = connect(Path(tmp) / "w.db")
@@ -97,7 +106,7 @@ def run(args: argparse.Namespace) -> None:
 
         else:
             rng = random.Random(1)
-            size = 256
+            size = args.batch
             order = list(range(args.pages))
             if args.random_sources:
                 random.Random(7).shuffle(order)
@@ -107,29 +116,35 @@ def run(args: argparse.Namespace) -> None:
 
             def write(start: int, end: int) -> None:
                 graph = [
-                    (url(order[i]), [url(rng.randrange(args.targets)) for _ in range(30)])
+                    (url(order[i]), [url(rng.randrange(args.targets)) for _ in range(args.links)])
                     for i in range(start, end)
                 ]
                 write_links(conn, graph)
 
         began, since, io = time.process_time(), 0, _io()
+        merging, merges = 0.0, 0  # CPU seconds and count of the transactions that merged
         for start in range(0, args.pages, size):
             end = min(args.pages, start + size)
+            before = time.process_time()
             conn.execute("BEGIN IMMEDIATE")
             write(start, end)
             conn.execute("COMMIT")
+            if args.what == "links" and _merged(conn):
+                merging += time.process_time() - before
+                merges += 1
             if end - since >= args.window or end == args.pages:
                 now = time.process_time()
-                per_page = (now - began) / (end - since) * 1e6
-                moved = _io()
                 pages = end - since
+                per_page = (now - began) / pages * 1e6
+                moved = _io()
                 read, written = ((b - a) / pages / 1024 for a, b in zip(io, moved, strict=True))
+                merged = f"  merging {merging / pages * 1e6:5.1f} us/page ({merges})"
                 print(
                     f"{end:8d} pages  {per_page:7.1f} us/page  read {read:6.1f} KiB/page  "
-                    f"written {written:6.1f} KiB/page",
+                    f"written {written:6.1f} KiB/page" + (merged if args.what == "links" else ""),
                     flush=True,
                 )
-                began, since, io = now, end, moved
+                began, since, io, merging, merges = now, end, moved, 0.0, 0
         conn.close()
 
 
@@ -139,6 +154,8 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=40_000)
     parser.add_argument("--window", type=int, default=10_000)
     parser.add_argument("--targets", type=int, default=200_000, help="links: pages linked to")
+    parser.add_argument("--links", type=int, default=30, help="links: links a page")
+    parser.add_argument("--batch", type=int, default=256, help="links: pages a transaction")
     parser.add_argument("--hashes", default="/tmp/kit-simhashes.txt", help="documents: cache")
     parser.add_argument("--cache-kib", type=int, default=0, help="SQLite's page cache (KiB)")
     parser.add_argument("--random-sources", action="store_true", help="links: pages in any order")
