@@ -89,7 +89,9 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
                 del held[host]
                 idle.add(host)
         ahead.finished(len(tasks))
-        await gate.release_hosts(idle, held)
+        claims_next = not stop.is_set() and not engine.finished
+        claims_next &= not (max_pages and claimed_total >= max_pages)
+        await gate.release_hosts(idle, held, claims_next)
 
     def budget() -> int | None:
         return max_pages - claimed_total if max_pages else None

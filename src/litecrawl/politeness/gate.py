@@ -313,14 +313,21 @@ class PoliteGate:
             cap = min(cap, max(1, int(CLAIM_HORIZON_SEC / interval)))
         return cap
 
-    async def release_hosts(self, hosts: Collection[str], held: Collection[str] = ()) -> None:
+    async def release_hosts(
+        self, hosts: Collection[str], held: Collection[str] = (), claims_next: bool = False
+    ) -> None:
         """Nothing of ``hosts`` in flight here any more: their leases go back to the others.
-        ``held``: the hosts this worker still holds pages of (their state is kept)."""
+        ``held``: the hosts this worker still holds pages of (their state is kept).
+        ``claims_next``: this worker claims again soon, and its next claim gives back the
+        leases of hosts it holds nothing of (or keeps them, if it takes pages of them again),
+        in the claim's own transaction: no statement now (a host whose last page here has
+        finished and whose next comes with the next claim kept its lease without a write, and
+        without asking the others again for a part)."""
         leased = [h for h in hosts if h in self.frontier.host_slots]
         for host in hosts:
             self._host_slots.pop(host, None)  # the next lease may give another share
         self._idle.update(hosts)
-        if leased:
+        if leased and not claims_next:
             await self.frontier.release_hosts(leased)
         now = time.time()
         if now - self._last_sweep >= _SWEEP_SEC or len(self._idle) > _SWEEP_HOSTS:

@@ -99,9 +99,9 @@ def demand(dialect: Dialect, window: str) -> str:
     own spelling: this worker's next due pages) whose slots the other workers hold in full."""
     sql = dialect.sql(
         "INSERT INTO host_leases (host, worker_id, slots) "
-        "SELECT o.host, :worker, 0 FROM host_leases o "
-        "WHERE o.worker_id <> :worker AND o.host IN ({window}) "
-        "GROUP BY o.host HAVING sum(o.slots) >= :per_host "
+        "SELECT o.host, :worker, 0 FROM host_leases o WHERE o.worker_id <> :worker "
+        # the window read only when another worker holds all of a host's slots
+        "GROUP BY o.host HAVING sum(o.slots) >= :per_host AND o.host IN ({window}) "
         "ON CONFLICT (host, worker_id) DO NOTHING"
     )
     return sql.format(window=window)
