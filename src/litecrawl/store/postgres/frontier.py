@@ -115,9 +115,8 @@ class PostgresFrontier(SQLFrontier):
         return await self._transaction(work)
 
     async def _claim(self, claim: Claim) -> tuple[list[ClaimedPage], dict[str, int]]:
-        # a plain claim is one statement: no transaction around it
-        run = self.db.read if claim.hosts is None else self.db.transaction
-        return await run(lambda conn: claims.claim_pages(conn, claim))
+        # a plain claim is one statement, and one with hosts commits its own transaction
+        return await self.db.read(lambda conn: claims.claim_pages(conn, claim))
 
     async def release_hosts(self, hosts: Sequence[str]) -> None:
         if not hosts:
