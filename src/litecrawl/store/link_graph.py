@@ -76,9 +76,13 @@ IN_LINKS = (
     " UNION ALL SELECT link_id FROM page_links_in_new WHERE dst_key = ?) AND l.dst = ?"
 )
 
-# SQLite's merge (one writer at a time).
+# SQLite's merge (one writer at a time). OR IGNORE: a plain INSERT of many rows inside the
+# writer's transaction keeps a statement journal to undo itself on a conflict, and a merge's
+# outgrows memory and goes to a temporary file (20 of 432 MiB written in 40,000 pages of
+# `bench/write_growth.py links --links 18 --batch 20`: bench/README.md, issue 33, session 8);
+# link ids are never handed out twice, so there is no conflict to ignore.
 MERGE = (
-    "INSERT INTO page_links_in (dst_key, link_id) "
+    "INSERT OR IGNORE INTO page_links_in (dst_key, link_id) "
     "SELECT dst_key, link_id FROM page_links_in_new ORDER BY dst_key, link_id",
     "DELETE FROM page_links_in_new",
 )
