@@ -38,3 +38,14 @@ def test_a_strategy_s_claims_are_never_held_back() -> None:
     ahead = _ClaimAhead(64, ordered=True)
     ahead.claimed(0, 1, in_flight=63)
     assert ahead.ready
+
+
+def test_only_a_claim_that_brought_nothing_asks_the_others_for_a_part() -> None:
+    ahead = _ClaimAhead(64)
+    assert not ahead.found_none  # the first claim asks nobody
+    ahead.claimed(20, 96, in_flight=20)  # short, but busy with other hosts' pages
+    assert not ahead.found_none
+    ahead.claimed(0, 96, in_flight=20)
+    assert ahead.found_none
+    ahead.claimed(96, 96, in_flight=96)
+    assert not ahead.found_none

@@ -68,7 +68,7 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
         if want <= 0:
             return 0
         # the fetch slots are the gate's, taken after the host's wait (PoliteGate.slot)
-        pages = await engine.claim(want, gate.host_rules(held, ahead.short))
+        pages = await engine.claim(want, gate.host_rules(held, ahead.found_none))
         gate.leases_changed()
         for page in pages:
             in_flight[asyncio.create_task(engine.process(page))] = page.norm_url
@@ -191,12 +191,15 @@ class _ClaimAhead:
         self._short_wait = 0
         self._finished_since = 0
         self._claimed_at = 0.0
-        self._short = False
+        self._none = False
 
     @property
-    def short(self) -> bool:
-        """Whether the last claim came back short."""
-        return self._short
+    def found_none(self) -> bool:
+        """Whether the last claim brought nothing: only then does this worker ask the others
+        for a part of the hosts they hold in full (a worker that still finds pages of other
+        hosts is busy enough, and sharing costs every holder statements and smaller batches:
+        bench/README.md, issue 29 on PostgreSQL, session 8)."""
+        return self._none
 
     def claimed(self, got: int, wanted: int, in_flight: int) -> None:
         """A claim that came back short (too few due pages, or no room left in their hosts:
@@ -206,7 +209,7 @@ class _ClaimAhead:
         takes the claims' lock (with 4 workers on one database, ~40% of the claims brought
         nothing; bench/README.md)."""
         short = got < wanted and not self.ordered
-        self._short = got < wanted
+        self._none = got == 0
         self._short_wait = min(max(self.concurrency // 8, 1), in_flight) if short else 0
         self._finished_since = 0
         self._claimed_at = time.monotonic()

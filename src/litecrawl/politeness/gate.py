@@ -273,8 +273,8 @@ class PoliteGate:
 
     def host_rules(self, held: Mapping[str, int], wants_more: bool = False) -> HostRules:
         """The rules for the next claim, given how many pages of each host this worker holds;
-        ``wants_more``: the last claim came back short (hosts other workers hold in full may
-        then be asked for a share)."""
+        ``wants_more``: ask for a part of the hosts other workers hold in full (the last claim
+        brought nothing)."""
         now = time.time()
         room = {host: max(0, self._claim_cap(host, now) - n) for host, n in held.items()}
         # what each held host's fetches may hold until this claim's leases come back: the

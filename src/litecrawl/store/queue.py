@@ -73,7 +73,7 @@ class HostRules:
     ``per_host`` split among the workers with a lease of the host. Each claim sets this
     worker's leases of the hosts it holds pages of to that part, never under ``in_use`` (how
     many of their slots its fetches may hold until the claim is back), and drops the others;
-    ``wants_more`` (its last claim came back short) asks for a part of the hosts whose next
+    ``wants_more`` (its last claim brought nothing) asks for a part of the hosts whose next
     due pages it passed over because other workers hold all their slots: a lease of none,
     which makes theirs smaller at their next claims. Within what is allowed the claim order is
     docs/python-api.md's (step 3)."""
