@@ -58,8 +58,8 @@ def _page(links: list[str], base: str | None, canonical: str | None, feeds: list
 
 def _event_loop_way(body: bytes, url: str, how: LinkRules) -> ResolvedLinks:
     """What the engine's event loop computed from the links the worker sent as written, before
-    the worker resolved them (engine._page_links), with a fresh UrlRules, so no memo is shared
-    with the worker's."""
+    the worker resolved them (LinkScope.page_links in link_scope.py), with a fresh UrlRules, so
+    no memo is shared with the worker's."""
     rules = UrlRules(*_patterns(how.rules))
     _, found, _ = analyze(
         url, body, {"content-type": "text/html"}, 200, 1, "link", _NO_VECTORS, 0.0

@@ -16,7 +16,6 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable
 from typing import cast
 
 from litecrawl.discover.feeds import is_feed_content_type
@@ -29,14 +28,15 @@ from litecrawl.frontier.lost import ClaimKind
 from litecrawl.hooks import await_me_maybe
 from litecrawl.index.document import IndexDocument
 from litecrawl.lease import Lease
+from litecrawl.link_scope import LinkScope
 from litecrawl.outcomes import CrawlStats, PageOutcomes
 from litecrawl.parse.links import extract_links, is_html
-from litecrawl.parse.resolve import LinkRules, ResolvedLinks, resolve_links
+from litecrawl.parse.resolve import LinkRules, resolve_links
 from litecrawl.parse.sniff import not_text
 from litecrawl.politeness.base import Gate, OpenGate
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.queue import ClaimedPage, HostRules, NewLink
-from litecrawl.urls import DomainScope, host_of
+from litecrawl.urls import host_of
 from litecrawl.writeback import PageWriter, content_hash
 
 __all__ = ["CrawlStats", "Engine", "content_hash"]
@@ -68,6 +68,7 @@ class Engine:
             options.max_depth, options.sitemaps_per_host, self.stats.sitemap_cuts
         )
         self.writer = PageWriter(frontier, options, self.stats, self.outcomes)
+        self.scope = LinkScope(options, self.stats)
         if lease is not None:  # pages written in this run: its heartbeats record it
             lease.progress = lambda: self.writer.written  # read by the heartbeat thread
         # sent with each page to the analyzer, which resolves the page's links in its worker
@@ -242,7 +243,7 @@ class Engine:
             page = dataclasses.replace(page, kind="feed")  # a link that turned out to be a feed
         if content and page.kind != "page":
             listing = listing_links(page.kind, content, url, result.content_type, page.depth)
-            listing = dataclasses.replace(listing, links=self._in_scope_links(listing.links))
+            listing = dataclasses.replace(listing, links=self.scope.in_scope(listing.links))
             extra = self.sitemap_bounds.admit(url, page.depth, listing)
             links_out = [link.url for link in extra]  # a listing links to its entries
         elif content and is_html(result.content_type):
@@ -265,7 +266,7 @@ class Engine:
                 resolved = resolve_links(found, self._link_rules)
                 if document is not None and resolved.canonical:
                     document = dataclasses.replace(document, canonical=resolved.canonical)
-            links, hosts, extra, links_out = self._page_links(resolved, page.depth)
+            links, hosts, extra, links_out = self.scope.page_links(resolved, page.depth)
         if self.options.transform_hook is not None:
             try:
                 transformed = cast(
@@ -286,56 +287,6 @@ class Engine:
         await self.writer.finish(
             page, url, result, content, links, extra, document, links_out, digest, hosts
         )
-
-    def _page_links(
-        self, found: ResolvedLinks, depth: int
-    ) -> tuple[list[str], list[str], list[NewLink], list[str]]:
-        """Links of an HTML page to follow (if we follow from this depth) and their hosts, its
-        feeds, and all its valid links (the link graph keeps them, followed or not)."""
-        o = self.options
-        links: list[str] = []
-        hosts: list[str] = []
-        normalized = list(found.links)
-        if o.follow_links and (o.max_depth <= 0 or depth < o.max_depth):
-            scope = o.scope
-            # the hosts come with the links (the worker's resolve_links): none computed here
-            known = found.hosts if len(found.hosts) == len(normalized) else ()
-            pairs = zip(normalized, known or map(host_of, normalized), strict=True)
-            if scope is None:
-                kept = list(pairs)
-            elif isinstance(scope, DomainScope):  # the default: its verdicts are by host
-                kept = [(u, h) for u, h in pairs if scope.allows_host(h)]
-            else:
-                kept = [(u, h) for u, h in pairs if scope(u)]
-            links, hosts = [u for u, _ in kept], [h for _, h in kept]
-            self.stats.skipped_scope += len(normalized) - len(links)
-        feeds: list[NewLink] = []
-        if found.feeds:
-            feeds = self._in_scope_links(
-                NewLink(u, host_of(u), depth, "link", 0.5, "feed") for u in found.feeds
-            )
-        return links, hosts, feeds, normalized
-
-    def _in_scope_links(self, links: Iterable[NewLink]) -> list[NewLink]:
-        rules, scope = self.options.rules, self.options.scope
-        kept: list[NewLink] = []
-        for link in links:
-            normalized = rules(link.url)
-            if normalized is None or (scope is not None and not scope(normalized)):
-                self.stats.skipped_scope += 1
-                continue
-            kept.append(
-                NewLink(
-                    normalized,
-                    host_of(normalized),
-                    link.depth,
-                    link.source,
-                    link.score,
-                    link.kind,
-                    link.lastmod,
-                )
-            )
-        return kept
 
     def _unchanged_since_listed(self, page: ClaimedPage) -> bool:
         """A URL whose sitemap lastmod is older than its stored fetch time is not fetched."""
