@@ -18,6 +18,8 @@ before it is due) and the same change history (common random numbers):
   of stopped pages learned from them, `StopShare`, as the crawler's planner does), revisits from
   the allocation under the budget (`allocate`), solved again every day;
 - ``fixed``: the same with no share of stopped pages learned (the estimator before session 7);
+- ``stops``: the same with the share learned but no change starting a page's record again (the
+  estimator of session 7);
 - ``oracle``: the same allocation given the true rates.
 
 The server records every response (time, version served); afterwards it computes, per client,
@@ -212,13 +214,21 @@ class Multiplicative:
         return now + interval
 
 
+class NoRestarts(Estimator):
+    """The estimator of session 7: a change never starts a page's record again."""
+
+    def restarted(self, history: ChangeHistory, interval: float, age: float | None) -> float:
+        return 0.0
+
+
 class Freshness(Anchored):
     LEARN_STOPS = True
+    ESTIMATOR: type[Estimator] = Estimator
 
     def __init__(self, sc: Scenario, site: Site) -> None:
         super().__init__()
         self.budget = sc.budget / DAY
-        self.estimator = Estimator(prior_rate=1 / SCHEDULE.new_interval_sec)
+        self.estimator = self.ESTIMATOR(prior_rate=1 / SCHEDULE.new_interval_sec)
         self.stops = StopShare(memory=sc.pages)
         self.history = [ChangeHistory() for _ in range(sc.pages)]
         self.rate = [self.estimator.prior_rate] * sc.pages
@@ -258,6 +268,12 @@ class Fixed(Freshness):
     LEARN_STOPS = False
 
 
+class Stops(Freshness):
+    """The estimator of session 7: the share of stopped pages learned, no restarts."""
+
+    ESTIMATOR = NoRestarts
+
+
 class Oracle(Freshness):
     """The allocation given the true rates. At the shift it re-plans every page as if the new
     rates had been known at its last fetch (``replan``), so it is a bound after the shift too."""
@@ -295,6 +311,7 @@ POLICIES: dict[str, type[Uniform | Multiplicative | Freshness]] = {
     "multiplicative": Multiplicative,
     "freshness": Freshness,
     "fixed": Fixed,
+    "stops": Stops,
     "oracle": Oracle,
 }
 

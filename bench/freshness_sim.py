@@ -15,7 +15,8 @@ rule: the scheduled interval times 0.2 after a change, times 2 after none, clamp
 (the same rule applied to the time since the last fetch, lateness included), ``freshness``
 (litecrawl's estimator and allocation, solved every tick, the share of stopped pages learned
 from the checks as the planner does), ``fixed`` (the same with that share fixed at 0: the
-estimator before session 7), ``learn`` (the allocation given each
+estimator before session 7), ``stops`` (the share learned but no change starting a page's record
+again: the estimator of session 7), ``learn`` (the allocation given each
 page's true rate as of its last visit: an estimator that is perfect but learns only by visiting)
 and ``oracle`` (the allocation given the true rates). ``--order`` is which due pages a tick
 fetches when more are due than the budget: ``overdue`` (the earliest due first, as litecrawl's
@@ -150,12 +151,20 @@ class Elapsed(Multiplicative):
         return super().visited(page, t, due, changed, age)
 
 
+class NoRestarts(Estimator):
+    """The estimator of session 7: a change never starts a page's record again."""
+
+    def restarted(self, history: ChangeHistory, interval: float, age: float | None) -> float:
+        return 0.0
+
+
 class Freshness(Policy):
     LEARN_STOPS = True  # the share of stopped pages learned from the checks, as the planner does
+    ESTIMATOR: type[Estimator] = Estimator
 
     def __init__(self, n: int, budget: int, world: World) -> None:
         super().__init__(n, budget, world)
-        self.est = Estimator(prior_rate=1 / NEW, static_share=STATIC_SHARE)
+        self.est = self.ESTIMATOR(prior_rate=1 / NEW, static_share=STATIC_SHARE)
         self.stops = StopShare(memory=n)
         self.hist = [ChangeHistory() for _ in range(n)]
         self.rate = [self.est.prior_rate] * n
@@ -190,6 +199,12 @@ class Fixed(Freshness):
     """The estimator of session 6: no share of stopped pages learned (``stopped_share`` 0)."""
 
     LEARN_STOPS = False
+
+
+class Stops(Freshness):
+    """The estimator of session 7: the share of stopped pages learned, no restarts."""
+
+    ESTIMATOR = NoRestarts
 
 
 class Oracle(Freshness):
@@ -247,6 +262,7 @@ POLICIES: dict[str, type[Policy]] = {
     "elapsed": Elapsed,
     "freshness": Freshness,
     "fixed": Fixed,
+    "stops": Stops,
     "learn": Learn,
     "oracle": Oracle,
 }

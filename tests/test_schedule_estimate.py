@@ -175,7 +175,7 @@ def test_a_long_quiet_stretch_is_read_as_a_stop_by_the_share_of_stopped_pages() 
     est = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12)
     plain = est.rate(_stopped_page(est, 5))
     learned = dataclasses.replace(est, stopped_share=0.2)
-    h = _stopped_page(learned, 5)
+    h = _stopped_page(est, 5)  # built without the share: no change of it starts it again
     # a page stops in place of its next change with chance 0.2; one still changing at 3/2000
     # stays quiet 10,700 s with chance (1 + λQ/k)^-k
     chance = (1 + 1.5e-3 * 10700 / 3) ** -3
@@ -188,12 +188,11 @@ def test_a_long_quiet_stretch_is_read_as_a_stop_by_the_share_of_stopped_pages() 
     # just after a change the page is not believed stopped
     again = learned.observe(h, 2000.0, True, 0.0)
     assert learned.stopped(again) == 0.0
-    assert learned.rate(again) == est.rate(est.observe(_stopped_page(est, 5), 2000.0, True, 0.0))
 
 
 def test_a_record_kept_before_the_quiet_was_followed_follows_it_from_its_next_check() -> None:
     est = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12, stopped_share=0.2)
-    h = _stopped_page(est, 0)
+    h = _stopped_page(dataclasses.replace(est, stopped_share=0.0), 0)
     old = dataclasses.replace(h, quiet=0.0, last_rate=0.0, last_weight=0.0)
     assert est.stopped(old) == 0.0
     later = est.observe(old, 2000.0, False)
@@ -236,3 +235,95 @@ def test_a_crawl_whose_pages_keep_changing_learns_no_share_of_stopped_pages(seed
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_crawl_whose_pages_stop_learns_that_they_did(seed: int) -> None:
     assert 0.2 < _crawl_share(50.0, 0.3, seed) < 0.4
+
+
+def _busy_page(est: Estimator) -> ChangeHistory:
+    # five dated changes, each 100 s before a fetch 1000 s after the one before: (1 + 5) changes
+    # over 1000 s of prior and 500 s of ages, 6/1500 a second
+    h = ChangeHistory()
+    for _ in range(5):
+        h = est.observe(h, 1000.0, True, 100.0)
+    return h
+
+
+def test_a_change_the_record_makes_improbable_starts_the_record_again() -> None:
+    plain = Estimator(prior_rate=1 / 1000, prior_weight=1.0, memory=1e12)
+    learned = dataclasses.replace(plain, stopped_share=0.2)
+    h = _busy_page(plain)
+    assert (h.dated, h.exposure) == pytest.approx((5.0, 500.0))
+    # then changed, last 4000 s before a fetch 5000 s on: a page changing as its record says
+    # (Gamma(6, 6 / rate)) has its last change that long ago with the Lomax density below, a page
+    # at a new rate (the prior, Gamma(1, 1000 s)) with the other; the share is the prior odds
+    rate = learned.rate(h)
+    beta = 6 / rate
+    old = 6 / beta * (beta / (beta + 4000)) ** 7
+    new = 1 / 1000 * (1000 / (1000 + 4000)) ** 2
+    p = 0.2 * new / (0.2 * new + 0.8 * old)
+    assert learned.restarted(h, 5000.0, 4000.0) == pytest.approx(p)
+    assert p > 0.9
+    after = learned.observe(h, 5000.0, True, 4000.0)
+    # the record is dropped by that chance, but for the quiet since its last change (100 s)
+    exposure = 500 * (1 - p) + 100 * p + 4000
+    assert (after.dated, after.exposure) == pytest.approx((5 * (1 - p) + 1, exposure))
+    assert learned.rate(after) < 0.5 * plain.rate(plain.observe(h, 5000.0, True, 4000.0))
+    # a change as the record expects it keeps the record nearly whole
+    assert learned.restarted(h, 1000.0, 200.0) < 0.1
+    # without a share learned (a crawl whose pages keep their rates) nothing restarts
+    assert plain.restarted(h, 5000.0, 4000.0) == 0.0
+    assert plain.observe(h, 5000.0, True, 4000.0).dated == pytest.approx(6.0)
+
+
+def test_a_page_taken_for_static_that_changes_is_estimated_from_its_change() -> None:
+    day = 86400.0
+    plain = Estimator(prior_rate=1 / day, prior_weight=0.5)
+    learned = dataclasses.replace(plain, stopped_share=0.1)
+    h = history(plain, [(day, False)] * 60)
+    # an undated change after 30 days: the chance of one under the record's rate (Gamma(0.5,
+    # 0.5 / rate)) against under the prior's (Gamma(0.5, 0.5 days))
+    beta = 0.5 / learned.rate(h)
+    old = 1 - (beta / (beta + 30 * day)) ** 0.5
+    new = 1 - (0.5 * day / (0.5 * day + 30 * day)) ** 0.5
+    p = 0.1 * new / (0.1 * new + 0.9 * old)
+    assert learned.restarted(h, 30 * day, None) == pytest.approx(p)
+    after = learned.observe(h, 30 * day, True)
+    assert after.exposure == pytest.approx(60 * day * 0.9 * (1 - p))
+    assert learned.rate(after) > 2 * plain.rate(plain.observe(h, 30 * day, True))
+
+
+class _NoRestarts(Estimator):
+    """The estimator before a change could start the record again (session 7)."""
+
+    def restarted(self, history: ChangeHistory, interval: float, age: float | None) -> float:
+        return 0.0
+
+
+def _log_error(est: Estimator, seed: int) -> float:
+    """Mean |log(estimate / rate)| over 200 pages (0.1-1 changes a day, dated) whose rates fall
+    10x on day 50, 20 days later; each page is checked every two days and the estimator's share
+    is the one StopShare learns from the checks, as the planner sets it."""
+    rng = random.Random(seed)
+    day = 86400.0
+    stops = StopShare(memory=200)
+    rates = [10 ** rng.uniform(-1, 0) / day for _ in range(200)]
+    histories = [ChangeHistory() for _ in rates]
+    t = 0.0
+    while t < 70 * day:
+        t += 2 * day
+        est = dataclasses.replace(est, stopped_share=stops.share)
+        for i, rate in enumerate(rates):
+            rate = rate / 10 if t > 50 * day else rate
+            p = -math.expm1(-rate * 2 * day)
+            changed = rng.random() < p
+            age = -math.log1p(-rng.random() * p) / rate if changed else None
+            histories[i] = est.observe(histories[i], 2 * day, changed, age)
+            stops.observe(est, histories[i], 2 * day)
+    errors = [abs(math.log(est.rate(h) * 10 / r)) for h, r in zip(histories, rates, strict=True)]
+    return sum(errors) / len(errors)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_restarts_follow_a_site_whose_rates_fell(seed: int) -> None:
+    day = 86400.0
+    with_restarts = _log_error(Estimator(prior_rate=1 / day), seed)
+    without = _log_error(_NoRestarts(prior_rate=1 / day), seed)
+    assert with_restarts < 0.95 * without

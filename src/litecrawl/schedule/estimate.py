@@ -47,6 +47,12 @@ of the page since: one change, then the quiet (the changes before belong to anot
 The share is no constant: :class:`StopShare` learns it from the crawl's own checks, so a site
 whose pages keep changing keeps the plain estimate (share 0) and one whose pages stop frees
 their visits.
+
+The same share is the prior chance that a page's rate moved when a change is found: a change
+that the record makes improbable (a page taken for static, a last change dated long before a
+busy page's fetch), weighed against how a page at a new rate (the prior's) would show it, gives
+the chance that it comes from a new rate, and the record before it is dropped by that chance
+(but for the quiet since the last change, which a page whose rate fell spent at its new rate).
 """
 
 from __future__ import annotations
@@ -121,10 +127,19 @@ class Estimator:
                 last_rate=last_rate,
                 last_weight=last_weight,
             )
+        # a change the record makes improbable may come from a new rate: the record before it
+        # is dropped by the chance that it does (none while the crawl has learned no share),
+        # all but the quiet since the last change, which a page whose rate fell spent at the new
+        # rate (a page never seen to change was static till now: all of it goes)
+        fade = 1.0 - 1.0 / self.memory
+        restart = self.restarted(history, interval, age)
+        kept = min(history.quiet, history.exposure) * restart if history.changes else 0.0
+        dropped = _faded(history, fade * (1.0 - restart))
         faded = replace(
-            _faded(history, 1.0 - 1.0 / self.memory),
+            dropped,
             checks=history.checks + 1,
             changes=history.changes + 1,
+            exposure=dropped.exposure + kept * fade,
         )
         if age is not None and 0.0 <= age <= interval:
             after = replace(faded, dated=faded.dated + 1.0, exposure=faded.exposure + age)
@@ -139,6 +154,22 @@ class Estimator:
         return replace(
             after, quiet=quiet, last_rate=self._steady(after), last_weight=self._weight(after)
         )
+
+    def restarted(self, history: ChangeHistory, interval: float, age: float | None) -> float:
+        """The chance that a change found ``interval`` after the previous check (its date
+        ``age`` before the fetch, when known) comes from a new rate, not the record's, by Bayes:
+        the page's rate moved with chance ``stopped_share`` (the crawl's learned share of pages
+        whose rate fell); a page changing as its record says (the Gamma posterior) and a page
+        at a new rate (the prior's) would have shown this change with the predictive chance (an
+        undated change) or density (a dated one) below."""
+        s = self.stopped_share
+        if s <= 0 or not history.checks:
+            return 0.0
+        k = self._weight(history)
+        old = _predictive(k, k / max(self.rate(history), 1e-300), interval, age)
+        k0 = self.prior_weight
+        new = _predictive(k0, k0 / self.prior_rate, interval, age)
+        return s * new / (s * new + (1.0 - s) * old)
 
     def rate(self, history: ChangeHistory) -> float:
         """The change rate, in changes per second (> 0): the posterior mode, blended by the
@@ -250,6 +281,15 @@ class StopShare:
         noise = 2.0 * math.sqrt(self.UNLIKELY * (1.0 - self.UNLIKELY) / max(self.memory, 1.0))
         excess = self._unlikely_time / self._time - self.UNLIKELY - noise
         return min(max(excess / (1.0 - self.UNLIKELY), 0.0), 0.99)
+
+
+def _predictive(k: float, beta: float, interval: float, age: float | None) -> float:
+    """Under a Gamma(k, β) rate: the density of a last change ``age`` before the fetch (the
+    Lomax's, k/β (β/(β+a))^(k+1)) when the date is credible, else the chance of a change within
+    ``interval``, 1 - (β/(β+t))^k."""
+    if age is not None and 0.0 <= age <= interval:
+        return float(k / beta * (beta / (beta + age)) ** (k + 1.0))
+    return -math.expm1(-k * math.log1p(interval / beta))
 
 
 def _faded(history: ChangeHistory, keep: float) -> ChangeHistory:
