@@ -319,11 +319,12 @@ def test_a_host_with_a_long_crawl_delay_does_not_hold_up_the_others(
         new_db("mixed"), seeds, fast, 20 * 11, *flags, then=lambda: len(_page_starts(slow)) >= 3
     )
     # The slow host's pages (120 s of Crawl-delay) hold none of the 8 fetch slots: the fast
-    # hosts' answers were all 8 in flight at some moment. A crawler that held a slot for each
-    # page waiting on the delay (up to --per-host 4 of them) would have kept the fast hosts to
-    # 4 at once. Counted at the server, not timed: a loaded machine only stretches the answers.
+    # hosts' answers were 8 in flight at some moment (6 is asked: at load ~45 a starved event
+    # loop may never have all 8 out at once). A crawler that held a slot for each page waiting
+    # on the delay (up to --per-host 4 of them) would have kept the fast hosts to 4 at once.
+    # Counted at the server, not timed.
     requests = [r for s in fast for r in s.requests]
-    assert _most_at_once_of(requests) == 8, sorted((r.start, r.end) for r in requests)
+    assert _most_at_once_of(requests) >= 6, sorted((r.start, r.end) for r in requests)
     starts = _page_starts(slow)
     # the Crawl-delay between starts as this server saw them. The server is a thread of the
     # test's process: on a loaded machine it stamps a request late (a 4.90 s gap of 5 at load
