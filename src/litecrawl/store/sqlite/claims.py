@@ -28,8 +28,9 @@ _ORDER_BY_SCORE = "score DESC, next_crawl_time, depth"
 _DUE = "processing_time IS NULL AND (next_crawl_time IS NULL OR next_crawl_time <= :now)"
 # Hosts no claim that knows hosts takes: full here, held back by the shared pacing (a
 # Retry-After, or starts reserved beyond the horizon), or whose slots other workers hold.
-_NOT_HELD_BACK = """
-  AND host NOT IN (SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon)"""
+_HELD_BACK = "SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon"
+_NOT_HELD_BACK = f"""
+  AND host NOT IN ({_HELD_BACK})"""
 _HOSTS_ALLOWED = (
     """
   AND host NOT IN (SELECT key FROM json_each(:room) WHERE value <= 0)"""
@@ -69,9 +70,7 @@ def claim_statement(claim: Claim) -> tuple[str, dict[str, object]]:
             room=json.dumps(dict(hosts.room)),
             new_room=hosts.new_host_room,
             horizon=now + hosts.horizon,
-            per_host=hosts.per_host,
-            share=hosts.share,
-            in_use=host_shares.share_params(hosts)["in_use"],
+            **host_shares.share_params(hosts),
             # a few pages of each host more than can be taken: the window's first ones per host
             # then fill the claim unless most due pages belong to one or two hosts
             scan=limit * 4,
@@ -122,9 +121,6 @@ def next_due_hosts(claim: Claim) -> str:
     pages = "pages INDEXED BY idx_pages_claim" if order == _ORDER else "pages"
     return f"""SELECT host FROM (SELECT host FROM {pages} WHERE {_DUE} {narrow} {_NOT_HELD_BACK}
         ORDER BY {order} LIMIT :scan)"""
-
-
-_HELD_BACK = "SELECT host FROM hosts WHERE slowed_until > :now OR next_start > :horizon"
 
 
 def first_free_statement(
