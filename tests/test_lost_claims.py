@@ -169,6 +169,7 @@ _UNDO = {
     " CREATE INDEX idx_page_links_src ON page_links(src);"
     " CREATE INDEX idx_page_links_dst ON page_links(dst_key);",
     "section_at": "ALTER TABLE section_vectors DROP COLUMN heading_at;",
+    "vector_model": "DROP TABLE vector_model;",
 }
 
 

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from litecrawl.errors import ConfigError
-from litecrawl.index.embed import embedder, from_blob, section_words
+from litecrawl.index.embed import from_blob, section_words
 from litecrawl.index.located import Closest, name_sections, opening, section_url
+from litecrawl.index.models import load
 from litecrawl.index.query import plain_words
 from litecrawl.index.section_words import CANDIDATES, by_best_section, rarity, scaled
 from litecrawl.index.words import words as query_words
@@ -108,7 +109,7 @@ def find(
             )
             named = name_sections(index, hits, {h.resource_id for h in hits}, marks)
             return Results(named, "keyword", note)
-        closest = _closest_part(query)
+        closest = _closest_part(query, index.vectors.model)
         chosen: Mode = mode or "hybrid"
         if not _mentioned(index, query):
             return Results([], chosen)
@@ -156,10 +157,10 @@ def _by_meaning(
     section's cosine and :data:`PAGE_SHARE` of its own vector's, among the
     :func:`_candidates` closest by their own vector and the resources ``also`` names (the
     keyword hits, in hybrid)."""
-    vector = embedder().vector(query)
+    store = index.vectors
+    vector = load(store.model).vector(query)  # the database's model: never compared across
     if vector is None:
         return []
-    store = index.vectors
     pages = store.nearest(vector, _candidates(depth))
     score = {n.resource_id: n.similarity for n in pages}
     others = [rid for rid in dict.fromkeys(also) if rid not in score]
@@ -191,13 +192,13 @@ def _hits(
     return hits
 
 
-def _closest_part(query: str) -> Closest:
+def _closest_part(query: str, stored: str) -> Closest:
     """Which of a merged section's parts a hit found by meaning names: the one whose vector
-    (made as the crawl makes a section's: the page's title and the part's first words) is
-    closest to the query's."""
+    (made as the crawl makes a section's: the page's title and the part's first words, by the
+    model ``stored`` names) is closest to the query's."""
 
     def closest(title: str, parts: Sequence[str]) -> int:
-        model = embedder()
+        model = load(stored)
         vector = model.vector(query)
         if vector is None:
             return 0

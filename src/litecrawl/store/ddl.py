@@ -154,6 +154,15 @@ _SECTION_AT = """
 ALTER TABLE section_vectors ADD COLUMN heading_at INTEGER NULL;
 """
 
+# The model whose vectors search reads (``litecrawl index --model``): one row, or none for the
+# default model (store/vectors.py). The crawl leaves another model's vectors alone.
+_VECTOR_MODEL = """
+CREATE TABLE vector_model (
+  one INTEGER PRIMARY KEY CHECK (one = 1),
+  name TEXT NOT NULL
+);
+"""
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", SEED_SCHEMA),
@@ -185,4 +194,5 @@ STEPS: list[tuple[str, str]] = [
     ("section_places", _SECTION_PLACES),
     ("links_in", _LINKS_IN),
     ("section_at", _SECTION_AT),
+    ("vector_model", _VECTOR_MODEL),
 ]

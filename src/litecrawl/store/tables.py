@@ -39,6 +39,7 @@ TABLES: tuple[Table, ...] = (
     Table("documents", ("id",), identity=True),
     Table("resource_vectors", ("resource_id",)),
     Table("section_vectors", ("resource_id", "ord")),
+    Table("vector_model", ("one",)),
     Table("page_links", ("src",)),
     Table("sites", ("id",), identity=True),
     Table("site_annotations", ("id",), identity=True),

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 MODEL = "wordllama-l2-supercat-256"  # stored beside each vector: another model never mixes in
-DIMENSIONS = 256
+DIMENSIONS = 256  # the default model's; a vector's length is its model's (scans take the query's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,18 @@ class Passage:
 
 
 class VectorStore(ABC):
-    """The vectors of one index (one model's vectors; others are invisible)."""
+    """The vectors of one index: the database's model's (:attr:`model`); others are
+    invisible."""
+
+    @property
+    @abstractmethod
+    def model(self) -> str:
+        """The stored name of the model whose vectors search reads: the one
+        ``litecrawl index --model`` chose, else :data:`MODEL`."""
+
+    @abstractmethod
+    def set_model(self, name: str) -> None:
+        """Make ``name`` the database's model (its vectors are then rebuilt by :meth:`put`)."""
 
     @abstractmethod
     def count(self) -> int:
@@ -94,9 +105,14 @@ class VectorStore(ABC):
         """How many resources with text have no vector."""
 
     @abstractmethod
-    def put(self, vectors: Iterable[tuple[Passage, bytes]]) -> None:
-        """Store each passage's vector, replacing what was there, unless the resource's text
-        changed meanwhile (a crawl running beside the backfill); one transaction."""
+    def put(
+        self,
+        vectors: Iterable[tuple[Passage, bytes]],
+        sections: Iterable[tuple[Passage, int, bytes]] = (),
+    ) -> None:
+        """Store each passage's vector and each (passage, section ord, vector) as the
+        database's model's, replacing what was there, unless the resource's text changed
+        meanwhile (a crawl running beside the backfill); one transaction."""
 
     @abstractmethod
     def of_resource(self, resource_id: int) -> bytes | None:
@@ -113,9 +129,12 @@ class VectorStore(ABC):
         """(resource id, heading, anchor, vector) of every section of ``resource_ids``."""
 
     @abstractmethod
-    def headings(self, resource_ids: Sequence[int], merged: bool = True) -> list[StoredSection]:
+    def headings(
+        self, resource_ids: Sequence[int], merged: bool = True, any_model: bool = False
+    ) -> list[StoredSection]:
         """Every section of ``resource_ids``, in page order (:meth:`section_vectors` without
-        the vectors); with ``merged``, the headings merged into each too."""
+        the vectors); with ``merged``, the headings merged into each too; with ``any_model``,
+        the sections whose vectors another model made too (a rebuild's)."""
 
     def best_sections(
         self, query: npt.NDArray[np.float32], resource_ids: Sequence[int]
@@ -145,7 +164,7 @@ def scan_nearest(
         return []
     ids = np.fromiter((rid for rid, _ in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(bytes(v) for _, v in rows), dtype="<f4")
-    matrix = matrix.reshape(len(rows), DIMENSIONS).astype(np.float32, copy=False)
+    matrix = matrix.reshape(len(rows), len(query)).astype(np.float32, copy=False)
     scores = matrix @ np.asarray(query, dtype=np.float32)
     if exclude:
         scores[np.isin(ids, np.asarray(exclude, dtype=np.int64))] = -np.inf
@@ -166,7 +185,7 @@ def best_sections(
     if not rows:
         return {}
     matrix = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype="<f4")
-    scores = matrix.reshape(len(rows), DIMENSIONS) @ np.asarray(query, dtype=np.float32)
+    scores = matrix.reshape(len(rows), len(query)) @ np.asarray(query, dtype=np.float32)
     best: dict[int, BestSection] = {}
     for (rid, heading, anchor, _), score in zip(rows, scores.tolist(), strict=True):
         if rid not in best or score > best[rid].similarity:

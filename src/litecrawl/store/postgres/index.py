@@ -32,6 +32,7 @@ from litecrawl.index.placement import (
 from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.sql import DOCUMENT_COLUMNS, document_sets, near_resources, upsert_document
 from litecrawl.store.vectors import MODEL, section_rows
+from litecrawl.store.vectors_sql import KEEP_DATABASE_MODEL
 
 __all__ = ["BinaryTsvector", "remove_documents", "write_documents"]
 
@@ -103,7 +104,7 @@ INSERT INTO {table} (resource_id, {", ".join(columns)})
 SELECT r.id, {", ".join(f"v.{c}" for c in columns)}
 FROM unnest({arrays}) AS v({", ".join(types)}) JOIN resources r ON r.text_hash = v.text_hash
 ON CONFLICT ({key}) DO UPDATE SET {updates}
-WHERE {table}.model IS DISTINCT FROM excluded.model
+WHERE {table}.model IS DISTINCT FROM excluded.model AND {table}.model {KEEP_DATABASE_MODEL}
 """
     return sql.encode(), list(types)
 

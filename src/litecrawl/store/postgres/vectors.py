@@ -27,6 +27,8 @@ class PostgresVectors(SQLVectors):
     dialect = POSTGRES
     conn: psycopg.Connection[Any]
 
-    def _put_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    def _put_many(self, *statements: tuple[str, Sequence[tuple[Any, ...]]]) -> None:
         with self.conn.transaction(), self.conn.cursor() as cur:
-            cur.executemany(sql, rows)
+            for sql, rows in statements:
+                if rows:
+                    cur.executemany(sql, rows)

@@ -55,10 +55,12 @@ class SQLiteVectors(SQLVectors):
     dialect = SQLITE
     conn: sqlite3.Connection
 
-    def _put_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    def _put_many(self, *statements: tuple[str, Sequence[tuple[Any, ...]]]) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self.conn.executemany(sql, rows)
+            for sql, rows in statements:
+                if rows:
+                    self.conn.executemany(sql, rows)
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
