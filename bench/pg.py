@@ -4,12 +4,14 @@ server of ``--pg-url``; databases emptied between runs; the server's CPU time.""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 
 import psycopg
@@ -17,7 +19,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from pg_cluster import Cluster, find_bindir
 
-__all__ = ["ServerSampler", "empty", "server", "server_cpu", "top_statements"]
+__all__ = ["ServerSampler", "dump_statements", "empty", "server", "server_cpu", "top_statements"]
 
 
 @contextmanager
@@ -30,8 +32,11 @@ def server(url: str | None) -> Iterator[tuple[str, Cluster | None]]:
     if bindir is None:
         raise SystemExit("no PostgreSQL programs (initdb): install postgresql or give --pg-url")
     # pg_stat_statements (in Debian's postgresql package): where the server's time goes
+    # and each statement's planning too (LCBENCH_PG_OPTIONS: more server settings, "-c k=v ...")
+    options = "-c shared_preload_libraries=pg_stat_statements"
+    options += " -c pg_stat_statements.track_planning=on"
     cluster = Cluster(
-        bindir, durable=True, options="-c shared_preload_libraries=pg_stat_statements"
+        bindir, durable=True, options=f"{options} {os.environ.get('LCBENCH_PG_OPTIONS', '')}"
     )
     cluster.start()
     try:
@@ -53,13 +58,30 @@ def empty(url: str) -> None:
             pass  # a server without the library: no statement table
 
 
+def dump_statements(url: str, path: Path) -> None:
+    """Every statement's counters since :func:`empty` as JSON (to compare two runs)."""
+    with psycopg.connect(url) as conn:
+        cur = conn.execute(
+            "SELECT query, calls, total_exec_time, total_plan_time, plans, rows, "
+            "shared_blks_hit, shared_blks_read, shared_blks_dirtied, wal_bytes "
+            "FROM monitor.pg_stat_statements "
+            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+        names = [c.name for c in cur.description or ()]
+        plain = [[float(v) if isinstance(v, Decimal) else v for v in row] for row in cur]
+    rows = [dict(zip(names, row, strict=True)) for row in plain]
+    path.write_text(json.dumps(rows, indent=1))
+
+
 def top_statements(url: str, limit: int = 8) -> list[str]:
     """The statements that took the server's time since :func:`empty`, most first (needs
-    pg_stat_statements: our own server has it)."""
+    pg_stat_statements: our own server has it): total and mean execution time, calls, rows,
+    shared blocks a call (hit + read: what holds under load, unlike the times)."""
     try:
         with psycopg.connect(url) as conn:
             rows = conn.execute(
                 "SELECT calls, total_exec_time, rows, "
+                "(shared_blks_hit + shared_blks_read)::float8 / greatest(calls, 1), "
                 "left(regexp_replace(query, '\\s+', ' ', 'g'), 90) FROM monitor.pg_stat_statements "
                 "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
                 "ORDER BY total_exec_time DESC LIMIT %s",
@@ -67,7 +89,11 @@ def top_statements(url: str, limit: int = 8) -> list[str]:
             ).fetchall()
     except psycopg.Error:
         return []
-    return [f"{ms / 1000:7.2f} s {calls:>7} calls {n:>8} rows  {q}" for calls, ms, n, q in rows]
+    return [
+        f"{ms / 1000:7.2f} s {calls:>7} calls {ms / max(calls, 1):7.3f} ms/call {n:>8} rows "
+        f"{blocks:8.1f} blocks/call  {q}"
+        for calls, ms, n, blocks, q in rows
+    ]
 
 
 def server_cpu(cluster: Cluster | None) -> float:

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pg import ServerSampler, empty, server_cpu, top_statements
+from pg import ServerSampler, dump_statements, empty, server_cpu, top_statements
 from pg import server as pg_server
 from run import Nginx, time_v
 from run import count_rows as query
@@ -155,6 +155,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--old", help="another tree's src directory, each run beside this one")
     parser.add_argument("--pg-url", help="a PostgreSQL database to use (emptied!)")
+    parser.add_argument("--statements", help="a directory: each run's pg_stat_statements as JSON")
     parser.add_argument(
         "flags",
         nargs="*",
@@ -213,7 +214,10 @@ def main() -> None:
                     shown = {k: v if isinstance(v, list) else round(v, 2) for k, v in m.items()}
                     print(backend, workers, src or "", json.dumps(shown), flush=True)
                     if backend == "postgres":
-                        print("\n".join(f"  {line}" for line in top_statements(pg_url, 10)))
+                        print("\n".join(f"  {line}" for line in top_statements(pg_url, 16)))
+                        if args.statements:
+                            name = f"{workers}-{'old' if src else 'new'}-{time.time():.0f}.json"
+                            dump_statements(pg_url, Path(args.statements) / name)
     finally:
         nginx.stop()
     print(

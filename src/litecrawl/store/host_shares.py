@@ -26,7 +26,17 @@ from typing import Any
 from litecrawl.store.dialect import Dialect
 from litecrawl.store.queue import HostRules
 
-__all__ = ["MINE", "RESHARE", "UNHELD", "demand", "new_lease", "share_params"]
+__all__ = [
+    "MINE",
+    "RESHARE",
+    "UNHELD",
+    "demand",
+    "new_lease",
+    "part",
+    "reshared",
+    "share_params",
+    "wanted",
+]
 
 
 def _others(host: str, what: str) -> str:
@@ -66,13 +76,19 @@ UNHELD = (
     "DELETE FROM host_leases WHERE worker_id = :worker AND host NOT IN (SELECT key FROM {pairs})"
 )
 
-# This worker's leases set to its part (or what the others leave), never under what its
-# fetches hold.
-RESHARE = (
-    "UPDATE host_leases SET slots = {greatest}("
-    "coalesce((SELECT CAST(u.value AS INTEGER) FROM {pairs} u WHERE u.key = host_leases.host), 0),"
-    " {lease}) WHERE worker_id = :worker"
-)
+
+def reshared(dialect: Dialect) -> str:
+    """A lease of this worker set to its part (or what the others leave), never under what its
+    fetches hold (in an UPDATE of ``host_leases``)."""
+    in_use = (
+        f"coalesce((SELECT CAST(u.value AS INTEGER) FROM {_pairs(dialect)} u"
+        " WHERE u.key = host_leases.host), 0)"
+    )
+    return f"{dialect.greatest}({in_use}, {new_lease(dialect, 'host_leases.host')})"
+
+
+# This worker's leases set to :func:`reshared`.
+RESHARE = "UPDATE host_leases SET slots = {reshared} WHERE worker_id = :worker"
 
 # This worker's leases after the claim, each as the slots it may start fetches in: its lease,
 # but no more than its part (a lease above it, kept for the fetches still running, shrinks).
@@ -83,9 +99,8 @@ def statements(dialect: Dialect) -> Mapping[str, str]:
     """:data:`UNHELD`, :data:`RESHARE` and :data:`MINE` in ``dialect``."""
     words = {
         "pairs": _pairs(dialect),
-        "greatest": dialect.greatest,
+        "reshared": reshared(dialect),
         "least": dialect.least,
-        "lease": new_lease(dialect, "host_leases.host"),
         "part": part(dialect, "l.host"),
     }
     return {
@@ -94,14 +109,22 @@ def statements(dialect: Dialect) -> Mapping[str, str]:
     }
 
 
-def demand(dialect: Dialect, window: str) -> str:
-    """A lease of no slots of each host among ``window`` (a SELECT of hosts, in ``dialect``'s
-    own spelling: this worker's next due pages) whose slots the other workers hold in full."""
+def wanted(dialect: Dialect, window: str) -> str:
+    """The hosts among ``window`` (a SELECT of hosts, in ``dialect``'s own spelling: this
+    worker's next due pages) whose slots the other workers hold in full (a SELECT)."""
     sql = dialect.sql(
-        "INSERT INTO host_leases (host, worker_id, slots) "
-        "SELECT o.host, :worker, 0 FROM host_leases o WHERE o.worker_id <> :worker "
+        "SELECT o.host FROM host_leases o WHERE o.worker_id <> :worker "
         # the window read only when another worker holds all of a host's slots
-        "GROUP BY o.host HAVING sum(o.slots) >= :per_host AND o.host IN ({window}) "
-        "ON CONFLICT (host, worker_id) DO NOTHING"
+        "GROUP BY o.host HAVING sum(o.slots) >= :per_host AND o.host IN ({window})"
     )
     return sql.format(window=window)
+
+
+def demand(dialect: Dialect, window: str) -> str:
+    """A lease of no slots of each host :func:`wanted`."""
+    return (
+        "INSERT INTO host_leases (host, worker_id, slots) "
+        f"SELECT w.host, {dialect.sql(':worker')}, 0 FROM ({wanted(dialect, window)}) AS w "
+        "WHERE true "  # SQLite's parser needs a WHERE before ON CONFLICT
+        "ON CONFLICT (host, worker_id) DO NOTHING"
+    )

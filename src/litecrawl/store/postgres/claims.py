@@ -42,20 +42,55 @@ _HOSTS_ALLOWED = (
   AND host NOT IN (SELECT host FROM host_leases WHERE worker_id <> %(worker)s
                    GROUP BY host HAVING sum(slots) >= %(per_host)s)"""
 )
-# A new lease takes the worker's part of the host's slots (store/host_shares.py); a lease held
-# is kept as the statements before the claim set it. Written in the claim's own statement
-# (``claimed``: the UPDATE of the pages).
+# The claim and this worker's leases in one statement (store/host_shares.py says what each
+# part does; SQLite runs them as statements in turn): the hosts it asks a part of (``wanted``:
+# only when its last claim brought nothing), its leases of hosts it holds nothing of, takes
+# nothing of now and asks nothing of dropped (``unheld``), those it holds or takes pages of set
+# to its part (``reshared``), a new lease of each other host it takes pages of (``leased``), a
+# lease of none of each host asked for (``asked``); what it may now start of each host read
+# from their RETURNING and from the asks it still holds (``waiting``). A claim reads only the
+# other workers' leases, so none of these changes what it takes; their rows are disjoint (a
+# statement changes a row once). Two statements a claim instead of five or six (with 4
+# workers ~0.5 a page; bench/README.md, issue 29 on PostgreSQL, session 9).
+_MINE = POSTGRES.sql(host_shares.part(POSTGRES, "host_leases.host"))
+_IN_USE = "(SELECT key FROM json_each_text(%(in_use)s::json))"
+_HELD = "(SELECT host FROM host_leases WHERE worker_id = %(worker)s)"
 _CLAIM_WITH_LEASES = f"""
 WITH claimed AS ({{claim}}),
+wanted AS ({{wanted}}),
+unheld AS (
+  DELETE FROM host_leases WHERE worker_id = %(worker)s AND host NOT IN {_IN_USE}
+    AND host NOT IN (SELECT host FROM claimed) AND host NOT IN (SELECT host FROM wanted)
+),
+reshared AS (
+  UPDATE host_leases SET slots = {POSTGRES.sql(host_shares.reshared(POSTGRES))}
+  WHERE worker_id = %(worker)s
+    AND (host IN {_IN_USE} OR host IN (SELECT host FROM claimed))
+  RETURNING host, least(slots, {_MINE})
+),
 leased AS (
   INSERT INTO host_leases (host, worker_id, slots)
   SELECT h, %(worker)s, {POSTGRES.sql(host_shares.new_lease(POSTGRES, "h"))}
-  FROM (SELECT DISTINCT host FROM claimed) AS c(h) ORDER BY h
-  ON CONFLICT (host, worker_id) DO UPDATE SET slots = host_leases.slots
+  FROM (SELECT DISTINCT host FROM claimed) AS c(h) WHERE h NOT IN {_HELD} ORDER BY h
+  ON CONFLICT (host, worker_id) DO NOTHING
+  RETURNING host, least(slots, {_MINE})
+),
+asked AS (
+  INSERT INTO host_leases (host, worker_id, slots)
+  SELECT host, %(worker)s, 0 FROM wanted WHERE host NOT IN {_HELD}
+  ON CONFLICT (host, worker_id) DO NOTHING
+  RETURNING host, slots
+),
+waiting AS (
+  SELECT host, 0 FROM host_leases WHERE worker_id = %(worker)s AND host IN (SELECT host FROM wanted)
+    AND host NOT IN {_IN_USE} AND host NOT IN (SELECT host FROM claimed)
 )
-SELECT * FROM claimed
+SELECT c.*, CASE WHEN row_number() OVER () = 1 THEN m.mine END FROM
+  (SELECT coalesce(json_object_agg(host, n), '{{{{}}}}') AS mine FROM
+    (SELECT * FROM reshared UNION ALL SELECT * FROM leased UNION ALL SELECT * FROM asked
+     UNION ALL SELECT * FROM waiting) AS l(host, n)) AS m
+  LEFT JOIN claimed c ON true
 """
-_SHARES = host_shares.statements(POSTGRES)
 
 
 def _nulls_first(value: int | None) -> tuple[bool, int]:
@@ -101,23 +136,23 @@ async def claim_pages(conn: Conn, claim: Claim) -> tuple[list[ClaimedPage], dict
           LEFT JOIN unnest(%(room_hosts)s::text[], %(room_n)s::int[]) AS r(host, room)
             ON r.host = c.host) w
         WHERE nth <= room ORDER BY {order} LIMIT %(limit)s"""
-    statement = _CLAIM_WITH_LEASES.format(claim=_claim_statement(chosen))
-    # The lock, the leases' shares, the claim and the commit sent together: the lock is held
-    # while the server works, not while this worker's process waits for a core between
-    # statements (with 4 workers on 2 cores, claims waited 40 s in all for the lock when each
-    # statement was a round trip, and 18-29 s over 430-920 claims when the commit was one).
+    wanted = "SELECT NULL::text AS host WHERE false"  # asks nothing
+    if hosts.wants_more:
+        window = f"""SELECT host FROM (SELECT host FROM pages WHERE {_DUE} {narrow}
+            {_NOT_HELD_BACK} ORDER BY {order} LIMIT %(scan)s) AS next_due"""
+        wanted = host_shares.wanted(POSTGRES, window)
+    statement = _CLAIM_WITH_LEASES.format(claim=_claim_statement(chosen), wanted=wanted)
+    # The lock and the claim sent together, the transaction opened and committed with them: the
+    # lock is held while the server works, not while this worker's process waits for a core
+    # between statements (with 4 workers on 2 cores, claims waited 40 s in all for the lock
+    # when each statement was a round trip, and 18-29 s over 430-920 claims when the commit
+    # was one).
     async with conn.pipeline(), conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIMS_LOCK,))
-        await conn.execute(_SHARES["unheld"].encode(), params)
-        await conn.execute(_SHARES["reshare"].encode(), params)
-        if hosts.wants_more:
-            window = f"""SELECT host FROM (SELECT host FROM pages WHERE {_DUE} {narrow}
-                {_NOT_HELD_BACK} ORDER BY {order} LIMIT %(scan)s) AS next_due"""
-            await conn.execute(host_shares.demand(POSTGRES, window).encode(), params)
         cur = await conn.execute(statement.encode(), params)
-        mine = await conn.execute(_SHARES["mine"].encode(), params)
     rows = await cur.fetchall()
-    return _in_order(rows, by_score), {host: int(n) for host, n in await mine.fetchall()}
+    mine: dict[str, int] = rows[0][-1] if rows else {}
+    return _in_order([row[:-1] for row in rows if row[0] is not None], by_score), mine
 
 
 def _claim_statement(chosen: str) -> str:
