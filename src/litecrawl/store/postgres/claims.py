@@ -126,16 +126,22 @@ async def claim_pages(conn: Conn, claim: Claim) -> tuple[list[ClaimedPage], dict
         # then fill the claim unless most due pages belong to one or two hosts
         scan=limit * 4,
     )
-    chosen = f"""SELECT norm_url FROM (
+    # The window is read without locks; only the pages taken are locked (SKIP LOCKED: one a
+    # claim that knows no hosts is taking, or a finalize is writing, is passed over; one
+    # claimed since this statement began is seen claimed and left). Locking the whole window
+    # wrote four rows a page taken (bench/README.md, issue 29 on PostgreSQL, session 9).
+    window = f"""SELECT norm_url FROM (
           SELECT c.norm_url, c.next_crawl_time, c.depth, c.score,
             row_number() OVER (PARTITION BY c.host ORDER BY {order}) AS nth,
             coalesce(r.room, %(new_room)s) AS room
           FROM (SELECT norm_url, host, next_crawl_time, depth, score FROM pages
                 WHERE {_DUE} {narrow} {_HOSTS_ALLOWED}
-                ORDER BY {order} LIMIT %(scan)s FOR UPDATE SKIP LOCKED) c
+                ORDER BY {order} LIMIT %(scan)s) c
           LEFT JOIN unnest(%(room_hosts)s::text[], %(room_n)s::int[]) AS r(host, room)
             ON r.host = c.host) w
         WHERE nth <= room ORDER BY {order} LIMIT %(limit)s"""
+    chosen = f"""SELECT norm_url FROM pages WHERE norm_url IN ({window})
+        AND {_DUE} FOR UPDATE SKIP LOCKED"""
     wanted = "SELECT NULL::text AS host WHERE false"  # asks nothing
     if hosts.wants_more:
         window = f"""SELECT host FROM (SELECT host FROM pages WHERE {_DUE} {narrow}
