@@ -173,7 +173,9 @@ class PostgresFrontier(SQLFrontier):
             # commit, and inside the finalize (a second or more of tsvectors) other workers
             # finding the same URL waited for all of it
             inserted = await self._transaction(lambda conn: writing.insert_links(conn, batch.links))
-        return await self._transaction(lambda conn: writing.write_batch(conn, batch, inserted))
+        return await self._transaction(
+            lambda conn: _planned_once(conn, writing.write_batch(conn, batch, inserted))
+        )
 
     async def delete(self, urls: Sequence[str]) -> None:
         await self._rowcount("DELETE FROM pages WHERE norm_url = ANY(%s)", (list(urls),))
@@ -285,3 +287,14 @@ class PostgresFrontier(SQLFrontier):
 
     async def summary(self, now: int, hosts: int | None = 10) -> FrontierSummary:
         return await self.db.read(lambda conn: read_summary(conn, now, hosts))
+
+
+async def _planned_once(conn: Conn, work: Awaitable[T]) -> T:
+    """A batch's writes run on the plan each connection made for them the first time (they are
+    prepared at once: :mod:`~litecrawl.store.postgres.connection`): their arrays' lengths do
+    not change the best plan (index look-ups, a row at a time), and planning each anew cost
+    about a tenth of a millisecond a page with 4 workers (bench/README.md, issue 29 on
+    PostgreSQL, session 9). Not the links' look-up before (``insert_links``): its generic plan
+    read every page (3x the blocks in the same benchmark)."""
+    await conn.execute(b"SET LOCAL plan_cache_mode = force_generic_plan")
+    return await work
