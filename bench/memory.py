@@ -38,7 +38,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pg import empty, server, server_cpu
+from pg import dump_statements, empty, server, server_cpu, top_statements
 from run import CRAWL_FLAGS, LITECRAWL, Nginx, count_rows, site_dir
 
 SAMPLE_S = 0.2
@@ -215,6 +215,13 @@ def cmd_measure(args: argparse.Namespace) -> None:
                             m.reachable = manifest["reachable"]  # fewer: another nginx there?
                             rows.append((n, label, m))
                             report_run(n, label, m)
+                            if backend == "postgres":  # where the server's time went
+                                time.sleep(1.0)  # the statistics are sent at each backend's exit
+                                print("\n".join(f"  {s}" for s in top_statements(pg_url, 16)))
+                                if args.statements:
+                                    tag = re.sub(r"[^\w.-]+", "-", label)
+                                    name = f"{n}-{tag}-{run}.json"
+                                    dump_statements(pg_url, Path(args.statements) / name)
             finally:
                 nginx.stop()
     summary(rows)
@@ -287,6 +294,7 @@ def main() -> None:
         help="alternate the runs over these backends",
     )  # fmt: skip
     parser.add_argument("--pg-url", help="a PostgreSQL database for postgres (emptied!)")
+    parser.add_argument("--statements", help="a directory: each PostgreSQL run's statements")
     parser.add_argument("--tracemalloc", metavar="DIR", help="dump Python heap snapshots here")
     parser.add_argument("--every", type=float, default=30.0, help="seconds between snapshots")
     parser.add_argument("--diff", nargs=2, metavar="SNAPSHOT", help="compare two snapshots")
