@@ -178,7 +178,7 @@ def test_every_table_of_a_crawl_is_copied_or_rebuilt(tmp_path: Path) -> None:
     conn = sqlite3.connect(db)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()
-    rebuilt = {n for n in names if n.startswith("resources_fts")}  # FTS5, from the triggers
+    rebuilt = {n for n in names if n.startswith("resources_fts")}  # FTS5, with the resources
     rebuilt |= {"page_links_in", "page_links_in_new"}  # written with the copied links
     transient = {"host_leases", "sqlite_sequence"}  # held by live workers; SQLite's counters
     assert names - rebuilt - transient == {t.name for t in TABLES}

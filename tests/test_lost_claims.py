@@ -170,6 +170,8 @@ _UNDO = {
     " CREATE INDEX idx_page_links_dst ON page_links(dst_key);",
     "section_at": "ALTER TABLE section_vectors DROP COLUMN heading_at;",
     "vector_model": "DROP TABLE vector_model;",
+    "fts_insert_written": "CREATE TRIGGER resources_ai AFTER INSERT ON resources BEGIN"
+    " INSERT INTO resources_fts(rowid, title, text) VALUES (new.id, new.title, new.text); END;",
 }
 
 

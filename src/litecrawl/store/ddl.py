@@ -195,4 +195,5 @@ STEPS: list[tuple[str, str]] = [
     ("links_in", _LINKS_IN),
     ("section_at", _SECTION_AT),
     ("vector_model", _VECTOR_MODEL),
+    ("fts_insert_written", ""),  # SQLite's full text of a new resource written beside it
 ]

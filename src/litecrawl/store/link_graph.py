@@ -19,6 +19,7 @@ __all__ = [
     "MERGE_EVERY",
     "MERGE_POSTGRES",
     "NEW_IN_LINKS",
+    "NEW_IN_LINKS_SQLITE",
     "STAGED",
     "delete_links",
     "merge_due",
@@ -58,6 +59,9 @@ NEW_IN_LINKS = (
     "INSERT INTO page_links_in_new (link_id, dst_key) "
     "SELECT id, dst_key FROM page_links WHERE src {member}"
 )
+# SQLite's: OR IGNORE, as its MERGE below (no row can conflict), so that it keeps no
+# statement journal (store/sqlite/index.py says what one costs).
+NEW_IN_LINKS_SQLITE = NEW_IN_LINKS.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
 
 # An upper bound of the links written since the last merge, and of the links before them (ids
 # from the oldest link kept: links replaced since are counted too, so merges come rarer after

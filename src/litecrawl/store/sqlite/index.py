@@ -2,10 +2,18 @@
 so) text, decided by :class:`litecrawl.index.placement.Placement` (read there how).
 
 Both functions run inside the caller's open write transaction (``SQLiteFrontier.finalize``):
-they never ``BEGIN`` or ``COMMIT``. The full-text index (``resources_fts``) follows the
-``resources`` table through the migration's triggers, so it is never written here. New
-resources go out in multi-row ``INSERT ... VALUES (...), (...)`` statements (up to 64 rows
-each), the documents with ``executemany``, the orphans in one ``DELETE``.
+they never ``BEGIN`` or ``COMMIT``. New resources go out one row a statement, their full text
+into ``resources_fts`` beside them (:func:`index_texts`); an update or a delete of a resource
+reaches the full-text index through the migration's triggers. The documents go with
+``executemany``, the orphans in one ``DELETE``.
+
+Why one row a statement and no trigger on insert: a statement that writes several rows (or
+fires a trigger) is one SQLite may have to undo alone, so it keeps the pages it changes in a
+statement journal; the 64 new resources of a multi-row INSERT changed a leaf of each of their
+random-keyed indexes (text hash, the near-duplicate bands), past the 64 KiB SQLite keeps in
+memory, and the journal went to a temporary file, which every later statement of the
+transaction then wrote too (bench/README.md, issue 33, session 9). A one-row INSERT checks
+its constraints before it writes and keeps no such journal.
 """
 
 from __future__ import annotations
@@ -28,22 +36,22 @@ from litecrawl.store.dialect import SQLITE
 from litecrawl.store.sql import near_resources, upsert_document
 from litecrawl.store.sqlite.vectors import write_document_vectors
 
-__all__ = ["remove_documents", "write_documents"]
+__all__ = ["copy_resources", "index_texts", "remove_documents", "write_documents"]
 # Look-ups take their keys as one JSON array: one SQL text whatever the number of keys (the
 # statement cache is not flooded), and SQLite still probes the index once per key.
 _KEYS = "IN (SELECT value FROM json_each(?))"
 _CURRENT_IN = f"SELECT url, resource_id FROM documents WHERE url {_KEYS}"
 _BY_HASH_IN = f"SELECT text_hash, id FROM resources WHERE text_hash {_KEYS}"
+_IDS_IN = f"SELECT id, id FROM resources WHERE id {_KEYS}"
 _NEAR = near_resources(SQLITE)
 _REFERENCES_IN = (
     f"SELECT resource_id, count(*) FROM documents WHERE resource_id {_KEYS} GROUP BY resource_id"
 )
-_INSERT_RESOURCES = (
+_INSERT_RESOURCE = (
     "INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, title, text, language)"
-    " VALUES {values} RETURNING id, text_hash"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-# rows per INSERT: powers of two (few distinct statements), 64 x 9 = 576 parameters at most
-_INSERT_SIZES = (64, 32, 16, 8, 4, 2, 1)
+_INDEX_TEXT = "INSERT INTO resources_fts (rowid, title, text) VALUES (?, ?, ?)"
 _REWRITE_RESOURCE = (
     "UPDATE resources SET text_hash = ?, simhash = ?, band0 = ?, band1 = ?, band2 = ?,"
     " band3 = ?, title = ?, text = ?, language = ? WHERE id = ?"
@@ -90,17 +98,57 @@ def _write(conn: sqlite3.Connection, plan: Placement) -> None:
             _REWRITE_RESOURCE,
             [(*resource_row(doc), rid) for rid, doc in plan.rewrites.items()],
         )
-    inserts = [resource_row(doc) for doc in plan.new_resources()]
     ids: dict[str, int] = {}
-    for chunk in _chunks(inserts):
-        sql = _INSERT_RESOURCES.format(values=",".join(["(?,?,?,?,?,?,?,?,?)"] * len(chunk)))
-        ids.update((h, rid) for rid, h in conn.execute(sql, [v for row in chunk for v in row]))
+    texts: list[tuple[int, str | None, str | None]] = []
+    cursor = conn.cursor()
+    for doc in plan.new_resources():
+        rid = cursor.execute(_INSERT_RESOURCE, resource_row(doc)).lastrowid
+        assert rid is not None
+        ids[doc.text_hash] = rid
+        texts.append((rid, doc.title, doc.text))
+    index_texts(conn, texts)
     conn.executemany(
         _UPSERT_DOCUMENT,
         [document_row(doc, rid, rewritten) for doc, rid, rewritten in plan.documents(ids)],
     )
     if plan.left:
         conn.execute(_DELETE_ORPHANS, (json.dumps(sorted(plan.left)),))
+
+
+def index_texts(
+    conn: sqlite3.Connection, rows: Iterable[tuple[int, str | None, str | None]]
+) -> None:
+    """The full text of new resources (id, title, text) into ``resources_fts``, one row a
+    statement (the module's docstring says why)."""
+    conn.executemany(_INDEX_TEXT, rows)
+
+
+def copy_resources(
+    conn: sqlite3.Connection,
+    upsert: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+) -> None:
+    """Resources' ``rows`` (``columns``: theirs, ``id`` among them) written by ``upsert`` (one
+    row, on the id), the full text of those not there before indexed (a row that replaced
+    one reaches the index through the update's trigger)."""
+    at = {column: i for i, column in enumerate(columns)}
+    ids = [row[at["id"]] for row in rows]
+    there = set(_lookup(conn, _IDS_IN, ids))
+    conn.executemany(upsert, rows)
+    title, text = at.get("title"), at.get("text")
+    index_texts(
+        conn,
+        [
+            (
+                row[at["id"]],
+                None if title is None else row[title],
+                None if text is None else row[text],
+            )
+            for row in rows
+            if row[at["id"]] not in there
+        ],
+    )
 
 
 def remove_documents(conn: sqlite3.Connection, urls: Iterable[str]) -> None:
@@ -116,12 +164,3 @@ def remove_documents(conn: sqlite3.Connection, urls: Iterable[str]) -> None:
 def _lookup(conn: sqlite3.Connection, sql: str, keys: Iterable[object]) -> dict[Any, Any]:
     """``dict(rows)`` of a two-column ``sql`` taking ``keys`` as a JSON array."""
     return dict(conn.execute(sql, (json.dumps(list(keys), ensure_ascii=False),)))
-
-
-def _chunks(rows: list[tuple[object, ...]]) -> Iterable[list[tuple[object, ...]]]:
-    """``rows`` cut into pieces whose sizes are in :data:`_INSERT_SIZES` (largest first)."""
-    start = 0
-    for size in _INSERT_SIZES:
-        while len(rows) - start >= size:
-            yield rows[start : start + size]
-            start += size

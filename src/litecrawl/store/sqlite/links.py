@@ -12,7 +12,7 @@ from litecrawl.store.dialect import SQLITE
 from litecrawl.store.link_graph import (
     MERGE,
     MERGE_EVERY,
-    NEW_IN_LINKS,
+    NEW_IN_LINKS_SQLITE,
     STAGED,
     delete_links,
     merge_due,
@@ -56,7 +56,7 @@ def replace_links(
     conn.executemany(f"INSERT INTO page_links ({', '.join(columns)}) VALUES ({marks})", rows)
     src = list(columns).index("src")
     member, written = SQLITE.one_of(sorted({str(row[src]) for row in rows}))
-    conn.execute(NEW_IN_LINKS.format(member=member), (written,))
+    conn.execute(NEW_IN_LINKS_SQLITE.format(member=member), (written,))
     staged, before = conn.execute(STAGED).fetchone()
     if merge_due(staged, before, merge_every):
         for statement in MERGE:

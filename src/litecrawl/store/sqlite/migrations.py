@@ -26,7 +26,8 @@ _TYPES = Types(
     WITHOUT_ROWID=" WITHOUT ROWID",
 )
 
-# Full text: an FTS5 table over resources' title and text, kept by triggers.
+# Full text: an FTS5 table over resources' title and text, kept by triggers (since
+# fts_insert_written, a new resource's text is written beside it: below).
 _FTS5 = """
 CREATE VIRTUAL TABLE resources_fts USING fts5(
   title, text, content='resources', content_rowid='id',
@@ -66,6 +67,14 @@ END;
 """
 
 
+# A new resource's full text is written beside it (store/sqlite/index.py index_texts): a
+# trigger made each insert of resources one SQLite may have to undo alone, and it kept a
+# statement journal that outgrew memory into a temporary file (bench/README.md, issue 33,
+# session 9). Updates and deletes keep their triggers (rare: a rewritten or orphaned text).
+_FTS_INSERT_WRITTEN = """
+DROP TRIGGER resources_ai;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = render(
     _TYPES,
     {
@@ -73,6 +82,7 @@ MIGRATIONS: list[tuple[str, str]] = render(
         "fts_tuning": _FTS_TUNING,
         "resource_vectors": _vector_triggers("resource_vectors"),
         "section_vectors": _vector_triggers("section_vectors"),
+        "fts_insert_written": _FTS_INSERT_WRITTEN,
     },
 )
 

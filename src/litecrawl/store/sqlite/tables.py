@@ -9,6 +9,7 @@ from pathlib import Path
 from litecrawl.errors import ConfigError, FrontierError
 from litecrawl.store.sqlite.connection import connect
 from litecrawl.store.sqlite.failures import translate
+from litecrawl.store.sqlite.index import copy_resources
 from litecrawl.store.sqlite.links import replace_links
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.tables import LINKS, Row, Table, TableStore, read_statement, write_statement
@@ -69,6 +70,8 @@ class SQLiteTables(TableStore):
             if table.name == LINKS:  # the links in too (store/link_graph.py)
                 src = list(columns).index("src")
                 replace_links(conn, sorted({r[src] for r in rows}), rows, columns=columns)
+            elif table.name == "resources":  # their full text too (store/sqlite/index.py)
+                copy_resources(conn, write_statement(table, columns), columns, rows)
             else:
                 conn.executemany(write_statement(table, columns), rows)
             conn.execute("COMMIT")

@@ -1,0 +1,95 @@
+"""The crawl's writes keep no statement journal in a temporary file. A statement SQLite may
+have to undo alone (several rows, a trigger) journals each page it changes that existed before
+it, and each page the transaction had changed before that the page cache writes out while it
+runs (a crawl's transaction outgrows SQLite's cache); past 64 KiB that journal goes to a
+temporary file, which every later statement of the transaction writes too (bench/README.md,
+issue 33, session 9)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from litecrawl.index.document import IndexDocument
+from litecrawl.store.sqlite.connection import connect
+from litecrawl.store.sqlite.index import write_documents
+from litecrawl.store.sqlite.links import write_links
+from litecrawl.store.sqlite.migrations import migrate
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _temporary_files() -> list[str]:
+    """SQLite's temporary files this process holds open (named etilqs_*, deleted at once)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if "etilqs_" in target:
+            found.append(target)
+    return found
+
+
+def _database(path: Path, cache_pages: int) -> sqlite3.Connection:
+    conn = connect(path)
+    migrate(conn)
+    conn.execute(f"PRAGMA cache_size = {cache_pages}")  # a crawl's pressure, in a small test
+    assert conn.execute("PRAGMA temp_store").fetchone()[0] != 2  # journals past 64 KiB: a file
+    return conn
+
+
+_FOUND = (
+    "SELECT d.url FROM resources_fts JOIN documents AS d ON d.resource_id = resources_fts.rowid"
+    " WHERE resources_fts MATCH ?"
+)
+
+
+def _document(i: int) -> IndexDocument:
+    text = f"page {i} word{i} " + " ".join(f"filler{(i * 7 + k) % 500}" for k in range(2000))
+    return IndexDocument(
+        url=f"http://k/{i}",
+        title=f"title {i}",
+        keywords=(),
+        text_preview="",
+        text=text,
+        text_hash=hashlib.sha256(text.encode()).hexdigest(),
+        simhash=int.from_bytes(hashlib.sha256(f"s{i}".encode()).digest()[:7]),
+    )
+
+
+def test_writing_new_resources_opens_no_temporary_file(tmp_path: Path) -> None:
+    conn = _database(tmp_path / "r.db", 40)
+    held = []
+    for batch in range(8):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("UPDATE pages SET depth = depth")  # the transaction's first statement
+        write_documents(conn, [_document(batch * 64 + i) for i in range(64)])
+        held += _temporary_files()
+        conn.execute("COMMIT")
+    # every new text is found by the full-text index, once
+    found = [[url for (url,) in conn.execute(_FOUND, (f"word{i}",))] for i in (0, 70, 191)]
+    conn.close()
+    assert found == [["http://k/0"], ["http://k/70"], ["http://k/191"]]
+    assert held == []
+
+
+def test_writing_links_opens_no_temporary_file(tmp_path: Path) -> None:
+    conn = _database(tmp_path / "l.db", 20)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("UPDATE pages SET depth = depth")
+    write_links(
+        conn, [(f"http://k/p{p}", [f"http://k/t{p}-{i}" for i in range(1000)]) for p in range(6)]
+    )
+    held = _temporary_files()
+    conn.execute("COMMIT")
+    in_new = conn.execute("SELECT count(*) FROM page_links_in_new").fetchone()[0]
+    conn.close()
+    assert in_new == 6000
+    assert held == []
