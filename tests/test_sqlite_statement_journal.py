@@ -1,9 +1,8 @@
 """The crawl's writes keep no statement journal in a temporary file. A statement SQLite may
 have to undo alone (several rows, a trigger) journals each page it changes that existed before
 it, and each page the transaction had changed before that the page cache writes out while it
-runs (a crawl's transaction outgrows SQLite's cache); past 64 KiB that journal goes to a
-temporary file, which every later statement of the transaction writes too (bench/README.md,
-issue 33, session 9)."""
+runs; past 64 KiB that journal goes to a temporary file, which every later statement of the
+transaction writes too (store/sqlite/index.py; bench/README.md, issue 33, session 9)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from litecrawl.index.document import IndexDocument
-from litecrawl.store.sqlite.connection import connect
+from litecrawl.store.sqlite.connection import connect, for_writing
 from litecrawl.store.sqlite.index import write_documents
 from litecrawl.store.sqlite.links import write_links
 from litecrawl.store.sqlite.migrations import migrate
@@ -37,10 +36,9 @@ def _temporary_files() -> list[str]:
     return found
 
 
-def _database(path: Path, cache_pages: int) -> sqlite3.Connection:
+def _database(path: Path) -> sqlite3.Connection:
     conn = connect(path)
     migrate(conn)
-    conn.execute(f"PRAGMA cache_size = {cache_pages}")  # a crawl's pressure, in a small test
     assert conn.execute("PRAGMA temp_store").fetchone()[0] != 2  # journals past 64 KiB: a file
     return conn
 
@@ -65,9 +63,17 @@ def _document(i: int) -> IndexDocument:
 
 
 def test_writing_new_resources_opens_no_temporary_file(tmp_path: Path) -> None:
-    conn = _database(tmp_path / "r.db", 40)
+    """A batch of 64 new texts, as the crawl's writer writes it, among 6,000 resources (their
+    indexes of text hashes and near-duplicate bands have many leaves)."""
+    conn = for_writing(_database(tmp_path / "r.db"))
+    conn.execute(
+        "INSERT INTO resources (text_hash, simhash, band0, band1, band2, band3, text)"
+        " WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)"
+        " SELECT hex(randomblob(32)), random(), random() % 65536, random() % 65536,"
+        " random() % 65536, random() % 65536, 'old' FROM n"
+    )
     held = []
-    for batch in range(8):
+    for batch in range(3):
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("UPDATE pages SET depth = depth")  # the transaction's first statement
         write_documents(conn, [_document(batch * 64 + i) for i in range(64)])
@@ -81,7 +87,8 @@ def test_writing_new_resources_opens_no_temporary_file(tmp_path: Path) -> None:
 
 
 def test_writing_links_opens_no_temporary_file(tmp_path: Path) -> None:
-    conn = _database(tmp_path / "l.db", 20)
+    conn = _database(tmp_path / "l.db")
+    conn.execute("PRAGMA cache_size = 20")  # pages: many changed pages written out meanwhile
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("UPDATE pages SET depth = depth")
     write_links(

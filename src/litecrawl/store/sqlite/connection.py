@@ -12,7 +12,15 @@ from litecrawl.index.hamming import hamming
 from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.migrations import MIGRATIONS
 
-__all__ = ["connect", "connect_readonly"]
+__all__ = ["WRITER_CACHE_KIB", "connect", "connect_readonly", "for_writing"]
+
+# The page cache of a frontier's connection, which writes the crawl's batches (SQLite's own:
+# 2 MB). A batch changes ~1.5 MB of text pages alone (64 kit pages), and the pages the cache
+# writes out before the commit while a statement that keeps a journal runs (the documents'
+# upserts: their foreign key) go into that statement's journal too, to a temporary file past
+# 64 KiB (store/sqlite/index.py; bench/README.md, issue 33, session 9). 8 MiB holds a batch's
+# pages and the inner pages of the indexes it looks keys up in.
+WRITER_CACHE_KIB = 8192
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -31,6 +39,12 @@ def connect(path: str | Path) -> sqlite3.Connection:
         conn.create_function("hamming", 2, hamming, deterministic=True)
     except sqlite3.Error as exc:
         raise translate(str(path), exc, "cannot open SQLite database ") from exc
+    return conn
+
+
+def for_writing(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """``conn`` (from :func:`connect`) set up for a crawl's batches of writes."""
+    conn.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
     return conn
 
 

@@ -31,7 +31,7 @@ from litecrawl.store.queue import (
 from litecrawl.store.runs import FrontierSummary
 from litecrawl.store.sqlite import claims, index, leases
 from litecrawl.store.sqlite import writes as writing
-from litecrawl.store.sqlite.connection import connect, connect_readonly
+from litecrawl.store.sqlite.connection import connect, connect_readonly, for_writing
 from litecrawl.store.sqlite.failures import translate
 from litecrawl.store.sqlite.migrations import migrate
 from litecrawl.store.sqlite.summary import read_partitions, read_summary
@@ -133,7 +133,7 @@ class SQLiteFrontier(SQLFrontier):
             if self.read_only:
                 self._conn = connect_readonly(self.path)
                 return
-            conn = connect(self.path)
+            conn = for_writing(connect(self.path))
             try:
                 migrate(conn)
             except sqlite3.Error as exc:

@@ -3,9 +3,9 @@ so) text, decided by :class:`litecrawl.index.placement.Placement` (read there ho
 
 Both functions run inside the caller's open write transaction (``SQLiteFrontier.finalize``):
 they never ``BEGIN`` or ``COMMIT``. New resources go out one row a statement, their full text
-into ``resources_fts`` beside them (:func:`index_texts`); an update or a delete of a resource
-reaches the full-text index through the migration's triggers. The documents go with
-``executemany``, the orphans in one ``DELETE``.
+into ``resources_fts`` after the documents and vectors (:func:`index_texts`); an update or a
+delete of a resource reaches the full-text index through the migration's triggers. The
+documents go with ``executemany``, the orphans in one ``DELETE``.
 
 Why one row a statement and no trigger on insert: a statement that writes several rows (or
 fires a trigger) is one SQLite may have to undo alone, so it keeps the pages it changes in a
@@ -52,6 +52,7 @@ _INSERT_RESOURCE = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INDEX_TEXT = "INSERT INTO resources_fts (rowid, title, text) VALUES (?, ?, ?)"
+_Text = tuple[int, str | None, str | None]  # a resource's id, title and text
 _REWRITE_RESOURCE = (
     "UPDATE resources SET text_hash = ?, simhash = ?, band0 = ?, band1 = ?, band2 = ?,"
     " band3 = ?, title = ?, text = ?, language = ? WHERE id = ?"
@@ -74,8 +75,11 @@ def write_documents(conn: sqlite3.Connection, docs: Sequence[IndexDocument]) -> 
         plan.know(wanted, _known(conn, wanted))
         for doc in chunk:
             plan.place(doc)
-    _write(conn, plan)
+    texts = _write(conn, plan)
     write_document_vectors(conn, docs)
+    # last: FTS5 writes its pending terms out at the next statement that keeps a journal (the
+    # documents' upserts, the vectors), which would then journal them; last, at the commit
+    index_texts(conn, texts)
 
 
 def _known(conn: sqlite3.Connection, wanted: Wanted) -> Known:
@@ -91,33 +95,32 @@ def _known(conn: sqlite3.Connection, wanted: Wanted) -> Known:
     return Known(current, by_hash, near, _lookup(conn, _REFERENCES_IN, ids) if ids else {})
 
 
-def _write(conn: sqlite3.Connection, plan: Placement) -> None:
-    """Rewrites, new resources (bulk), documents, then orphans (one statement)."""
+def _write(conn: sqlite3.Connection, plan: Placement) -> list[_Text]:
+    """Rewrites, new resources, documents, then orphans (one statement); the new resources'
+    texts to index (id, title, text)."""
     if plan.rewrites:
         conn.executemany(
             _REWRITE_RESOURCE,
             [(*resource_row(doc), rid) for rid, doc in plan.rewrites.items()],
         )
     ids: dict[str, int] = {}
-    texts: list[tuple[int, str | None, str | None]] = []
+    texts: list[_Text] = []
     cursor = conn.cursor()
     for doc in plan.new_resources():
         rid = cursor.execute(_INSERT_RESOURCE, resource_row(doc)).lastrowid
         assert rid is not None
         ids[doc.text_hash] = rid
         texts.append((rid, doc.title, doc.text))
-    index_texts(conn, texts)
     conn.executemany(
         _UPSERT_DOCUMENT,
         [document_row(doc, rid, rewritten) for doc, rid, rewritten in plan.documents(ids)],
     )
     if plan.left:
         conn.execute(_DELETE_ORPHANS, (json.dumps(sorted(plan.left)),))
+    return texts
 
 
-def index_texts(
-    conn: sqlite3.Connection, rows: Iterable[tuple[int, str | None, str | None]]
-) -> None:
+def index_texts(conn: sqlite3.Connection, rows: Iterable[_Text]) -> None:
     """The full text of new resources (id, title, text) into ``resources_fts``, one row a
     statement (the module's docstring says why)."""
     conn.executemany(_INDEX_TEXT, rows)
