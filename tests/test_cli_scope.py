@@ -73,6 +73,26 @@ def test_a_seed_that_is_not_an_http_url_exits_2_naming_it(tmp_path: Path, serve:
     assert "line 5: skipped (htp://" in added.output
 
 
+def test_a_seed_the_crawl_will_not_fetch_is_named_and_exits_1(tmp_path: Path, serve: Serve) -> None:
+    robots = (200, "text/plain", "User-agent: *\nDisallow: /private\n")
+    pages = {"/robots.txt": robots, "/": html_page("home"), "/private": html_page("p")}
+    pages |= {"/skip/me": html_page("s")}
+    site = serve(site_app(pages))
+    db = tmp_path / "c.db"
+    seeds = [site.url("/"), site.url("/skip/me"), site.url("/private")]
+    result = crawl(db, *seeds, "--exclude", "/skip/", "--no-follow")
+    assert result.exit_code == 1, result.output
+    assert "refused_seeds: 2" in result.output.replace("  ", " ")
+    verdict = result.output.strip().splitlines()[-1]
+    assert verdict.startswith("exit 1: 2 seeds not crawled"), result.output
+    assert f"{site.url('/skip/me')} (left out by the include/exclude patterns)" in verdict
+    assert f"{site.url('/private')} (disallowed by robots.txt)" in verdict
+    assert "/skip/me" not in site.paths() and "/private" not in site.paths()
+    assert "/" in site.paths()
+    fine = crawl(tmp_path / "d.db", site.url("/"), "--exclude", "/skip/", "--no-follow")
+    assert fine.exit_code == 0, fine.output
+
+
 def test_a_crawl_without_seeds_resumes_the_frontier_on_its_sites(
     tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:

@@ -51,30 +51,35 @@ def xml(text: str) -> web.Response:
     return web.Response(text=f'<?xml version="1.0"?>{text}', content_type="application/xml")
 
 
-def crawl(tmp_path: Path, *args: str) -> str:
+def crawl(tmp_path: Path, *args: str, code: int = 1) -> str:
+    """The crawl's output; a cut at the protocol's bounds or the host cap exits 1, one the
+    user asked for (--max-depth) 0."""
     result = CliRunner().invoke(
         app,
         ["crawl", "--db", str(tmp_path / "c.db"), "--no-cache", "--no-embed", "--quiet",
          "--delay-ms", "0", *args],
         catch_exceptions=False,
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
+    if code:
+        assert "exit 1: sitemaps cut (" in result.output.splitlines()[-1], result.output
     return result.output
 
 
 @pytest.mark.parametrize(
-    ("max_depth", "fetched", "cut", "words"),
+    ("max_depth", "fetched", "cut", "words", "code"),
     [
         # 0 (the index), 1 (two indexes in it: tolerated), 2 (four: their entries cut)
-        ("0", 7, "nested_index=8", "is nested 2 levels deep: its 2 sitemaps are not fetched"),
-        ("1", 3, "max_depth=4", "is at depth 1 (max depth 1): its 2 sitemaps are not fetched"),
+        ("0", 7, "nested_index=8", "is nested 2 levels deep: its 2 sitemaps are not fetched", 1),
+        ("1", 3, "max_depth=4", "is at depth 1 (max depth 1): its 2 sitemaps are not fetched", 0),
     ],
 )
 def test_nested_indexes_stop_at_the_protocol_and_at_max_depth(
-    tmp_path: Path, serve: Serve, max_depth: str, fetched: int, cut: str, words: str
+    tmp_path: Path, serve: Serve, max_depth: str, fetched: int, cut: str, words: str, code: int
 ) -> None:
     site = serve(hostile_sitemaps())
-    output = crawl(tmp_path, "--sitemap", site.url("/nest/r.xml"), "--max-depth", max_depth)
+    sitemap = site.url("/nest/r.xml")
+    output = crawl(tmp_path, "--sitemap", sitemap, "--max-depth", max_depth, code=code)
     nest = [p for p in site.paths() if p.startswith("/nest/")]
     assert len(nest) == len(set(nest)) == fetched
     assert re.search(rf"^sitemap_cuts:\s+{cut}$", output, re.M), output

@@ -217,6 +217,7 @@ async def _bootstrap(
         for seed in seeds:  # else the run says only "claimed: 0"
             if engine.options.rules(seed) is None:
                 log.warning("%s: seed left out by the include/exclude patterns", seed)
+                engine.stats.refused_seeds[seed] = "left out by the include/exclude patterns"
         await engine.bootstrap(seeds, "seed", "page")
         return
     sitemaps = [config.sitemap.url] if config.sitemap.url else []

@@ -106,6 +106,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "parked": stats.parked,
         "errors": dict(stats.errors),
         "sitemap_cuts": dict(stats.sitemap_cuts),
+        "refused_seeds": len(stats.refused_seeds),
         "elapsed_sec": round(elapsed, 3),
         "pages_per_sec": round(stats.fetched / elapsed, 2) if elapsed > 0 else 0.0,
     }

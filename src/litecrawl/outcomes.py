@@ -72,6 +72,9 @@ class CrawlStats:
     errors: Counter[str] = field(default_factory=Counter)  # category -> pages
     # reason -> sitemaps cut short or not fetched (see litecrawl.discover.listing)
     sitemap_cuts: Counter[str] = field(default_factory=Counter)
+    # seed URL -> why the crawl would not fetch it (the patterns, robots.txt): the user asked
+    # for it, so the summary names it and the exit code is 1 (docs/crawling.md)
+    refused_seeds: dict[str, str] = field(default_factory=dict)
     # (host, category, what the words say): pages failed for one reason on one host, each
     # reason apart ("network error: server disconnected" is not "... body cut short")
     causes: Counter[tuple[str, str, str]] = field(default_factory=Counter)
@@ -201,6 +204,8 @@ class PageOutcomes:
         warning, shown at every level (docs/crawling.md, "Logs"); a page skipped (robots.txt, a
         host unreachable before) is not."""
         self.stats.fail(url, host_of(url), error.category, error.detail)
+        if page.source == "seed" and error.category == "robots":
+            self.stats.refused_seeds.setdefault(url, "disallowed by robots.txt")
         code = error.category.removeprefix("http_")
         status = int(code) if error.category.startswith("http_") and code.isdigit() else None
         level = logging.WARNING if action == "fetch" else logging.INFO

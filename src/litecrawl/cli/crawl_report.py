@@ -92,9 +92,14 @@ def _write_failed(path: Path, stats: CrawlStats) -> None:
         logging.getLogger("litecrawl").error("cannot write %s: %s", path, exc.strerror)
 
 
+# a cut the user asked for (--max-depth) is not one the crawl failed to do
+_ASKED_CUTS = frozenset({"max_depth"})
+
+
 def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     """1 when the crawl needs attention, with the reason in words: internal errors, pages
-    parked (they may kill their workers), every page it tried failed, or most fetches failed
+    parked (they may kill their workers), seeds it would not crawl (the patterns, robots.txt),
+    sitemaps cut at their bounds, every page it tried failed, or most fetches failed
     for other reasons than robots.txt, a 4xx, a content type not asked for or a binary body
     labelled HTML."""
     stats = report.stats
@@ -106,6 +111,17 @@ def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
             f"{PARK_AFTER} or more consecutive claims (it may be what kills it); "
             "see 'litecrawl stats'"
         )
+    if stats.refused_seeds:
+        named = "; ".join(f"{url} ({why})" for url, why in list(stats.refused_seeds.items())[:3])
+        more = len(stats.refused_seeds) - 3
+        return 1, (
+            f"exit 1: {len(stats.refused_seeds)} seeds not crawled: {named}"
+            + (f"; and {more} more (see the log)" if more > 0 else "")
+        )
+    cuts = {k: n for k, n in stats.sitemap_cuts.items() if k not in _ASKED_CUTS}
+    if cuts:
+        said = ", ".join(f"{k}={n}" for k, n in sorted(cuts.items()))
+        return 1, f"exit 1: sitemaps cut ({said}): what they list past the cut was not queued"
     if stats.failed and not stats.ok:
         return 1, f"exit 1: every page tried failed ({stats.failed} of {stats.failed})"
     serious = sum(
