@@ -13,7 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from litecrawl.canonical import canonical_url
 from litecrawl.cli import app
+from litecrawl.hrefs import is_canonical
 from litecrawl.urls import UrlRules
 
 
@@ -167,3 +169,12 @@ def test_a_crawl_stores_and_fetches_each_spelling_once(
     assert sorted(site.paths()) == ["/", "/l/%C3%BC", "/l/~tilde", "/robots.txt"]
     assert "redirects" not in result.output  # the summary shows it only when there were some
     assert re.search(r"^ok:\s+3$", result.output, re.M), result.output
+
+
+@given(_urls, st.sampled_from([None, "http://a.com/d/e", "https://B\u00fccher.de/x/%7Ey/"]))
+def test_property_is_canonical_says_what_canonical_url_says(url: str, base: str | None) -> None:
+    # the fetcher's fast test (a regex and a memo of the origin) against the plain one, on
+    # generated URLs as written and as normalized (most of these pass the fast test)
+    for candidate in (url, url.strip(), UrlRules()(url, base)):
+        if candidate is not None:
+            assert is_canonical(candidate) == (canonical_url(candidate) == candidate), candidate

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from litecrawl.canonical import DEFAULT_PORTS, NOT_CANONICAL, is_canonical_host
+from litecrawl.canonical import DEFAULT_PORTS, NOT_CANONICAL, canonical_url, is_canonical_host
 
-__all__ = ["base_context", "names_another_scheme", "resolve_quickly", "strip"]
+__all__ = ["base_context", "is_canonical", "names_another_scheme", "resolve_quickly", "strip"]
 
 _PORT = re.compile(r"[1-9][0-9]{0,4}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
@@ -123,6 +123,14 @@ def _join_path(base_path: str, path: str) -> str:
         resolved.append("")
     joined = "/".join(resolved)
     return joined if joined.startswith("/") else "/" + joined  # as urlunsplit puts it back
+
+
+def is_canonical(url: str) -> bool:
+    """``canonical_url(url) == url``, told by a regex and a memo of the origin for the usual
+    URL (a crawled page's: already normalized), by ``canonical_url`` for the rest: the fetcher
+    asks it of every URL it sends, and ``canonical_url`` cost ~18 us a kit page on the event
+    loop against ~2 (bench/README.md, issue 29, session 9)."""
+    return _canonical_or_none(url) is not None or canonical_url(url) == url
 
 
 def _canonical_or_none(url: str) -> str | None:

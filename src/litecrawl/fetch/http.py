@@ -14,7 +14,6 @@ import aiohttp
 from aiohttp.http_exceptions import ContentLengthError, HttpProcessingError
 from yarl import URL
 
-from litecrawl.canonical import canonical_url
 from litecrawl.errors import (
     BadRedirect,
     BadResponse,
@@ -29,6 +28,7 @@ from litecrawl.errors import (
     UnwantedType,
 )
 from litecrawl.fetch.base import MAX_BYTES, FetchRequest, FetchResult, accepts
+from litecrawl.hrefs import is_canonical
 from litecrawl.version import VERSION
 
 __all__ = ["HttpFetcher", "default_user_agent"]
@@ -150,7 +150,7 @@ class HttpFetcher:
 def _on_the_wire(url: str) -> URL | str:
     """A canonical URL is sent exactly as stored (yarl would decode some escapes, ``%3A`` ->
     ``:``); any other is left to yarl to make fit for the wire."""
-    return URL(url, encoded=True) if canonical_url(url) == url else url
+    return URL(url, encoded=True) if is_canonical(url) else url
 
 
 def _translate(url: str, exc: Exception) -> FetchError:
