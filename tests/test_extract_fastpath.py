@@ -64,13 +64,6 @@ def plain_drop_boilerplate(body: etree._Element) -> None:
                     continue
             if depth < boilerplate.MAX_DEPTH and el.tag not in boilerplate._NOT_LAYOUT and len(el):
                 stack.append((el, depth + 1, in_section or el.tag == "section"))
-    marks = [
-        a
-        for a in body.iter("a")
-        if len(a) == 0 and (a.text or "").strip() in boilerplate.PERMALINK_MARKS
-    ]
-    for a in marks:
-        boilerplate._drop(a)
 
 
 def plain_anchor(el: etree._Element) -> str | None:

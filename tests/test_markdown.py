@@ -204,3 +204,32 @@ def test_empty_list_items_are_dropped_and_code_is_left_as_it_is() -> None:
     assert "```\n-\n1.\n+\n```" in md  # the same lines inside a code block stay
     outside = md.split("```")[0].splitlines()
     assert not [line for line in outside if line.strip() in ("-", "1.", "2.", "+", "*")], md
+
+
+def test_permalink_marks_and_code_block_controls_are_left_out() -> None:
+    # Sphinx's "¶" after a heading; Node.js's "#" (whose id is the section's anchor), and its
+    # code blocks: an ES module and a CommonJS variant in one <pre>, a checkbox, a copy button
+    page = extract_page(
+        b"""<title>fs</title><body>
+        <h2 id="x">Sphinx heading<a class="headerlink" href="#x" title="Link">\xc2\xb6</a></h2>
+        <p>Words of the Sphinx section, and a link <a href="#x">back to it</a>.</p>
+        <h2>File system<span><a class="mark" href="#file-system" id="file-system">#</a></span></h2>
+        <p>The fs module reads and writes files, as the examples below show.</p>
+        <pre><input class="js-flavor-selector" type="checkbox"><code class="language-js mjs">\
+import * as fs from 'node:fs';</code><code class="language-js cjs">\
+const fs = require('node:fs');</code><button class="copy-button">copy</button></pre>
+        </body>""",
+        "https://nodejs.example/api/fs.html",
+        "text/html",
+        want_sections=True,
+    )
+    md = to_markdown(page)
+    lines = md.splitlines()
+    assert "## Sphinx heading" in lines and "## File system" in lines, md
+    assert "\xb6" not in md and "[#]" not in md and "copy" not in md, md
+    assert "[back to it](https://nodejs.example/api/fs.html#x)" in md  # a link in the text stays
+    assert "```js\nimport * as fs from 'node:fs';\nconst fs = require('node:fs');\n```" in md, md
+    assert "copy" not in page.text and "\xb6" not in page.text
+    assert "import * as fs from 'node:fs';\nconst fs = require('node:fs');" in page.text
+    places = [place for section in page.sections for place in section.places]
+    assert [anchor for _, heading, anchor in places if heading == "File system"] == ["file-system"]

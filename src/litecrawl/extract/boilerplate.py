@@ -1,5 +1,6 @@
 """A page's boilerplate, dropped from the text the index holds: navigation, site headers and
-footers, sidebars, previous/next blocks, permalink marks.
+footers, sidebars, previous/next blocks; and the page's controls, dropped from the Markdown
+too (:func:`drop_controls`): permalink marks, a code block's buttons.
 
 A full page's text went into the index whole, so every page of a site began with the same menu
 ("Previous topic ... Next topic ... Navigation index modules | next | previous"), its keywords
@@ -13,13 +14,15 @@ what the page's markup says is not content:
   ``_``) among :data:`FRAME_WORDS` (``nav``, ``navbar``, ``sidebar``, ``footer``,
   ``breadcrumb``, ``related``... e.g. Sphinx's ``sphinxsidebar`` and ``related``, DocBook's
   ``navheader``/``navfooter``);
-- a link whose whole text is a permalink mark (``¶``, ``§``, ``#``, ``🔗``).
+- (by :func:`drop_controls`, before the Markdown's HTML is taken) a link whose whole text is a
+  permalink mark (``¶``, ``§``, ``#``, ``🔗``), and the buttons and inputs inside a ``<pre>``
+  (a "copy" button's word is not the code's).
 
 Never dropped: anything inside an ``<article>``, ``<main>`` or ``role="main"`` element (a
 contents list or a sidebar there is the content's own), an element holding one, or one holding
 more than half of the page's text (a wrapper named ``nav-open`` is the page, not its menu).
-The Markdown output is converted before this runs and keeps its own rules (the converter
-drops ``<nav>`` and ``<header>``). Measured in bench/README.md ("Search that finds the
+The Markdown output is converted before the frame is dropped and keeps its own rules (the
+converter drops ``<nav>`` and ``<header>``). Measured in bench/README.md ("Search that finds the
 answer"): on the Python and PostgreSQL documentation no word of a page's marked main content
 is lost.
 """
@@ -32,7 +35,7 @@ from typing import cast
 
 from lxml import etree
 
-__all__ = ["FRAME_WORDS", "PERMALINK_MARKS", "drop_boilerplate"]
+__all__ = ["FRAME_WORDS", "PERMALINK_MARKS", "drop_boilerplate", "drop_controls"]
 
 FRAME_WORDS = frozenset({
     "nav", "navbar", "navigation", "navheader", "navfooter", "navbox", "breadcrumb",
@@ -108,12 +111,35 @@ def drop_boilerplate(body: etree._Element) -> int:
                 # the page itself, not its frame: its parts may still go
             if depth < MAX_DEPTH and tag not in _NOT_LAYOUT and len(el):
                 stack.append((el, depth + 1, in_section or tag == "section"))
-    # (an XPath asking for leaves whose text holds a mark's character was 2-3x slower than this)
-    marks = [a for a in body.iter("a") if len(a) == 0 and (a.text or "").strip() in PERMALINK_MARKS]
-    for a in marks:
-        _drop(a)
-        removed += 1
     return removed
+
+
+def drop_controls(body: etree._Element) -> None:
+    """Remove what is there to be clicked, not read, in place: permalink marks (a link whose
+    whole text is one: Sphinx's ``¶`` after each heading, Node.js's ``#``) and the buttons and
+    inputs inside code blocks; the ``<code>`` variants of one block (Node.js's ES module and
+    CommonJS forms) each start on a line of their own. One walk over the links and blocks."""
+    marks: list[etree._Element] = []
+    blocks: list[etree._Element] = []
+    # (an XPath asking for leaves whose text holds a mark's character was 2-3x slower than this)
+    for el in body.iter("a", "pre"):
+        if el.tag == "pre":
+            blocks.append(el)
+        elif len(el) == 0 and (el.text or "").strip() in PERMALINK_MARKS:
+            marks.append(el)
+    for a in marks:
+        if a.get("id") is None and a.get("name") is None:
+            _drop(a)
+        else:  # the section's anchor (Node.js's headings): kept as an empty target
+            a.text = None
+            a.attrib.pop("href", "")
+    for pre in blocks:
+        for control in list(pre.iter("button", "input")):
+            _drop(control)
+        codes = [child for child in pre if child.tag == "code"]
+        for code in codes[:-1]:
+            if not (code.tail or "").startswith("\n"):
+                code.tail = "\n" + (code.tail or "")
 
 
 def _drop(el: etree._Element) -> None:

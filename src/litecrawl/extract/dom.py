@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 from lxml import etree
 
-from litecrawl.extract.boilerplate import drop_boilerplate
+from litecrawl.extract.boilerplate import drop_boilerplate, drop_controls
 from litecrawl.extract.sections import Section, mark_headings, split_sections
 from litecrawl.extract.selectors import select_all
 from litecrawl.extract.text import collapse_whitespace, normalize_language_tag, normalize_lines
@@ -319,6 +319,7 @@ class LxmlDoc:
         if body is None:
             body = root
         html = ""
+        drop_controls(body)  # the Markdown's and the index's: nobody reads a "copy" or a "¶"
         if want_html:
             if url:
                 _absolutize(root, body, url)
