@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -55,3 +56,36 @@ def test_stats_search_and_export_read_a_database_on_a_read_only_file_system(
     assert json.loads(texts["stats"])["pages"]["total"] == 2
     assert site.url("/p") in texts["search"]
     assert sum(line.startswith("{") for line in texts["export"].splitlines()) == 2
+
+
+def test_a_reader_brings_an_older_writable_database_up_to_date(
+    tmp_path: Path, serve: Serve
+) -> None:
+    """A database of an older litecrawl (its migrations since ``lost_claims`` undone): stats,
+    search and export read it after bringing it up to date, instead of asking for a crawl."""
+    from test_lost_claims import MATE, _old_database
+
+    from litecrawl.store.sqlite.migrations import MIGRATIONS
+
+    db = _old_database(tmp_path, "lost_claims", "")
+    before = sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0]
+    assert before < len(MIGRATIONS)
+    stats = CliRunner().invoke(app, ["stats", "--db", str(db), "--json"])
+    assert stats.exit_code == 0, stats.output
+    assert json.loads(stats.output)["pages"]["total"] == 2
+    after = sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0]
+    assert after == len(MIGRATIONS)
+    rows = sqlite3.connect(db).execute("SELECT norm_url FROM pages").fetchall()
+    assert (MATE,) in rows  # what it held is still there
+
+
+def test_an_export_that_fails_keeps_the_file_it_would_have_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "pages.jsonl"
+    out.write_text('{"url": "an earlier export"}\n')
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(b"not a database" * 100)
+    for args in (["-f", "jsonl"], ["-f", "parquet"]):
+        result = CliRunner().invoke(app, ["export", *args, "--db", str(damaged), "-o", str(out)])
+        assert result.exit_code != 0, result.output
+        assert out.read_text() == '{"url": "an earlier export"}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["damaged.db", "pages.jsonl"]

@@ -97,6 +97,7 @@ def export(
     from litecrawl.export import document_filter
     from litecrawl.export import export as run_export
     from litecrawl.export_parquet import check_parquet
+    from litecrawl.files import replacing
 
     try:
         # bad input is told before --out is created
@@ -104,7 +105,8 @@ def export(
         if fmt is Format.parquet:
             check_parquet()
         with contextlib.ExitStack() as stack:
-            stream = sys.stdout.buffer if out is None else stack.enter_context(out.open("wb"))
+            # a file: written whole or not at all (an earlier export there is kept if this fails)
+            stream = sys.stdout.buffer if out is None else stack.enter_context(replacing(out))
             count = run_export(
                 cfg.db,
                 fmt.value,

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from litecrawl.extract.page import Extracted
+from litecrawl.files import replacing
 
 __all__ = ["convert_html", "to_markdown", "write_atomic"]
 
@@ -131,18 +129,6 @@ def write_atomic(path: Path, data: str, *, fsync: bool = False) -> bool:
             return False
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(encoded)
-            if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with replacing(path, fsync=fsync) as handle:
+        handle.write(encoded)
     return True

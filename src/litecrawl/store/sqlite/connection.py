@@ -3,6 +3,7 @@ timeout, foreign keys), and read-only ones that never write (``stats``, search, 
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from litecrawl.errors import FrontierError
 from litecrawl.index.hamming import hamming
 from litecrawl.store.sqlite.failures import translate
-from litecrawl.store.sqlite.migrations import MIGRATIONS
+from litecrawl.store.sqlite.migrations import MIGRATIONS, migrate
 
 __all__ = ["WRITER_CACHE_KIB", "connect", "connect_readonly", "for_writing"]
 
@@ -21,6 +22,7 @@ __all__ = ["WRITER_CACHE_KIB", "connect", "connect_readonly", "for_writing"]
 # 64 KiB (store/sqlite/index.py; bench/README.md, issue 33, session 9). 8 MiB holds a batch's
 # pages and the inner pages of the indexes it looks keys up in.
 WRITER_CACHE_KIB = 8192
+log = logging.getLogger("litecrawl")
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -72,8 +74,24 @@ def connect_readonly(path: str | Path, current: bool = True) -> sqlite3.Connecti
         raise translate(str(path), exc, "cannot open SQLite database ") from exc
     if current and version < len(MIGRATIONS):
         conn.close()
-        raise FrontierError(
-            f"{path} was written by an older litecrawl and is opened read-only here: run "
-            "'litecrawl crawl' on it once (or copy it somewhere writable) to bring it up to date"
-        )
+        if "immutable" in query:
+            raise FrontierError(
+                f"{path} was written by an older litecrawl and cannot be written here to bring "
+                "it up to date: copy it somewhere writable and read the copy"
+            )
+        _bring_up_to_date(p)  # a reader of a file this version has not migrated yet
+        return connect_readonly(path, current)
     return conn
+
+
+def _bring_up_to_date(path: Path) -> None:
+    """Apply the migrations this version has to ``path`` (the crawl does so when it opens a
+    database; a reader that comes first does it here, once)."""
+    log.info("%s: bringing the database up to this litecrawl's version", path)
+    conn = connect(path)
+    try:
+        migrate(conn)
+    except sqlite3.Error as exc:
+        raise translate(str(path), exc, "cannot bring the database up to date: ") from exc
+    finally:
+        conn.close()
