@@ -11,7 +11,10 @@ each design in turn on a new database:
   links in staged in ``page_links_in_new`` and merged into ``page_links_in`` in key order once
   they are also an eighth of the graph (store/link_graph.py);
 - ``btree``: the rows alone, with a b-tree on ``page_links(dst_key)`` kept by the server as
-  they are written (what links in were found through before the merge).
+  they are written (what links in were found through before the merge);
+- ``direct``: the rows, and their links in written straight into ``page_links_in`` (its
+  primary key the b-tree kept as they are written), nothing staged or merged (readers and
+  deletes as they are).
 
 Prints, for each ``--window`` of pages, the server's CPU a page (the backend's and the rest:
 WAL writer, checkpointer, autovacuum), the WAL written a page and the transactions that merged:
@@ -37,8 +40,18 @@ def _url(i: int) -> str:
     return f"http://127.0.0.1:8181/s{i // 1000:03d}/page{i}.html"
 
 
+async def _direct_links(conn: psycopg.AsyncConnection, graph: list[tuple[str, list[str]]]) -> None:
+    """The rows (a new graph), and their links in written at once."""
+    await _btree_links(conn, graph)
+    await conn.execute(
+        "INSERT INTO page_links_in (dst_key, link_id) "
+        "SELECT dst_key, id FROM page_links WHERE src = ANY(%s)",
+        (sorted(src for src, _ in graph),),
+    )
+
+
 async def _btree_links(conn: psycopg.AsyncConnection, graph: list[tuple[str, list[str]]]) -> None:
-    """The rows alone (a new graph: no page's links are there yet), as write_links reads them."""
+    """The rows (a new graph: no page's links are there yet), as write_links reads them."""
     await conn.execute(
         "SELECT src, dst FROM page_links WHERE src = ANY(%s)", ([src for src, _ in graph],)
     )
@@ -70,6 +83,8 @@ async def measure(url: str, cluster: object, design: str, args: argparse.Namespa
             async with conn.transaction():
                 if design == "merge":
                     await write_links(conn, graph)
+                elif design == "direct":
+                    await _direct_links(conn, graph)
                 else:
                     await _btree_links(conn, graph)
             if design == "merge":
@@ -95,7 +110,8 @@ def main() -> None:
     parser.add_argument("--targets", type=int, default=150_000, help="pages linked to")
     parser.add_argument("--links", type=int, default=18, help="links a page")
     parser.add_argument("--batch", type=int, default=64, help="pages a transaction")
-    parser.add_argument("--design", nargs="+", choices=["merge", "btree"], default=["merge"])
+    designs = ["merge", "btree", "direct"]
+    parser.add_argument("--design", nargs="+", choices=designs, default=["merge"])
     args = parser.parse_args()
     started = time.monotonic()
     with server(None) as (url, cluster):
