@@ -19,8 +19,8 @@ __all__ = ["WRITER_CACHE_KIB", "connect", "connect_readonly", "for_writing"]
 # 2 MB). A batch changes ~1.5 MB of text pages alone (64 kit pages), and the pages the cache
 # writes out before the commit while a statement that keeps a journal runs (the documents'
 # upserts: their foreign key) go into that statement's journal too, to a temporary file past
-# 64 KiB (store/sqlite/index.py; bench/README.md, issue 33, session 9). 8 MiB holds a batch's
-# pages and the inner pages of the indexes it looks keys up in.
+# 64 KiB (store/sqlite/index.py; bench/README.md, issue 33, session 9). With 8 MiB a kit crawl
+# journals 2.6 KiB a page there instead of 25 (60 before the one-row inserts).
 WRITER_CACHE_KIB = 8192
 log = logging.getLogger("litecrawl")
 
