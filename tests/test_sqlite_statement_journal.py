@@ -49,11 +49,13 @@ _FOUND = (
 )
 
 
-def _document(i: int) -> IndexDocument:
-    text = f"page {i} word{i} " + " ".join(f"filler{(i * 7 + k) % 500}" for k in range(2000))
+def _document(i: int, version: str = "") -> IndexDocument:
+    text = f"page {i} word{i}{version} " + " ".join(
+        f"filler{(i * 7 + k) % 500}" for k in range(2000)
+    )
     return IndexDocument(
         url=f"http://k/{i}",
-        title=f"title {i}",
+        title=f"title {i}{version}",
         keywords=(),
         text_preview="",
         text=text,
@@ -84,6 +86,40 @@ def test_writing_new_resources_opens_no_temporary_file(tmp_path: Path) -> None:
     conn.close()
     assert found == [["http://k/0"], ["http://k/70"], ["http://k/191"]]
     assert held == []
+
+
+def test_new_documents_open_no_temporary_file_even_in_a_small_cache(tmp_path: Path) -> None:
+    """Pages written out of a small cache while a statement runs go into its journal if it
+    keeps one: a new URL's document is a plain INSERT, which keeps none; a known URL's is an
+    upsert, and is updated."""
+    conn = _database(tmp_path / "d.db")
+    conn.execute("PRAGMA cache_size = 40")  # pages
+    held = []
+    for batch in range(8):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("UPDATE pages SET depth = depth")
+        write_documents(conn, [_document(batch * 64 + i) for i in range(64)])
+        held += _temporary_files()
+        conn.execute("COMMIT")
+    conn.execute("BEGIN IMMEDIATE")
+    write_documents(conn, [_document(i, "again") for i in (3, 200)])
+    conn.execute("COMMIT")
+    titles = conn.execute(
+        "SELECT d.url, d.title, r.title FROM documents AS d JOIN resources AS r"
+        " ON r.id = d.resource_id WHERE d.url IN ('http://k/3', 'http://k/200', 'http://k/4')"
+        " ORDER BY d.url"
+    ).fetchall()
+    found = [[url for (url,) in conn.execute(_FOUND, (w,))] for w in ("word3again", "word3")]
+    documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    conn.close()
+    assert held == []
+    assert documents == 512
+    assert titles == [
+        ("http://k/200", "title 200again", "title 200again"),
+        ("http://k/3", "title 3again", "title 3again"),
+        ("http://k/4", "title 4", "title 4"),
+    ]
+    assert found == [["http://k/3"], []]
 
 
 def test_writing_links_opens_no_temporary_file(tmp_path: Path) -> None:

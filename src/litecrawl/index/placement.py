@@ -89,6 +89,7 @@ class Placement:
     kept in memory."""
 
     stored: dict[str, int | None] = field(default_factory=dict)  # url -> resource_id
+    documented: set[str] = field(default_factory=set)  # urls with a document before the batch
     by_hash: dict[str, int] = field(default_factory=dict)  # text_hash -> id
     near: dict[int, dict[int, int]] = field(default_factory=dict)  # simhash -> {id: simhash}
     references: dict[int, int] = field(default_factory=dict)  # id -> documents (before)
@@ -118,6 +119,7 @@ class Placement:
 
     def know(self, wanted: Wanted, known: Known) -> None:
         self.stored.update((url, known.current.get(url)) for url in wanted.urls)
+        self.documented.update(url for url in wanted.urls if url in known.current)
         self.by_hash.update(known.by_hash)
         self.near.update((h, known.near.get(h, {})) for h in wanted.simhashes)
         self.references.update(known.references)

@@ -21,6 +21,7 @@ __all__ = [
     "change_bands",
     "changed_links",
     "document_sets",
+    "insert_document",
     "like_prefix",
     "link_key",
     "near_resources",
@@ -199,14 +200,19 @@ def document_sets(dialect: Dialect, new: Callable[[str], str]) -> str:
 
 
 @cache
+def insert_document(dialect: Dialect) -> str:
+    """A new document's row (named parameters: its columns; others are ignored)."""
+    return dialect.sql(f"""
+INSERT INTO documents (url, {", ".join(DOCUMENT_COLUMNS)})
+VALUES (:url, {", ".join(f":{c}" for c in DOCUMENT_COLUMNS)})""")
+
+
 def upsert_document(dialect: Dialect) -> str:
     """A document's row (named parameters: its columns and ``rewritten``), inserted or
     updated."""
     new = lambda c: ":rewritten" if c == "rewritten" else f"excluded.{c}"  # noqa: E731
-    return dialect.sql(f"""
-INSERT INTO documents (url, {", ".join(DOCUMENT_COLUMNS)})
-VALUES (:url, {", ".join(f":{c}" for c in DOCUMENT_COLUMNS)})
-ON CONFLICT (url) DO UPDATE SET{document_sets(dialect, new)}""")
+    update = dialect.sql(f"\nON CONFLICT (url) DO UPDATE SET{document_sets(dialect, new)}")
+    return insert_document(dialect) + update
 
 
 # A processed page's row (a finalize's): its claim released, the fetch's outcome, the schedule

@@ -5,7 +5,8 @@ Both functions run inside the caller's open write transaction (``SQLiteFrontier.
 they never ``BEGIN`` or ``COMMIT``. New resources go out one row a statement, their full text
 into ``resources_fts`` after the documents and vectors (:func:`index_texts`); an update or a
 delete of a resource reaches the full-text index through the migration's triggers. The
-documents go with ``executemany``, the orphans in one ``DELETE``.
+documents go with ``executemany`` (a new URL's as a plain INSERT), the orphans in one
+``DELETE``.
 
 Why one row a statement and no trigger on insert: a statement that writes several rows (or
 fires a trigger) is one SQLite may have to undo alone, so it keeps the pages it changes in a
@@ -33,7 +34,7 @@ from litecrawl.index.placement import (
     resource_row,
 )
 from litecrawl.store.dialect import SQLITE
-from litecrawl.store.sql import near_resources, upsert_document
+from litecrawl.store.sql import insert_document, near_resources, upsert_document
 from litecrawl.store.sqlite.vectors import write_document_vectors
 
 __all__ = ["copy_resources", "index_texts", "remove_documents", "write_documents"]
@@ -62,6 +63,7 @@ _DELETE_ORPHANS = (
     " AND NOT EXISTS (SELECT 1 FROM documents WHERE resource_id = resources.id)"
 )
 _UPSERT_DOCUMENT = upsert_document(SQLITE)
+_INSERT_DOCUMENT = insert_document(SQLITE)
 
 
 def write_documents(conn: sqlite3.Connection, docs: Sequence[IndexDocument]) -> None:
@@ -111,10 +113,11 @@ def _write(conn: sqlite3.Connection, plan: Placement) -> list[_Text]:
         assert rid is not None
         ids[doc.text_hash] = rid
         texts.append((rid, doc.title, doc.text))
-    conn.executemany(
-        _UPSERT_DOCUMENT,
-        [document_row(doc, rid, rewritten) for doc, rid, rewritten in plan.documents(ids)],
-    )
+    # a URL without a document before the batch: a plain INSERT, which keeps no statement
+    # journal (the upsert's update of a row with a foreign key does)
+    rows = [(doc.url, document_row(doc, rid, new)) for doc, rid, new in plan.documents(ids)]
+    conn.executemany(_INSERT_DOCUMENT, [row for url, row in rows if url not in plan.documented])
+    conn.executemany(_UPSERT_DOCUMENT, [row for url, row in rows if url in plan.documented])
     if plan.left:
         conn.execute(_DELETE_ORPHANS, (json.dumps(sorted(plan.left)),))
     return texts
