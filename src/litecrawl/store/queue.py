@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from litecrawl.frontier.lost import ClaimKind
 from litecrawl.index.document import IndexDocument
@@ -35,9 +35,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class NewLink:
-    """A URL to add to the frontier if it is not there yet (docs/python-api.md, step 6)."""
+class NewLink(NamedTuple):
+    """A URL to add to the frontier if it is not there yet (docs/python-api.md, step 6).
+
+    A NamedTuple, not a frozen dataclass: the event loop makes one for each of a page's links
+    (~25 a kit page), and a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``: 2.2 against 0.6 us a link (timeit, load ~20; bench/README.md,
+    issue 29, session 9)."""
 
     url: str
     host: str
