@@ -16,7 +16,9 @@ before it is due) and the same change history (common random numbers):
 - ``multiplicative``: litecrawl()'s default rule (`litecrawl.schedule.Schedule`);
 - ``freshness``: each page's change rate estimated from its checks (`Estimator`, with the share
   of stopped pages learned from them, `StopShare`, as the crawler's planner does), revisits from
-  the allocation under the budget (`allocate`), solved again every day;
+  the allocation under the budget (`allocate`), solved again every day and planned over the
+  budget by what the intervals the pages hold take of a plan (`Spend`);
+- ``unspent``: the same planned at the budget (session 8's);
 - ``fixed``: the same with no share of stopped pages learned (the estimator before session 7);
 - ``stops``: the same with the share learned but no change starting a page's record again (the
   estimator of session 7);
@@ -53,6 +55,7 @@ from aiohttp import web
 
 from litecrawl.schedule import ChangeHistory, Estimator, Schedule, StopShare
 from litecrawl.schedule.allocate import RateGroup, allocate
+from litecrawl.schedule.planner import Spend
 
 DAY = 86400.0  # the policies work in virtual seconds, as the crawler does in real ones
 EPOCH = 1.7e9  # Last-Modified: virtual seconds after this
@@ -224,12 +227,16 @@ class NoRestarts(Estimator):
 class Freshness(Anchored):
     LEARN_STOPS = True
     ESTIMATOR: type[Estimator] = Estimator
+    SPEND = True  # the budget planned over by what the pages' held intervals take of a plan
 
     def __init__(self, sc: Scenario, site: Site) -> None:
         super().__init__()
         self.budget = sc.budget / DAY
         self.estimator = self.ESTIMATOR(prior_rate=1 / SCHEDULE.new_interval_sec)
         self.stops = StopShare(memory=sc.pages)
+        self.spend = Spend()
+        self.held: dict[int, float] = {}  # the interval each page was given at its last visit
+        self.solved = 0.0
         self.history = [ChangeHistory() for _ in range(sc.pages)]
         self.rate = [self.estimator.prior_rate] * sc.pages
         self.fetched: dict[int, float] = {}
@@ -243,9 +250,13 @@ class Freshness(Anchored):
     def tick(self, now: float) -> None:
         if self.LEARN_STOPS:
             self.estimator = replace(self.estimator, stopped_share=self.stops.share)
+        binds = self.allocation.level.high > 0
+        if self.SPEND and binds:  # as the planner does
+            self.spend.update(self.budget, len(self.rate), now - self.solved, DAY)
+        self.solved = now
         self.allocation = allocate(
             [RateGroup(r) for r in self.rate],
-            self.budget,
+            self.budget * self.spend.factor,
             SCHEDULE.min_interval_sec,
             SCHEDULE.max_interval_sec,
         )
@@ -259,13 +270,23 @@ class Freshness(Anchored):
             self.stops.observe(self.estimator, self.history[page], interval)
             self.rate[page] = self.estimator.rate(self.history[page])
         self.fetched[page] = now
-        return self.after(page, now, self.allocation.interval(self.rate[page]))
+        due = self.after(page, now, self.allocation.interval(self.rate[page]))
+        self.spend.set_due(due - now, self.held.get(page))
+        self.held[page] = due - now
+        return due
 
 
 class Fixed(Freshness):
     """The estimator of session 6: no share of stopped pages learned (``stopped_share`` 0)."""
 
     LEARN_STOPS = False
+
+
+class Unspent(Freshness):
+    """The policy of session 8: the allocation planned at the budget, which the intervals the
+    pages hold spend less of."""
+
+    SPEND = False
 
 
 class Stops(Freshness):
@@ -310,6 +331,7 @@ POLICIES: dict[str, type[Uniform | Multiplicative | Freshness]] = {
     "uniform": Uniform,
     "multiplicative": Multiplicative,
     "freshness": Freshness,
+    "unspent": Unspent,
     "fixed": Fixed,
     "stops": Stops,
     "oracle": Oracle,

@@ -14,7 +14,9 @@ Policies: ``uniform`` (every page every N/B ticks, staggered), ``multiplicative`
 rule: the scheduled interval times 0.2 after a change, times 2 after none, clamped), ``elapsed``
 (the same rule applied to the time since the last fetch, lateness included), ``freshness``
 (litecrawl's estimator and allocation, solved every tick, the share of stopped pages learned
-from the checks as the planner does), ``fixed`` (the same with that share fixed at 0: the
+from the checks as the planner does, and the budget planned over by what the intervals the pages
+hold take of a plan, ``Spend``), ``unspent`` (the same planned at the budget: session 8's),
+``fixed`` (the same with that share fixed at 0: the
 estimator before session 7), ``stops`` (the share learned but no change starting a page's record
 again: the estimator of session 7), ``learn`` (the allocation given each
 page's true rate as of its last visit: an estimator that is perfect but learns only by visiting)
@@ -40,6 +42,7 @@ from dataclasses import dataclass, replace
 
 from litecrawl.schedule import ChangeHistory, Estimator, StopShare
 from litecrawl.schedule.allocate import RateGroup, allocate
+from litecrawl.schedule.planner import Spend
 
 MIN, NEW, MAX = 1.0, 24.0, 720.0  # ticks (hours): litecrawl's 1 hour, 1 day, 30 days
 FRESH, STALE = 0.2, 2.0
@@ -161,11 +164,14 @@ class NoRestarts(Estimator):
 class Freshness(Policy):
     LEARN_STOPS = True  # the share of stopped pages learned from the checks, as the planner does
     ESTIMATOR: type[Estimator] = Estimator
+    SPEND = True  # the budget planned over by what the pages' held intervals take of a plan
 
     def __init__(self, n: int, budget: int, world: World) -> None:
         super().__init__(n, budget, world)
         self.est = self.ESTIMATOR(prior_rate=1 / NEW, static_share=STATIC_SHARE)
         self.stops = StopShare(memory=n)
+        self.spend = Spend()
+        self.held: dict[int, float] = {}  # the interval each page was given at its last visit
         self.hist = [ChangeHistory() for _ in range(n)]
         self.rate = [self.est.prior_rate] * n
         self.tick(0.0)
@@ -178,8 +184,15 @@ class Freshness(Policy):
         groups: dict[int, list[float]] = {}
         for r in self.rate:
             groups.setdefault(round(math.log10(r) * 20) if r > 0 else -9999, []).append(r)
+        level = self.alloc.level if t > 0 else None
+        if self.SPEND and level is not None and level.high > 0:  # as the planner does
+            self.spend.update(self.budget, self.n, 1.0, NEW)
+        over = self.spend.factor
         self.alloc = allocate(
-            [RateGroup(sum(rs) / len(rs), len(rs)) for rs in groups.values()], self.budget, MIN, MAX
+            [RateGroup(sum(rs) / len(rs), len(rs)) for rs in groups.values()],
+            self.budget * over,
+            MIN,
+            MAX,
         )
 
     def visited(
@@ -192,13 +205,23 @@ class Freshness(Policy):
             self.rate[page] = self.est.rate(self.hist[page])
         self.fetched[page] = t
         interval = min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
-        return due + interval if t - interval < due <= t else t + interval
+        next_due = due + interval if t - interval < due <= t else t + interval
+        self.spend.set_due(next_due - t, self.held.get(page))
+        self.held[page] = next_due - t
+        return next_due
 
 
 class Fixed(Freshness):
     """The estimator of session 6: no share of stopped pages learned (``stopped_share`` 0)."""
 
     LEARN_STOPS = False
+
+
+class Unspent(Freshness):
+    """The policy of session 8: the allocation planned at the budget, which the intervals the
+    pages hold spend less of."""
+
+    SPEND = False
 
 
 class Stops(Freshness):
@@ -261,6 +284,7 @@ POLICIES: dict[str, type[Policy]] = {
     "multiplicative": Multiplicative,
     "elapsed": Elapsed,
     "freshness": Freshness,
+    "unspent": Unspent,
     "fixed": Fixed,
     "stops": Stops,
     "learn": Learn,

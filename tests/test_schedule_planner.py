@@ -20,6 +20,7 @@ from litecrawl.schedule.planner import (
     REFRESH_SEC,
     PageChange,
     Planner,
+    Spend,
     _decode,
     _encode,
     change_age,
@@ -282,3 +283,80 @@ def test_the_histogram_follows_writes_while_the_share_of_stopped_pages_is_learne
         assert planner.allocation.interval(p.change_rate, "h") == pytest.approx(
             reading.allocation.interval(p.change_rate, "h"), rel=1e-9
         )
+
+
+
+def test_spend_plans_the_budget_over_what_the_held_intervals_spend() -> None:
+    # 100 pages, a budget of 10 visits a day: they hold intervals of 12.5 days (8 a day), so the
+    # plan is raised by (10 / 8) to the power time / tau, and on while they hold less
+    spend = Spend()
+    for _ in range(100):
+        spend.set_due(12.5 * DAY, None)
+    assert spend.held == pytest.approx(8 / DAY)
+    spend.update(10 / DAY, 100, DAY, 2 * DAY)
+    assert spend.factor == pytest.approx(1.25**0.5)
+    spend.update(10 / DAY, 100, DAY, 2 * DAY)
+    assert spend.factor == pytest.approx(1.25)
+    # the pages, set due again, now hold 12.5 a day: the plan comes back towards the budget
+    for _ in range(100):
+        spend.set_due(8 * DAY, 12.5 * DAY)
+    assert (spend.pages, spend.held) == (100, pytest.approx(12.5 / DAY))
+    spend.update(10 / DAY, 100, 2 * DAY, 2 * DAY)  # at most half the way (in log) at once
+    assert spend.factor == pytest.approx(1.25 * 0.8**0.5)
+
+
+def test_spend_counts_the_pages_it_has_not_set_due_at_the_budget_and_stays_in_bounds() -> None:
+    # 50 of 100 pages set due by this process, at 2 days; the other 50 assumed to hold their
+    # share of the budget (0.1 a day each): 25 + 5 = 30 a day against a budget of 10: no less
+    # than the budget is planned
+    spend = Spend()
+    for _ in range(50):
+        spend.set_due(2 * DAY, None)
+    spend.update(10 / DAY, 100, 10 * DAY, DAY)
+    assert spend.factor == 1.0
+    # pages that hold next to nothing: planned at most MOST times over
+    slow = Spend()
+    for _ in range(100):
+        slow.set_due(1000 * DAY, None)
+    for _ in range(20):
+        slow.update(10 / DAY, 100, DAY, DAY)
+    assert slow.factor == Spend.MOST
+
+
+def _held_planner(held: float) -> Planner:
+    """A freshness planner over 100 pages at 0.02-2 changes a day whose due times it set at
+    ``held`` times the intervals its allocation gives them, a day after its first solve."""
+    planner = Planner(Schedule(policy="freshness", budget=20 / DAY, max_interval_sec=30 * DAY))
+    rates = [(i + 1) / 50 / DAY for i in range(100)]
+    planner._started = 0  # noqa: SLF001 - the due times below are this process's
+    planner.refresh([("h", r) for r in rates], now=0)
+    assert planner.allocation is not None
+    for r in rates:
+        interval = planner.allocation.interval(r, "h")
+        planner.set_due(DAY, None, None, DAY + round(held * interval))
+    planner.solve(now=DAY)
+    return planner
+
+
+def test_pages_that_hold_longer_intervals_than_planned_make_the_planner_plan_more() -> None:
+    longer, level = _held_planner(1.5), _held_planner(1.0)
+    assert longer.spend.factor > 1.1
+    assert level.spend.factor == pytest.approx(1.0, abs=1e-3)
+    assert longer.allocation is not None and level.allocation is not None
+    rate = 0.3 / DAY  # followed: due sooner when the budget is planned over
+    assert longer.allocation.interval(rate, "h") < 0.95 * level.allocation.interval(rate, "h")
+
+
+def test_only_the_freshness_policy_follows_what_the_pages_hold() -> None:
+    for policy in ("uniform", "multiplicative"):
+        planner = Planner(Schedule(policy=policy, budget=20 / DAY if policy == "uniform" else None))
+        planner.set_due(DAY, None, None, 2 * DAY)
+        assert (planner.spend.pages, planner.spend.held) == (0, 0.0)
+    # a page whose due time another process set (fetched before this one started) is counted,
+    # and what it held is not taken away from this process's sum
+    planner = Planner(Schedule(policy="freshness", budget=20 / DAY))
+    planner._started = 10 * DAY  # noqa: SLF001
+    planner.set_due(11 * DAY, 9 * DAY, 10 * DAY, 13 * DAY)
+    assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(0.5 / DAY))
+    planner.set_due(13 * DAY, 11 * DAY, 13 * DAY, 14 * DAY)  # its own: 2 days replaced by 1
+    assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(1 / DAY))

@@ -143,12 +143,15 @@ class PageWriter:
         await self._refresh_plan(now)
         rate = change.change_rate if change else planner.rate(page.change_history)
         self._moved(page, host, rate)
+        due = planner.next_crawl_time(now, last, nxt, fresh, host, rate)
+        if page.kind == "page":  # what the allocation plans for (writeback._moved)
+            planner.set_due(now, last, nxt, due)
         await self._write(
             PageUpdate(
                 norm_url=url,
                 host=host,
                 last_crawl_time=now,
-                next_crawl_time=planner.next_crawl_time(now, last, nxt, fresh, host, rate),
+                next_crawl_time=due,
                 next_crawl_time_if_new_links=(
                     planner.next_crawl_time(now, last, nxt, True, host, rate)
                     if decide_in_write
@@ -195,6 +198,8 @@ class PageWriter:
         due = self.planner.next_crawl_time(
             now, page.last_crawl_time, page.next_crawl_time, False, host, rate
         )
+        if page.kind == "page":
+            self.planner.set_due(now, page.last_crawl_time, page.next_crawl_time, due)
         await self._write(
             PageUpdate(
                 norm_url=url,
