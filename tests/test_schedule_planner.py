@@ -328,7 +328,7 @@ def _held_planner(held: float) -> Planner:
     ``held`` times the intervals its allocation gives them, a day after its first solve."""
     planner = Planner(Schedule(policy="freshness", budget=20 / DAY, max_interval_sec=30 * DAY))
     rates = [(i + 1) / 50 / DAY for i in range(100)]
-    planner._started = 0  # noqa: SLF001 - the due times below are this process's
+    planner._started = 0  # the due times below are this process's
     planner.refresh([("h", r) for r in rates], now=0)
     assert planner.allocation is not None
     for r in rates:
@@ -355,7 +355,7 @@ def test_only_the_freshness_policy_follows_what_the_pages_hold() -> None:
     # a page whose due time another process set (fetched before this one started) is counted,
     # and what it held is not taken away from this process's sum
     planner = Planner(Schedule(policy="freshness", budget=20 / DAY))
-    planner._started = 10 * DAY  # noqa: SLF001
+    planner._started = 10 * DAY  # started on day 10
     planner.set_due(11 * DAY, 9 * DAY, 10 * DAY, 13 * DAY)
     assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(0.5 / DAY))
     planner.set_due(13 * DAY, 11 * DAY, 13 * DAY, 14 * DAY)  # its own: 2 days replaced by 1

@@ -85,7 +85,7 @@ class Planner:
         # kept up to date with this process's own writes between full reads
         self._bins: dict[tuple[str, int], list[float]] = {}
         self.spend = Spend()  # how many times over the budget is planned for it to be spent
-        self._started = time.time()  # due times set before this are another process's
+        self._started = int(time.time())  # due times set before this are another process's
 
     @property
     def needs_rates(self) -> bool:
