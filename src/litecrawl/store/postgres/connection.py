@@ -206,9 +206,7 @@ class Database:
             self.url,
             min_size=1,
             max_size=self._pool_size,
-            # each statement prepared on its first run: a worker's ~10 statements are run
-            # over and over on each connection, and parsed and analysed anew until prepared
-            kwargs={**_options(False), "prepare_threshold": 0},
+            kwargs=_options(False),
             connection_class=_OurAsyncConn,
             name=_pool_name(),
             open=False,

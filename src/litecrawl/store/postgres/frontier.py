@@ -290,11 +290,10 @@ class PostgresFrontier(SQLFrontier):
 
 
 async def _planned_once(conn: Conn, work: Awaitable[T]) -> T:
-    """A batch's writes run on the plan each connection made for them the first time (they are
-    prepared at once: :mod:`~litecrawl.store.postgres.connection`): their arrays' lengths do
-    not change the best plan (index look-ups, a row at a time), and planning each anew cost
-    about a tenth of a millisecond a page with 4 workers (bench/README.md, issue 29 on
-    PostgreSQL, session 9). Not the links' look-up before (``insert_links``): its generic plan
-    read every page (3x the blocks in the same benchmark)."""
+    """A batch's writes, once prepared on a connection (psycopg prepares a statement at its
+    fifth run there), run on one plan: their arrays' lengths do not change the best plan (index
+    look-ups, a row at a time), and planning each anew cost about a tenth of a millisecond a
+    page with 4 workers (bench/README.md, issue 29 on PostgreSQL, session 9). Not the links'
+    look-up before (``insert_links``): its generic plan read every page on a small table."""
     await conn.execute(b"SET LOCAL plan_cache_mode = force_generic_plan")
     return await work
