@@ -32,6 +32,7 @@ from typing import Literal, get_args
 from litecrawl.errors import ConfigError
 from litecrawl.index.embed import from_blob, section_words
 from litecrawl.index.located import Closest, name_sections, opening, section_url
+from litecrawl.index.minilm import MODEL as MINILM
 from litecrawl.index.models import load
 from litecrawl.index.query import plain_words
 from litecrawl.index.section_words import CANDIDATES, by_best_section, rarity, scaled
@@ -45,6 +46,7 @@ __all__ = [
     "KEYWORD_SHARE",
     "MODES",
     "PAGE_SHARE",
+    "PAGE_SHARES",
     "RRF_K",
     "Mode",
     "Results",
@@ -71,6 +73,11 @@ CONFIDENT = 0.5
 # a page about the whole subject ahead of one that mentions it once. Tuned on the Python
 # documentation's questions (0.25, 0.5, 1 and the best of the two tried; bench/README.md).
 PAGE_SHARE = 0.5
+# The share for another model's vectors: MiniLM's page vector (256 tokens of the page) says more
+# than WordLlama's, so its sections weigh less beside it: 2, tuned on the Python
+# documentation's questions with MiniLM's vectors (0.25, 0.5, 1, 1.5, 2, 3, 5 and 1000 tried:
+# hybrid MRR@10 0.786 at 0.5, 0.800 at 2; bench/README.md, issue 32, session 9).
+PAGE_SHARES = {MINILM: 2.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +161,8 @@ def _by_meaning(
     index: IndexReader, query: str, depth: int, also: Sequence[int] = ()
 ) -> list[SearchHit]:
     """The ``depth`` pages closest to ``query``: a page with sections scored by its best
-    section's cosine and :data:`PAGE_SHARE` of its own vector's, among the
+    section's cosine and :data:`PAGE_SHARE` of its own vector's (:data:`PAGE_SHARES` for
+    another model's), among the
     :func:`_candidates` closest by their own vector and the resources ``also`` names (the
     keyword hits, in hybrid)."""
     store = index.vectors
@@ -167,9 +175,10 @@ def _by_meaning(
     for rid, blob in store.of_resources(others).items():
         score[rid] = float(from_blob(blob) @ vector)
     sections = store.best_sections(vector, list(score))
+    share = PAGE_SHARES.get(store.model, PAGE_SHARE)
     for rid, best in sections.items():
         if rid in score:
-            score[rid] = (PAGE_SHARE * score[rid] + best.similarity) / (1 + PAGE_SHARE)
+            score[rid] = (share * score[rid] + best.similarity) / (1 + share)
     ranked = sorted(score, key=lambda rid: (-score[rid], rid))[:depth]
     return _hits(index, [Neighbour(rid, score[rid]) for rid in ranked], sections)
 
