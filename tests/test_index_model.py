@@ -5,6 +5,7 @@ the extra is missing: real local sites, real SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -81,13 +82,14 @@ def _site(pages: dict[str, tuple[str, str]]) -> web.Application:
     return site_app(served)  # type: ignore[arg-type]
 
 
-def _crawl(db: str, site: LocalServer) -> None:
+def _crawl(db: str, site: LocalServer) -> str:
     result = runner.invoke(
         app,
         ["crawl", "--db", db, "--no-cache", "-q", "--delay-ms", "0", site.url("/")],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
+    return result.output
 
 
 def _vectors(db: str, table: str) -> list[tuple[Any, ...]]:
@@ -158,7 +160,16 @@ def test_index_model_rebuilds_with_minilm_and_search_uses_it(new_db: NewDb, serv
     site_app_2 = _site(pages)
     site_2 = serve(site_app_2)
     db_execute(db, "UPDATE pages SET next_crawl_time = 0")
-    _crawl(db, site_2)
+    said = _crawl(db, site_2)
+    missing = db_query(
+        db,
+        "SELECT count(*) FROM resources r WHERE r.text <> '' AND NOT EXISTS (SELECT 1 FROM"
+        f" resource_vectors v WHERE v.resource_id = r.id AND v.model = '{MINILM}')",
+    )[0][0]
+    assert missing >= 1
+    assert re.search(rf"^without_model_vectors:\s+{missing}$", said, re.M), said
+    assert f"note: {missing} pages have no vector of the database's model ({MINILM})" in said
+    assert "'litecrawl index --embed'" in said
     after = {row[0]: row for row in _vectors(db, "resource_vectors")}
     for row in minilm_vectors:
         assert after[row[0]] == row

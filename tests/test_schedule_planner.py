@@ -285,7 +285,6 @@ def test_the_histogram_follows_writes_while_the_share_of_stopped_pages_is_learne
         )
 
 
-
 def test_spend_plans_the_budget_over_what_the_held_intervals_spend() -> None:
     # 100 pages, a budget of 10 visits a day: they hold intervals of 12.5 days (8 a day), so the
     # plan is raised by (10 / 8) to the power time / tau, and on while they hold less

@@ -241,7 +241,25 @@ def crawl(
         else:
             console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(exit_code(exc)) from exc
-    raise typer.Exit(report_crawl(report, cfg.partition, failed_out, log_json))
+    unembedded = _without_the_models_vectors(cfg.db) if cfg.extract.embed else None
+    raise typer.Exit(report_crawl(report, cfg.partition, failed_out, log_json, unembedded))
+
+
+def _without_the_models_vectors(db: str) -> tuple[str, int] | None:
+    """In a database whose vectors ``litecrawl index --model`` made with a model the crawl
+    does not run: that model's stored name and how many pages have none of its vectors (search
+    finds them by their words only until ``litecrawl index --embed``); None otherwise."""
+    from litecrawl.store.backends import open_index
+    from litecrawl.store.vectors import MODEL
+
+    try:
+        with open_index(db) as index:
+            store = index.vectors
+            if store.model == MODEL:
+                return None
+            return store.model, store.count_missing()
+    except LitecrawlError:  # the crawl's own summary matters more than this note
+        return None
 
 
 def _recrawl_or_exit(every: bool, pattern: str | None) -> Callable[[str], bool] | None:

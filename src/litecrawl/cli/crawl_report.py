@@ -20,18 +20,35 @@ __all__ = ["report_crawl"]
 
 
 def report_crawl(
-    report: CrawlReport, partition: str | None, failed_out: Path | None, log_json: bool
+    report: CrawlReport,
+    partition: str | None,
+    failed_out: Path | None,
+    log_json: bool,
+    unembedded: tuple[str, int] | None = None,
 ) -> int:
     """Print the summary of ``report`` (the last JSON record with ``log_json``), write
-    ``failed_out``; the exit code."""
+    ``failed_out``; the exit code. ``unembedded``: the database's model when the crawl does not
+    embed with it, and the pages without its vectors (said, not an error: docs/search.md)."""
     code, verdict = _exit_code(report)
     if failed_out is not None:
         _write_failed(failed_out, report.stats)
     causes = [str(cause) for cause in report.stats.top_causes(5)]
     if log_json:  # the stream stays JSON lines to its end: the summary is its last record
-        print_json_summary(_summary_record(report, causes, code, verdict))
-    else:
-        print_crawl_summary(_summary_rows(report, partition), causes, verdict)
+        record = _summary_record(report, causes, code, verdict)
+        if unembedded is not None:
+            record |= {"vector_model": unembedded[0], "without_model_vectors": unembedded[1]}
+        print_json_summary(record)
+        return code
+    rows = _summary_rows(report, partition)
+    notes = []
+    if unembedded is not None and unembedded[1]:
+        model, missing = unembedded
+        rows["without_model_vectors"] = missing
+        notes.append(
+            f"{missing} pages have no vector of the database's model ({model}): search finds "
+            "them by their words only until 'litecrawl index --embed'"
+        )
+    print_crawl_summary(rows, causes, verdict, notes)
     return code
 
 

@@ -156,10 +156,14 @@ def print_summary(title: str, summary: Mapping[str, object]) -> None:
 
 
 def print_crawl_summary(
-    rows: Mapping[str, object], causes: Sequence[str], verdict: str | None
+    rows: Mapping[str, object],
+    causes: Sequence[str],
+    verdict: str | None,
+    notes: Sequence[str] = (),
 ) -> None:
-    """The closing summary: the counts, the top error causes in words, and why the exit code
-    is not 0 (``verdict``). A rich table on a terminal, aligned ``key: value`` text otherwise."""
+    """The closing summary: the counts, the top error causes in words, ``notes`` (what to do
+    next, not errors), and why the exit code is not 0 (``verdict``). A rich table on a terminal,
+    aligned ``key: value`` text otherwise."""
     if console.is_terminal:
         table = Table(title="litecrawl crawl", show_header=False, title_justify="left")
         table.add_column(style="bold")
@@ -171,6 +175,8 @@ def print_crawl_summary(
             console.print("[bold]top error causes[/bold]")
             for cause in causes:
                 console.print(f"  {cause}", highlight=False, soft_wrap=True)
+        for note in notes:
+            console.print(f"note: {note}", highlight=False, soft_wrap=True)
         if verdict:
             console.print(f"[yellow]{verdict}[/yellow]", highlight=False, soft_wrap=True)
         return
@@ -178,6 +184,7 @@ def print_crawl_summary(
     lines = [f"{key + ':':<{width}} {_show(value)}" for key, value in rows.items()]
     if causes:
         lines += ["top error causes:", *(f"  {cause}" for cause in causes)]
+    lines += [f"note: {note}" for note in notes]
     if verdict:
         lines.append(verdict)
     print("\n".join(lines), file=sys.stderr)
