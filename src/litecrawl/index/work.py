@@ -23,9 +23,10 @@ from litecrawl.cache import open_cache
 from litecrawl.errors import ConfigError
 from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_markdown, write_atomic
 from litecrawl.extract.page import Extracted
+from litecrawl.extract.sections import Section
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument, SectionVector
-from litecrawl.index.embed import SECTION_WORDS, embed_words, page_words, titled
+from litecrawl.index.embed import SECTION_WORDS, embed_many, page_words, titled
 from litecrawl.index.simhash import simhash
 from litecrawl.index.tsvector import tsvector_binary
 from litecrawl.parse.links import PageLinks, extract_links
@@ -124,6 +125,7 @@ def analyze(
                 body_hash,
             )
         text = extracted.text
+        embedding, sections = _vectors(url, extracted) if settings.embed else (None, ())
         document = IndexDocument(
             url=url,
             title=extracted.title,
@@ -141,8 +143,8 @@ def analyze(
             source=source,
             extraction_mode=extracted.extraction_mode,
             markdown_path=str(md_path) if md_path is not None else None,
-            embedding=_embedding(url, extracted.title, text) if settings.embed else None,
-            sections=_section_vectors(url, extracted) if settings.embed else (),
+            embedding=embedding,
+            sections=sections,
             canonical=resolved.canonical if resolved is not None else None,
             tsvector=tsvector_binary(extracted.title, text) if settings.tsvector and text else None,
         )
@@ -177,47 +179,49 @@ def _context(blob: bytes) -> tuple[AnalyzerSettings, LinkRules | None]:
     return settings, link_rules
 
 
-def _embedding(url: str, title: str, text: str) -> bytes | None:
-    """The page's vector; a model that cannot embed costs the vector, not the page."""
-    if not text.strip():
-        return None  # no resource to hold it (the store keeps no empty text)
-    return _words_embedding(url, page_words(title, text))
-
-
-def _words_embedding(url: str, words: list[str]) -> bytes | None:
-    """The vector of ``words`` (a page's or a section's); a model that cannot embed costs the
-    vector, not the page."""
-    global _embed_failed
-    if _embed_failed:
-        return None
-    try:
-        return embed_words(words)
-    except ConfigError as exc:  # no model in this worker: say it once, crawl on without vectors
-        _embed_failed = True
-        log.warning("no embeddings in this worker (from %s on): %s", url, exc)
-    except Exception as exc:
-        log.warning("no embedding for %s: %s: %s", url, type(exc).__name__, exc)
-    return None
-
-
-def _section_vectors(url: str, extracted: Extracted) -> tuple[SectionVector, ...]:
-    """A vector per section of a page that has more than one (one section is the page's own
-    vector): the page's title and the section's first :data:`SECTION_WORDS` words (what
-    search embeds again to choose among a merged section's headings: ``section_words``)."""
-    if len(extracted.sections) < 2 or _embed_failed:
-        return ()
+def _vectors(url: str, extracted: Extracted) -> tuple[bytes | None, tuple[SectionVector, ...]]:
+    """The page's vector (None for a page without words: no resource holds it) and a vector
+    per section of a page that has more than one (one section is the page's own vector): the
+    page's title and the section's first :data:`SECTION_WORDS` words (what search embeds again
+    to choose among a merged section's headings: ``section_words``). Embedded in one call, so
+    the words new to this worker's cache are tokenized and summed together
+    (:meth:`~litecrawl.index.embed.Embedder.words_vectors`)."""
+    texts = [page_words(extracted.title, extracted.text)] if extracted.text.strip() else []
+    chosen: list[Section] = []
+    if len(extracted.sections) >= 2:
+        head = extracted.title.split()  # once a page, not once a section
+        for section in extracted.sections:
+            words = section.text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS]
+            if words:
+                chosen.append(section)
+                texts.append(titled(head, words))
+    blobs = _embed_all(url, texts)
+    page = blobs.pop(0) if extracted.text.strip() else None
     found = []
-    head = extracted.title.split()  # once a page, not once a section
-    for section in extracted.sections:
-        words = section.text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS]
-        blob = _words_embedding(url, titled(head, words)) if words else None
+    for section, blob in zip(chosen, blobs, strict=True):
         if blob is not None:
             at = next((at for at, heading, _ in section.places if heading), 0)
             places = None
             if len(section.places) > 1:
                 places = json.dumps(section.places, ensure_ascii=False, separators=(",", ":"))
             found.append(SectionVector(section.heading, section.anchor, blob, at, places))
-    return tuple(found)
+    return page, tuple(found)
+
+
+def _embed_all(url: str, texts: list[list[str]]) -> list[bytes | None]:
+    """The vector of each of ``texts``; None for each when this worker has no model or the
+    model fails on them (a model that cannot embed costs the vectors, not the page)."""
+    global _embed_failed
+    if _embed_failed or not texts:
+        return [None] * len(texts)
+    try:
+        return embed_many(texts)
+    except ConfigError as exc:  # no model in this worker: say it once, crawl on without vectors
+        _embed_failed = True
+        log.warning("no embeddings in this worker (from %s on): %s", url, exc)
+    except Exception as exc:
+        log.warning("no embedding for %s: %s: %s", url, type(exc).__name__, exc)
+    return [None] * len(texts)
 
 
 def _links_or_none(body: bytes, url: str, content_type: str) -> PageLinks | None:
