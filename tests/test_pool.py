@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +53,16 @@ def test_workers_that_cannot_start_are_given_up_on(caplog: pytest.LogCaptureFixt
 def test_bad_target() -> None:
     with pytest.raises(ValueError, match="module:function"):
         WorkerPool("operator.mul", workers=1)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_worker_runs_numpys_blas_on_one_thread() -> None:
+    # numpy's OpenBLAS starts a thread a core at import and spins them after each product it
+    # shares out: in a worker (one core's work already) it must not
+    async def run() -> str:
+        async with WorkerPool("numpy:ones", workers=1) as pool:
+            await pool.run(3)
+            return Path(f"/proc/{pool.pids[0]}/status").read_text()
+
+    threads = re.search(r"Threads:\s+(\d+)", asyncio.run(run()))
+    assert threads is not None and int(threads.group(1)) == 1

@@ -41,6 +41,11 @@ _HEADER = struct.Struct("<Q")  # payload length
 _DEPTH = 2  # tasks queued per worker: the next one is already in the pipe when one finishes
 _EXIT_GRACE = 10.0  # seconds a worker may take to finish its task after its input closed
 _MAX_FAILED_STARTS = 3  # workers in a row that exit without one answer: stop starting them
+# A worker is one core's work already (a pool has a worker a core): numpy's OpenBLAS on its
+# default one thread a core spun its threads after every product large enough to share (the
+# simhash's tally of a 95 KiB page): 800 -> ~50 us of CPU a Python-docs page (bench/README.md,
+# issue 29, session 10)
+_WORKER_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
 
 
 class WorkerDied(Exception):
@@ -211,6 +216,7 @@ class WorkerPool:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=None,  # warnings from the work go where the crawler's go
+            env=_WORKER_ENV,
         )
         worker.process = process
         # a WriteTransport in behaviour (uvloop's is not a subclass of asyncio's)
