@@ -45,7 +45,7 @@ _MAX_FAILED_STARTS = 3  # workers in a row that exit without one answer: stop st
 # default one thread a core spun its threads after every product large enough to share (the
 # simhash's tally of a 95 KiB page): 800 -> ~50 us of CPU a Python-docs page (bench/README.md,
 # issue 29, session 10)
-_WORKER_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+_WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1"}  # over the environment at the start, not at import
 
 
 class WorkerDied(Exception):
@@ -216,7 +216,7 @@ class WorkerPool:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=None,  # warnings from the work go where the crawler's go
-            env=_WORKER_ENV,
+            env={**os.environ, **_WORKER_ENV},
         )
         worker.process = process
         # a WriteTransport in behaviour (uvloop's is not a subclass of asyncio's)
