@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from litecrawl.cli import app
 from litecrawl.index.analyze import AnalyzerSettings
 from litecrawl.index.document import IndexDocument
-from litecrawl.index.tsvector import tsvector, tsvector_binary
+from litecrawl.index.tsvector import _binary, tsvector, tsvector_binary
 from litecrawl.index.words import tokens, words
 from litecrawl.index.work import analyze
 from litecrawl.store.backends import open_index
@@ -41,6 +41,9 @@ ATOMS = [
     "-", ".", "'", "—", "…", "«", "»", "\u00a0", "\t", "\n", " ", "  ",
 ]  # fmt: skip
 TEXTS = st.lists(st.sampled_from(ATOMS), max_size=30).map("".join)
+# ASCII words among punctuation beyond ASCII (most pages): the words found as ASCII's
+BEYOND = ["—", "…", "«", "»", "\u00a0", "“", "’", "😀", "≤", "─"]
+ASCII_WORDS = st.lists(st.sampled_from([*BEYOND, *(a for a in ATOMS if a.isascii())]), max_size=30)
 
 
 @pytest.fixture
@@ -79,9 +82,34 @@ def test_words_are_the_tokens_without_their_offsets(text: str) -> None:
 
 
 @settings(max_examples=200)
-@given(TEXTS)
+@given(st.one_of(TEXTS, ASCII_WORDS.map("".join)))
 def test_words_of_mixed_scripts_are_the_tokens_without_their_offsets(text: str) -> None:
     assert words(text) == [word for _, _, word in tokens(text)]
+
+
+# texts whose words come back hundreds of times: past the 255 positions a word keeps
+REPEATED = st.builds(lambda text, times: text * times, TEXTS, st.integers(1, 700))
+
+
+@settings(max_examples=300)
+@given(st.one_of(TEXTS, REPEATED), st.one_of(TEXTS, REPEATED, st.text()))
+def test_the_vector_is_the_one_built_word_by_word(title: str, text: str) -> None:
+    """The vector built in C-level passes is, byte for byte, the one built word by word."""
+    assert tsvector_binary(title, text) == _binary(title, text)
+
+
+@pytest.mark.parametrize(
+    ("title", "text"),
+    [
+        ("x y", "x " * 400 + "y " * 20_000 + "x z"),  # runs cut, then the last position
+        ("a " * 255, "a " * 300),  # the title's 255 and one of the text's
+        ("a " * 200, "b " * 16_300 + "a " * 100 + "c"),  # past the last position
+        ("q a b", "a " * 300 + "b " * 400 + "c " * 500 + "q"),  # three runs cut
+        ("long " + "w" * 600, "w" * 600 + " x"),  # a word that may be too long
+    ],
+)
+def test_the_vector_at_the_limits_is_the_one_built_word_by_word(title: str, text: str) -> None:
+    assert tsvector_binary(title, text) == _binary(title, text)
 
 
 def test_the_worker_builds_the_database_s_vector(pg: psycopg.Connection[Any]) -> None:

@@ -21,6 +21,13 @@ _WORD = re.compile(r"[\w\u0300-\u036f]+")
 _ASCII = re.compile(r"[A-Za-z0-9]+")
 _LATIN_MARKS = re.compile(r"([A-Za-z])[\u0300-\u036f]+")
 _DECOMPOSED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")  # Latin, marks
+# a word character beyond ASCII, letter or digit, or a combining mark: a text without one has
+# only ASCII words (most pages: their characters beyond ASCII are quotes and dashes)
+_BEYOND_ASCII = re.compile(r"[^\W\x00-\x7f]")
+_MARK = re.compile("[\u0300-\u036f]")
+# ASCII letters and digits kept, every other ASCII character a space: str.translate's fast
+# path, then str.split (half the time of the regular expression on an ASCII page)
+_SPACED = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
 
 
 def tokens(text: str) -> list[tuple[int, int, str]]:
@@ -61,7 +68,10 @@ def words(text: str) -> list[str]:
     if len(lowered) != len(text):  # a letter became two: as tokens() reads it
         return [word for _, _, word in tokens(text)]
     if lowered.isascii():
-        return _ASCII.findall(lowered)
+        return lowered.translate(_SPACED).split()
+    if not _BEYOND_ASCII.search(lowered) and not _MARK.search(lowered):
+        # the others separate words as ASCII's punctuation does: each one a "?"
+        return lowered.encode("ascii", "replace").decode("ascii").translate(_SPACED).split()
     out: list[str] = []
     for word in _WORD.findall(lowered):
         if not word.isascii():
