@@ -14,7 +14,14 @@ from functools import lru_cache
 
 from litecrawl.canonical import DEFAULT_PORTS, NOT_CANONICAL, canonical_url, is_canonical_host
 
-__all__ = ["base_context", "is_canonical", "names_another_scheme", "resolve_quickly", "strip"]
+__all__ = [
+    "base_context",
+    "is_canonical",
+    "join_quickly",
+    "names_another_scheme",
+    "resolve_quickly",
+    "strip",
+]
 
 _PORT = re.compile(r"[1-9][0-9]{0,4}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
@@ -81,6 +88,42 @@ def resolve_quickly(href: str, base: str | None) -> str | None:
     path, query_mark, query = href.partition("?")
     joined = _join_path(base_path.split("?", 1)[0], path) + query_mark + query
     return _canonical_or_none(origin + joined)
+
+
+def join_quickly(href: str, base: str) -> str | None:
+    """``urljoin(base, href)`` when that needs no parsing, else None (then urljoin decides):
+    a relative path (dot segments resolved as urljoin does), with a query and a fragment, or a
+    fragment alone, against an http(s) base without a query, parameters or fragment. Not
+    normalized: what the Markdown's links are (``extract/dom.py``), where urljoin took ~200
+    calls a Python-docs page (bench/README.md, issue 29, session 10)."""
+    if not href or href[0] in "/?" or ";" in href or _CONTROL.search(href):
+        return None  # root-relative, query-only, path parameters, characters urlsplit drops
+    parts = _join_base(base)
+    if parts is None:
+        return None
+    origin, base_path = parts
+    rest, _, fragment = href.partition("#")
+    after = "#" + fragment if fragment else ""  # urlunsplit drops an empty fragment
+    if not rest:  # "#section": the base itself
+        return origin + base_path + after
+    path, _, query = rest.partition("?")
+    if not path or ":" in path.split("/", 1)[0]:
+        return None  # "a:b" may be a scheme: urljoin decides
+    return origin + _join_path(base_path, path) + ("?" + query if query else "") + after
+
+
+@lru_cache(maxsize=64)
+def _join_base(base: str) -> tuple[str, str] | None:
+    """(origin, path) of a base :func:`join_quickly` can join against, split once a page:
+    lower-case http(s), ASCII, a path and nothing after it that urlparse would split off."""
+    if not (base.startswith(("http://", "https://")) and base.isascii()):
+        return None
+    if any(mark in base for mark in "?#;[]@\\") or _CONTROL.search(base):
+        return None
+    parts = _origin_and_path(base)
+    if parts is None or not parts[1]:
+        return None
+    return parts
 
 
 @lru_cache(maxsize=64)

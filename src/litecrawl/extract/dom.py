@@ -20,6 +20,7 @@ from litecrawl.extract.boilerplate import drop_boilerplate, drop_controls
 from litecrawl.extract.sections import Section, mark_headings, split_sections
 from litecrawl.extract.selectors import select_all
 from litecrawl.extract.text import collapse_whitespace, normalize_language_tag, normalize_lines
+from litecrawl.hrefs import join_quickly
 from litecrawl.parse.links import PageLinks, links_in
 
 __all__ = ["ALWAYS_REMOVE", "BLOCK_TAGS", "LxmlDoc", "parse_html"]
@@ -144,10 +145,13 @@ def _absolutize(root: etree._Element, body: etree._Element, url: str) -> None:
         if origin and value.startswith("/") and not value.startswith("//"):
             el.set(attr, origin + value)
             continue
-        try:
-            el.set(attr, urljoin(base, value))
-        except ValueError:
-            continue
+        joined = join_quickly(value, base)
+        if joined is None:
+            try:
+                joined = urljoin(base, value)
+            except ValueError:
+                continue
+        el.set(attr, joined)
 
 
 def _language_hint(el: etree._Element) -> str | None:
