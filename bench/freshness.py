@@ -19,6 +19,8 @@ before it is due) and the same change history (common random numbers):
   the allocation under the budget (`allocate`), solved again every day and planned over the
   budget by what the intervals the pages hold take of a plan (`Spend`);
 - ``unspent``: the same planned at the budget (session 8's);
+- ``due-sum``: what a page spends read from its due time less its visit (session 9's; a late
+  page's due time is closer than the interval it was given, so a late queue reads as spending more);
 - ``fixed``: the same with no share of stopped pages learned (the estimator before session 7);
 - ``stops``: the same with the share learned but no change starting a page's record again (the
   estimator of session 7);
@@ -228,6 +230,7 @@ class Freshness(Anchored):
     LEARN_STOPS = True
     ESTIMATOR: type[Estimator] = Estimator
     SPEND = True  # the budget planned over by what the pages' held intervals take of a plan
+    SPEND_BY_DUE = False  # session 9's measure of a page's spend: its due time less the visit
 
     def __init__(self, sc: Scenario, site: Site) -> None:
         super().__init__()
@@ -270,9 +273,12 @@ class Freshness(Anchored):
             self.stops.observe(self.estimator, self.history[page], interval)
             self.rate[page] = self.estimator.rate(self.history[page])
         self.fetched[page] = now
-        due = self.after(page, now, self.allocation.interval(self.rate[page]))
-        self.spend.set_due(due - now, self.held.get(page))
-        self.held[page] = due - now
+        interval = self.allocation.interval(self.rate[page])
+        due = self.after(page, now, interval)
+        # what the page will spend: the interval given (a late page's due time is closer)
+        given = due - now if self.SPEND_BY_DUE else interval
+        self.spend.set_due(given, self.held.get(page))
+        self.held[page] = given
         return due
 
 
@@ -287,6 +293,13 @@ class Unspent(Freshness):
     pages hold spend less of."""
 
     SPEND = False
+
+
+class DueSum(Freshness):
+    """The policy of session 9: what a page spends read from its due time less its visit, which
+    for a page visited late (its due time anchored) is shorter than the interval it was given."""
+
+    SPEND_BY_DUE = True
 
 
 class Stops(Freshness):
@@ -332,6 +345,7 @@ POLICIES: dict[str, type[Uniform | Multiplicative | Freshness]] = {
     "multiplicative": Multiplicative,
     "freshness": Freshness,
     "unspent": Unspent,
+    "due-sum": DueSum,
     "fixed": Fixed,
     "stops": Stops,
     "oracle": Oracle,

@@ -15,7 +15,10 @@ rule: the scheduled interval times 0.2 after a change, times 2 after none, clamp
 (the same rule applied to the time since the last fetch, lateness included), ``freshness``
 (litecrawl's estimator and allocation, solved every tick, the share of stopped pages learned
 from the checks as the planner does, and the budget planned over by what the intervals the pages
-hold take of a plan, ``Spend``), ``unspent`` (the same planned at the budget: session 8's),
+hold take of a plan, ``Spend``, each page counted at the interval it was given), ``due-sum``
+(the same counting each page at its due time less its visit: session 9's, which reads a page
+visited late as spending more than it does), ``unspent`` (the same planned at the budget:
+session 8's),
 ``fixed`` (the same with that share fixed at 0: the
 estimator before session 7), ``stops`` (the share learned but no change starting a page's record
 again: the estimator of session 7), ``learn`` (the allocation given each
@@ -165,6 +168,7 @@ class Freshness(Policy):
     LEARN_STOPS = True  # the share of stopped pages learned from the checks, as the planner does
     ESTIMATOR: type[Estimator] = Estimator
     SPEND = True  # the budget planned over by what the pages' held intervals take of a plan
+    SPEND_BY_DUE = False  # session 9's measure of a page's spend: its due time less the visit
 
     def __init__(self, n: int, budget: int, world: World) -> None:
         super().__init__(n, budget, world)
@@ -206,8 +210,10 @@ class Freshness(Policy):
         self.fetched[page] = t
         interval = min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
         next_due = due + interval if t - interval < due <= t else t + interval
-        self.spend.set_due(next_due - t, self.held.get(page))
-        self.held[page] = next_due - t
+        # what the page will spend: the interval given (a late page's due time is closer)
+        given = next_due - t if self.SPEND_BY_DUE else interval
+        self.spend.set_due(given, self.held.get(page))
+        self.held[page] = given
         return next_due
 
 
@@ -222,6 +228,13 @@ class Unspent(Freshness):
     pages hold spend less of."""
 
     SPEND = False
+
+
+class DueSum(Freshness):
+    """The policy of session 9: what a page spends read from its due time less its visit, which
+    for a page visited late (its due time anchored) is shorter than the interval it was given."""
+
+    SPEND_BY_DUE = True
 
 
 class Stops(Freshness):
@@ -285,6 +298,7 @@ POLICIES: dict[str, type[Policy]] = {
     "elapsed": Elapsed,
     "freshness": Freshness,
     "unspent": Unspent,
+    "due-sum": DueSum,
     "fixed": Fixed,
     "stops": Stops,
     "learn": Learn,

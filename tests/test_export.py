@@ -115,7 +115,7 @@ def own_crawl(new_db: NewDb, serve: Serve, tmp_path: Path) -> Crawled:
 
 
 _RECORDS = (
-    "SELECT d.*, r.text, p.checks, p.changes, p.change_rate FROM documents d"
+    "SELECT d.*, r.text, p.checks, p.changes, p.change_rate, p.recrawl_interval FROM documents d"
     " LEFT JOIN resources r ON r.id = d.resource_id LEFT JOIN pages p ON p.norm_url = d.url"
     " ORDER BY d.id"
 )

@@ -53,6 +53,17 @@ def pass_an_hour(db: str) -> None:
     )
 
 
+def crawl_args(tmp_path: Path, db: object, urls: list[str], *more: str) -> list[str]:
+    """``litecrawl crawl`` of ``urls`` into ``db`` under the freshness policy (``more`` may
+    name another), a new page due again after an hour; the cache under ``tmp_path``."""
+    cfg = tmp_path / "crawl.toml"
+    cfg.write_text(f'[cache]\ndir = "{tmp_path / "cache"}"\n[schedule]\npolicy = "freshness"\n')
+    return [
+        "crawl", *urls, "--db", str(db), "--config", str(cfg), "--quiet", "--delay-ms", "0",
+        "--no-embed", "--new-interval", str(HOUR), *more,
+    ]  # fmt: skip
+
+
 def crawl_hourly(db: str, site: LocalServer, **options: Any) -> None:
     """One freshness-policy batch of the two pages, then an hour passes for the database."""
     litecrawl(
@@ -87,12 +98,7 @@ def test_fast_pages_are_refetched_more_often_than_static_ones(tmp_path: Path, se
 def test_a_304_is_no_change(tmp_path: Path, new_db: NewDb, serve: Serve) -> None:
     site = serve(changing_site())
     db = new_db("fresh")
-    cfg = tmp_path / "crawl.toml"
-    cfg.write_text(f'[cache]\ndir = "{tmp_path / "cache"}"\n[schedule]\npolicy = "freshness"\n')
-    args = [
-        "crawl", site.url("/fast"), site.url("/static"), "--db", str(db), "--config", str(cfg),
-        "--quiet", "--delay-ms", "0", "--no-embed", "--new-interval", str(HOUR),
-    ]  # fmt: skip
+    args = crawl_args(tmp_path, db, [site.url("/fast"), site.url("/static")])
     for _ in range(2):
         result = runner.invoke(app, args, catch_exceptions=False)
         assert result.exit_code == 0, result.output
@@ -167,12 +173,7 @@ def test_a_damaged_change_record_starts_again_without_its_old_rate(
 ) -> None:
     site = serve(changing_site())
     db = new_db("fresh")
-    cfg = tmp_path / "crawl.toml"
-    cfg.write_text(f'[cache]\ndir = "{tmp_path / "cache"}"\n[schedule]\npolicy = "freshness"\n')
-    args = [
-        "crawl", site.url("/fast"), "--db", str(db), "--config", str(cfg), "--quiet",
-        "--delay-ms", "0", "--no-embed", "--new-interval", str(HOUR), "--min-interval", "60",
-    ]  # fmt: skip
+    args = crawl_args(tmp_path, db, [site.url("/fast")], "--min-interval", "60")
     fast = site.url("/fast")
 
     def crawl_again() -> dict[str, Any]:
@@ -195,3 +196,38 @@ def test_a_damaged_change_record_starts_again_without_its_old_rate(
     row = crawl_again()
     assert (row["checks"], row["changes"]) == (1, 1) and row["change_rate"] > 0
     assert site.count("/fast") == 4
+
+
+def test_a_page_visited_late_keeps_the_interval_it_was_given(
+    tmp_path: Path, new_db: NewDb, serve: Serve
+) -> None:
+    # uniform over 2 pages at one re-crawl an hour: each page every 2 hours. Visited half an
+    # hour late, a page is due one interval after it was due (an hour and a half after its
+    # visit), and its row keeps the 2 hours it was given: what it spends, which the due time
+    # less the visit is not
+    site = serve(changing_site())
+    db = new_db("fresh")
+    urls = [site.url("/fast"), site.url("/static")]
+    args = crawl_args(tmp_path, db, urls, "--schedule", "uniform", "--budget", str(1 / HOUR))
+    result = runner.invoke(app, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    first = db_rows(db)[site.url("/fast")]
+    assert first["recrawl_interval"] == first["next_crawl_time"] - first["last_crawl_time"] == HOUR
+    late = HOUR + HOUR // 2  # 90 minutes pass: each page was due 30 minutes ago
+    db_execute(
+        db,
+        f"UPDATE pages SET last_crawl_time = last_crawl_time - {late}, "
+        f"next_crawl_time = next_crawl_time - {late}",
+    )
+    was_due = {url: row["next_crawl_time"] for url, row in db_rows(db).items()}
+    result = runner.invoke(app, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    rows = db_rows(db)
+    for url in (site.url("/fast"), site.url("/static")):
+        row = rows[url]
+        assert row["recrawl_interval"] == 2 * HOUR
+        assert row["next_crawl_time"] == was_due[url] + 2 * HOUR
+        assert row["next_crawl_time"] - row["last_crawl_time"] <= 2 * HOUR - HOUR // 2
+    export = runner.invoke(app, ["export", "--db", str(db), "--format", "jsonl", "--no-text"])
+    records = [json.loads(line) for line in export.output.splitlines() if line.startswith("{")]
+    assert sorted(r["recrawl_interval"] for r in records) == [2 * HOUR, 2 * HOUR]

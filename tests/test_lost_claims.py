@@ -172,6 +172,7 @@ _UNDO = {
     "vector_model": "DROP TABLE vector_model;",
     "fts_insert_written": "CREATE TRIGGER resources_ai AFTER INSERT ON resources BEGIN"
     " INSERT INTO resources_fts(rowid, title, text) VALUES (new.id, new.title, new.text); END;",
+    "recrawl_interval": "ALTER TABLE pages DROP COLUMN recrawl_interval;",
 }
 
 

@@ -32,23 +32,23 @@ DAY = 86400
 def test_every_policy_waits_new_interval_after_a_first_visit() -> None:
     for policy in ("multiplicative", "uniform", "freshness"):
         planner = Planner(Schedule(new_interval_sec=5000, policy=policy))
-        assert planner.next_crawl_time(1000, None, None, True, "h", None) == 6000
+        assert planner.next_visit(1000, None, None, True, "h", None).due == 6000
 
 
 def test_uniform_spreads_the_budget_over_the_pages() -> None:
     planner = Planner(Schedule(policy="uniform", budget=10 / DAY, max_interval_sec=100 * DAY))
     planner.refresh([("h", None)] * 50, now=0)
     # 50 pages, 10 re-crawls a day: each page every 5 days (after it was due: day 9)
-    assert planner.next_crawl_time(10 * DAY, 8 * DAY, 9 * DAY, True, "h", None) == 14 * DAY
+    assert planner.next_visit(10 * DAY, 8 * DAY, 9 * DAY, True, "h", None).due == 14 * DAY
 
 
 def test_a_late_page_keeps_its_rhythm() -> None:
     planner = Planner(Schedule(policy="uniform"))  # every new_interval (a day) without a budget
     planner.refresh([("h", None)], now=0)
     due, now = 10 * DAY, 10 * DAY + 3600  # fetched an hour after it was due
-    assert planner.next_crawl_time(now, due - DAY, due, False, "h", None) == due + DAY
+    assert planner.next_visit(now, due - DAY, due, False, "h", None).due == due + DAY
     # late by more than an interval: from now
-    assert planner.next_crawl_time(due + 2 * DAY, due - DAY, due, False, "h", None) == 13 * DAY
+    assert planner.next_visit(due + 2 * DAY, due - DAY, due, False, "h", None).due == 13 * DAY
 
 
 def test_freshness_waits_longer_for_a_page_that_does_not_change() -> None:
@@ -64,8 +64,8 @@ def test_freshness_waits_longer_for_a_page_that_does_not_change() -> None:
     assert (busy_change.checks, busy_change.changes) == (4, 4)
     planner.refresh([("h", quiet_change.change_rate), ("h", busy_change.change_rate)], now=last)
     at = 5 * DAY
-    quiet_next = planner.next_crawl_time(at, at - DAY, at, False, "h", quiet_change.change_rate)
-    busy_next = planner.next_crawl_time(at, at - DAY, at, True, "h", busy_change.change_rate)
+    quiet_next = planner.next_visit(at, at - DAY, at, False, "h", quiet_change.change_rate).due
+    busy_next = planner.next_visit(at, at - DAY, at, True, "h", busy_change.change_rate).due
     assert busy_next < quiet_next
 
 
@@ -139,7 +139,7 @@ def days_to_max_interval(schedule: Schedule, others: list[float]) -> float:
     while now < 400 * DAY:
         change = planner.observe(history, last, now, "same")
         planner.refresh([("h", change.change_rate)] + [("h", r) for r in others], now)
-        nxt = planner.next_crawl_time(now, last, due, False, "h", change.change_rate)
+        nxt = planner.next_visit(now, last, due, False, "h", change.change_rate).due
         if nxt - now >= schedule.max_interval_sec:
             return now / DAY
         history, last, due, now = change.change_history, now, nxt, nxt
@@ -332,7 +332,7 @@ def _held_planner(held: float) -> Planner:
     assert planner.allocation is not None
     for r in rates:
         interval = planner.allocation.interval(r, "h")
-        planner.set_due(DAY, None, None, DAY + round(held * interval))
+        planner.set_due(None, None, round(held * interval))
     planner.solve(now=DAY)
     return planner
 
@@ -346,16 +346,30 @@ def test_pages_that_hold_longer_intervals_than_planned_make_the_planner_plan_mor
     assert longer.allocation.interval(rate, "h") < 0.95 * level.allocation.interval(rate, "h")
 
 
+def test_a_page_visited_late_is_counted_at_the_interval_it_was_given() -> None:
+    # due on day 10, visited half a day late: due one interval after day 10, and it spends one
+    # visit an interval (not one every interval less half a day)
+    planner = _held_planner(1.0)
+    rate = 0.3 / DAY
+    visit = planner.next_visit(10 * DAY + DAY // 2, 8 * DAY, 10 * DAY, False, "h", rate)
+    assert planner.allocation is not None
+    assert visit.interval == round(planner.allocation.interval(rate, "h"))
+    assert visit.due == 10 * DAY + visit.interval
+    held = planner.spend.held
+    planner.set_due(8 * DAY, 2 * DAY, visit.interval)  # it held 2 days, given at day 8
+    assert planner.spend.held == pytest.approx(held + 1 / visit.interval - 1 / (2 * DAY))
+
+
 def test_only_the_freshness_policy_follows_what_the_pages_hold() -> None:
     for policy in ("uniform", "multiplicative"):
         planner = Planner(Schedule(policy=policy, budget=20 / DAY if policy == "uniform" else None))
-        planner.set_due(DAY, None, None, 2 * DAY)
+        planner.set_due(None, None, DAY)
         assert (planner.spend.pages, planner.spend.held) == (0, 0.0)
     # a page whose due time another process set (fetched before this one started) is counted,
     # and what it held is not taken away from this process's sum
     planner = Planner(Schedule(policy="freshness", budget=20 / DAY))
     planner._started = 10 * DAY  # started on day 10
-    planner.set_due(11 * DAY, 9 * DAY, 10 * DAY, 13 * DAY)
+    planner.set_due(9 * DAY, DAY, 2 * DAY)
     assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(0.5 / DAY))
-    planner.set_due(13 * DAY, 11 * DAY, 13 * DAY, 14 * DAY)  # its own: 2 days replaced by 1
+    planner.set_due(11 * DAY, 2 * DAY, DAY)  # its own: 2 days replaced by 1
     assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(1 / DAY))

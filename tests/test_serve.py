@@ -625,3 +625,7 @@ def test_a_change_rate_is_shown_only_once_measured(
     exported, detailed, cell = shown(base)
     assert exported == detailed and exported > 0 and cell.startswith("every ")
     assert _stats(db)["changes"]["pages re-fetched"] == 1
+    # the re-crawl interval shown is the one the schedule gave, kept with the page (the
+    # multiplicative rule: a changed page's interval before, the new page's day, times 0.2)
+    page = _get(base + "/api/page?url=" + quote(url, safe=""))
+    assert page["interval_sec"] == page["frontier"]["recrawl_interval"] == round(0.2 * 86400)

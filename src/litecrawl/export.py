@@ -79,10 +79,11 @@ FIELDS = (
     "updated_at",
     "resource_id",
     # the page's change statistics (docs/freshness.md): re-fetches compared, changes found,
-    # estimated changes per second
+    # estimated changes per second, and the seconds to its next visit the schedule gave it
     "checks",
     "changes",
     "change_rate",
+    "recrawl_interval",
 )
 _BATCH = 500  # documents whose vectors are read at once
 _MEDIA = re.compile(r"[a-z0-9][\w.+-]*/(\*|[a-z0-9][\w.+-]*)")

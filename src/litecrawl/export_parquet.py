@@ -7,8 +7,8 @@ It needs pyarrow, a large package most crawls never use, so it is the ``parquet`
 
 Columns: those of ``jsonl`` (:data:`~litecrawl.export.FIELDS`, then ``text`` and ``markdown``
 unless left out), with ``keywords`` a list of strings, ``status``, ``depth``, ``resource_id``,
-``checks`` and ``changes`` integers, ``change_rate`` a float, times UTC timestamps, and missing
-values null.
+``checks``, ``changes`` and ``recrawl_interval`` integers, ``change_rate`` a float, times UTC
+timestamps, and missing values null.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ __all__ = ["check_parquet", "write_parquet"]
 
 _ROWS = 1000  # documents per row group at most: memory holds one batch of texts
 _BYTES = 16 * 2**20  # and at most about this much text and Markdown
-_INTEGERS = frozenset({"status", "depth", "resource_id", "checks", "changes"})
+_INTEGERS = frozenset({"status", "depth", "resource_id", "checks", "changes", "recrawl_interval"})
 _TIMES = frozenset({"crawled_at", "updated_at"})
 
 

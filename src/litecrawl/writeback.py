@@ -143,17 +143,18 @@ class PageWriter:
         await self._refresh_plan(now)
         rate = change.change_rate if change else planner.rate(page.change_history)
         self._moved(page, host, rate)
-        due = planner.next_crawl_time(now, last, nxt, fresh, host, rate)
+        visit = planner.next_visit(now, last, nxt, fresh, host, rate)
         if page.kind == "page":  # what the allocation plans for (writeback._moved)
-            planner.set_due(now, last, nxt, due)
+            planner.set_due(last, page.recrawl_interval, visit.interval)
         await self._write(
             PageUpdate(
                 norm_url=url,
                 host=host,
                 last_crawl_time=now,
-                next_crawl_time=due,
+                next_crawl_time=visit.due,
+                recrawl_interval=visit.interval,
                 next_crawl_time_if_new_links=(
-                    planner.next_crawl_time(now, last, nxt, True, host, rate)
+                    planner.next_visit(now, last, nxt, True, host, rate).due
                     if decide_in_write
                     else None
                 ),
@@ -195,17 +196,18 @@ class PageWriter:
         host = host_of(url)
         rate = self.planner.rate(page.change_history)
         self._moved(page, host, rate)
-        due = self.planner.next_crawl_time(
+        visit = self.planner.next_visit(
             now, page.last_crawl_time, page.next_crawl_time, False, host, rate
         )
         if page.kind == "page":
-            self.planner.set_due(now, page.last_crawl_time, page.next_crawl_time, due)
+            self.planner.set_due(page.last_crawl_time, page.recrawl_interval, visit.interval)
         await self._write(
             PageUpdate(
                 norm_url=url,
                 host=host,
                 last_crawl_time=now,
-                next_crawl_time=due,
+                next_crawl_time=visit.due,
+                recrawl_interval=visit.interval,
                 content_hash=None,
                 depth=page.depth,
                 status=result.status if result else None,

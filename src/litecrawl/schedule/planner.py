@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from email.utils import parsedate_to_datetime
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from litecrawl.schedule.estimate import ChangeHistory, Estimator, StopShare
 from litecrawl.schedule.multiplicative import Schedule
@@ -31,7 +31,7 @@ from litecrawl.schedule.multiplicative import Schedule
 if TYPE_CHECKING:
     from litecrawl.schedule.allocate import Allocation
 
-__all__ = ["PageChange", "Planner", "Spend", "change_age"]
+__all__ = ["NextVisit", "PageChange", "Planner", "Spend", "change_age"]
 
 REFRESH_SEC = 60.0  # how often the allocation is solved again, from the rates' histogram
 FULL_SEC = 3600.0  # how often at least the histogram is read again from every crawled page
@@ -131,18 +131,16 @@ class Planner:
         entry[0] += 1
         entry[1] += r
 
-    def set_due(
-        self, now: int, last_crawl_time: int | None, previous: int | None, due: int
-    ) -> None:
-        """A page fetched ``now`` is given ``due`` (it held ``previous``, set at
-        ``last_crawl_time``): what the pages hold is followed (:class:`Spend`)."""
+    def set_due(self, last_crawl_time: int | None, held: int | None, interval: int) -> None:
+        """A page is given ``interval`` seconds to its next visit (:meth:`next_visit`); it held
+        ``held``, given at its visit at ``last_crawl_time`` (the row's ``recrawl_interval``):
+        what the pages hold is followed (:class:`Spend`). The interval, not the due time: a
+        page visited late is due one interval after it was due, sooner than one interval
+        after its visit, and still spends one visit an interval."""
         if self.schedule.policy != "freshness":
             return
         mine = last_crawl_time is not None and last_crawl_time >= self._started
-        replaced = None
-        if mine and previous is not None and last_crawl_time is not None:
-            replaced = float(previous - last_crawl_time)
-        self.spend.set_due(float(due - now), replaced)
+        self.spend.set_due(float(interval), float(held) if mine and held is not None else None)
 
     def solve(self, now: float | None = None) -> None:
         """Solve the allocation again from the histogram: groups, not pages, but (host, bin)
@@ -217,7 +215,7 @@ class Planner:
             history.checks, history.changes, rate, _encode(history, change_hash, rate)
         )
 
-    def next_crawl_time(
+    def next_visit(
         self,
         now: int,
         last_crawl_time: int | None,
@@ -225,11 +223,12 @@ class Planner:
         fresh: bool,
         host: str,
         rate: float | None,
-    ) -> int:
-        """When the page is due again."""
+    ) -> NextVisit:
+        """When the page is due again, and the interval that was given it."""
         s = self.schedule
         if s.policy == "multiplicative":
-            return now + s.next_interval(last_crawl_time, next_crawl_time, fresh)
+            seconds = s.next_interval(last_crawl_time, next_crawl_time, fresh)
+            return NextVisit(now + seconds, seconds)
         if last_crawl_time is None:
             interval = float(s.new_interval_sec)  # a first visit: nothing known of the page yet
         elif s.policy == "uniform":
@@ -244,8 +243,18 @@ class Planner:
         seconds = int(min(max(round(interval), s.min_interval_sec), s.max_interval_sec))
         due = next_crawl_time
         if last_crawl_time is not None and due is not None and now - seconds < due <= now:
-            return due + seconds
-        return now + seconds
+            return NextVisit(due + seconds, seconds)
+        return NextVisit(now + seconds, seconds)
+
+
+class NextVisit(NamedTuple):
+    """A page's next visit: ``due`` (its ``next_crawl_time``) and the ``interval`` it was given,
+    in seconds (its ``recrawl_interval``): ``due`` is sooner than the visit plus the interval
+    for a page visited late under ``uniform`` and ``freshness``, which is due one interval after
+    it was due."""
+
+    due: int
+    interval: int
 
 
 @dataclass(slots=True)

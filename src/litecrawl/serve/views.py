@@ -120,11 +120,15 @@ class Dashboard:
         if detail is None:
             return None
         last, next_ = detail.record.get("last_crawl_time"), detail.record.get("next_crawl_time")
+        given = detail.record.get("recrawl_interval")
+        if given is None and last is not None and next_ is not None:
+            given = next_ - last  # a row not visited since the interval was kept
         return {
             "url": url,
             "frontier": _times(detail.record),
-            # the adaptive schedule: how long after its last fetch the page is due again
-            "interval_sec": next_ - last if last is not None and next_ is not None else None,
+            # the schedule's interval at the last visit (a page visited late is due sooner:
+            # one interval after it was due, docs/freshness.md)
+            "interval_sec": given,
             "document": None if detail.document is None else _document(detail.document),
             "language": detail.language,
             "duplicates": [{"url": u, "title": t} for u, t in detail.duplicates],

@@ -163,6 +163,13 @@ CREATE TABLE vector_model (
 );
 """
 
+# The interval the schedule gave a page at its last visit, in seconds (docs/freshness.md): a page
+# visited late is due one interval after it was due, so its due time less its visit is no
+# measure of what it spends. NULL for rows from before, until their next visit.
+_RECRAWL_INTERVAL = """
+ALTER TABLE pages ADD COLUMN recrawl_interval {BIGINT} NULL;
+"""
+
 # (name, shared part): steps with an empty shared part are one backend's alone (full text).
 STEPS: list[tuple[str, str]] = [
     ("seed_pages", SEED_SCHEMA),
@@ -196,4 +203,5 @@ STEPS: list[tuple[str, str]] = [
     ("section_at", _SECTION_AT),
     ("vector_model", _VECTOR_MODEL),
     ("fts_insert_written", ""),  # SQLite's full text of a new resource written beside it
+    ("recrawl_interval", _RECRAWL_INTERVAL),
 ]

@@ -83,7 +83,7 @@ def fetched_query(
 
 
 # columns of the page row a document is exported with (its change statistics)
-PAGE_COLUMNS = frozenset({"checks", "changes", "change_rate"})
+PAGE_COLUMNS = frozenset({"checks", "changes", "change_rate", "recrawl_interval"})
 
 
 def documents_query(

@@ -121,6 +121,7 @@ class ClaimedPage:
     score: float = 0.5
     meta: str | None = None  # the strategy's meta (JSON, see litecrawl.strategy.codec)
     change_history: str | None = None  # the change-rate estimator's record (schedule.planner)
+    recrawl_interval: int | None = None  # seconds the schedule gave it at its last visit
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +158,9 @@ class PageUpdate:
     response_ms: int | None = None  # the fetch's time to the whole body; None keeps the stored
     kind: str | None = None  # a link that turned out to be a feed: "feed"; None keeps the stored
     change: PageChange | None = None  # the change statistics after this fetch; None keeps them
+    # seconds from this visit to the next that the schedule gave (``next_crawl_time`` is
+    # earlier for a page visited late: its next visit is one interval after it was due)
+    recrawl_interval: int | None = None
 
     def page_row(self) -> dict[str, Any]:
         """The pages row finalize upserts, by column name (both stores' statements)."""
@@ -180,9 +184,18 @@ class PageUpdate:
             "changes": self.change.changes if self.change else None,
             "change_rate": self.change.change_rate if self.change else None,
             "change_history": self.change.change_history if self.change else None,
+            "recrawl_interval": self.recrawl_interval,
             # the partition hash, for when the upsert inserts (a redirect target)
             "part": partition_hash(self.norm_url, host=self.host),
         }
+
+    def fresh_by_links(self, row: dict[str, Any]) -> None:
+        """``row`` (:meth:`page_row`) made due as a fresh page's: a link of it was new."""
+        due = self.next_crawl_time_if_new_links
+        assert due is not None
+        row["next_crawl_time"] = due
+        if self.recrawl_interval is not None:  # the interval given moves with the due time
+            row["recrawl_interval"] = self.recrawl_interval + due - self.next_crawl_time
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,7 +246,8 @@ def page_sets(new: Callable[[str], str]) -> str:
   changes = coalesce({new("changes")}, pages.changes),
   change_rate = CASE WHEN coalesce({new("checks")}, pages.checks) > 0
     THEN coalesce({new("change_rate")}, pages.change_rate) END,
-  change_history = coalesce({new("change_history")}, pages.change_history)
+  change_history = coalesce({new("change_history")}, pages.change_history),
+  recrawl_interval = coalesce({new("recrawl_interval")}, pages.recrawl_interval)
 """
 
 

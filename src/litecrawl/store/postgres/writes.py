@@ -73,6 +73,7 @@ _PAGE_VALUES = {
     "changes": "int",
     "change_rate": "float8",
     "change_history": "text",
+    "recrawl_interval": "bigint",
 }
 _ARRAYS = ", ".join(f"%s::{kind}[]" for kind in _PAGE_VALUES.values())
 _UPDATE_PAGES = f"""
@@ -126,7 +127,7 @@ async def write_batch(
         new_links = sum(new.values())
         for i, update in enumerate(batch.updates):
             if new[i] and update.next_crawl_time_if_new_links is not None:
-                batch.pages[i]["next_crawl_time"] = update.next_crawl_time_if_new_links
+                update.fresh_by_links(batch.pages[i])
                 fresh_by_links += 1
     if batch.listed:
         new_links += await insert_listed(conn, batch.listed, batch.now)

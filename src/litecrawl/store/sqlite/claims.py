@@ -21,7 +21,7 @@ __all__ = ["CLAIM_COLUMNS", "claim_pages", "claim_statement", "next_claimable", 
 
 CLAIM_COLUMNS = (
     "norm_url, last_crawl_time, next_crawl_time, content_hash, depth, source, etag, last_modified,"
-    " kind, lastmod, score, meta, change_history"
+    " kind, lastmod, score, meta, change_history, recrawl_interval"
 )
 _ORDER = "next_crawl_time, depth, score DESC"  # SQLite sorts NULL first: never crawled first
 _ORDER_BY_SCORE = "score DESC, next_crawl_time, depth"

@@ -49,7 +49,7 @@ def write_batch(conn: sqlite3.Connection, updates: Sequence[PageUpdate]) -> Fina
     for new, update, page in zip(insert_links(conn, updates), updates, pages, strict=True):
         new_links += new
         if new and update.next_crawl_time_if_new_links is not None:
-            page["next_crawl_time"] = update.next_crawl_time_if_new_links
+            update.fresh_by_links(page)
             fresh_by_links += 1
     if listed:
         new_links += insert_listed(conn, listed, max(u.last_crawl_time for u in updates))
