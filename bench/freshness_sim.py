@@ -22,7 +22,9 @@ session 8's),
 ``fixed`` (the same with that share fixed at 0: the
 estimator before session 7), ``stops`` (the share learned but no change starting a page's record
 again: the estimator of session 7), ``learn`` (the allocation given each
-page's true rate as of its last visit: an estimator that is perfect but learns only by visiting)
+page's true rate as of its last visit: an estimator that is perfect but learns only by visiting),
+``lag2`` / ``lag3`` (the same knowing the rate as of the visit before last / two before: a
+perfect estimator that needs two / three visits to see a rate moved)
 and ``oracle`` (the allocation given the true rates). ``--order`` is which due pages a tick
 fetches when more are due than the budget: ``overdue`` (the earliest due first, as litecrawl's
 frontier claims), ``random`` (any due page alike), ``lowest`` (the lowest page number first:
@@ -41,6 +43,7 @@ import heapq
 import math
 import random
 import time
+from collections import deque
 from dataclasses import dataclass, replace
 
 from litecrawl.schedule import ChangeHistory, Estimator, StopShare
@@ -292,6 +295,32 @@ class Learn(Freshness):
         return due + interval if t - interval < due <= t else t + interval
 
 
+class Lag(Learn):
+    """The allocation given each page's true rate as of ``K - 1`` visits back: a perfect
+    estimator that needs ``K`` visits since a page's rate moved to know it (``learn`` is K = 1).
+    The least that detection delay costs an estimator, which must see evidence of a new rate
+    (a visit says only whether the page changed, and when, if dated) before it follows it."""
+
+    K = 2
+
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        super().__init__(n, budget, world)
+        self.known = [deque([r], maxlen=self.K) for r in world.rates]
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        known = self.known[page]
+        known.append(self.world.rates_at(t)[page])
+        self.rate[page] = known[0]
+        interval = min(max(self.alloc.interval(self.rate[page]), MIN), MAX)
+        return due + interval if t - interval < due <= t else t + interval
+
+
+class Lag3(Lag):
+    K = 3
+
+
 POLICIES: dict[str, type[Policy]] = {
     "uniform": Uniform,
     "multiplicative": Multiplicative,
@@ -302,6 +331,8 @@ POLICIES: dict[str, type[Policy]] = {
     "fixed": Fixed,
     "stops": Stops,
     "learn": Learn,
+    "lag2": Lag,
+    "lag3": Lag3,
     "oracle": Oracle,
 }
 
