@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from litecrawl.extract import (
     Extracted,
@@ -233,3 +235,23 @@ const fs = require('node:fs');</code><button class="copy-button">copy</button></
     assert "import * as fs from 'node:fs';\nconst fs = require('node:fs');" in page.text
     places = [place for section in page.sections for place in section.places]
     assert [anchor for _, heading, anchor in places if heading == "File system"] == ["file-system"]
+
+
+def _plain_tidy(markdown: str) -> str:
+    """_tidy as first written: every trailing run of spaces and tabs cut by a regex."""
+    from litecrawl.extract.markdown import _without_empty_items
+
+    markdown = re.sub(r"[ \t]+\n", "\n", markdown.replace("\r\n", "\n"))
+    return re.sub(r"\n{3,}", "\n\n", _without_empty_items(markdown)).strip()
+
+
+_MARKDOWN_BITS = [" ", "\t", "\n", "\n\n\n", " \n\t\n", "\r", "\r\n", "-", "1.", "* "]
+_MARKDOWN_BITS += ["```", "~~~", "x", "\u00a0"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(_MARKDOWN_BITS)).map("".join))
+def test_property_tidy_cuts_trailing_blanks_as_the_regex_did(markdown: str) -> None:
+    from litecrawl.extract.markdown import _tidy
+
+    assert _tidy(markdown) == _plain_tidy(markdown)
