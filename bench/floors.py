@@ -98,12 +98,18 @@ def worker(site: Path, n: int, warm: int, rounds: int) -> None:
         return keywords(text, "en"), simhash(text)
 
     def look_ups(e: Any) -> object:
-        from litecrawl.index.embed import SECTION_WORDS, page_words
+        # the same texts as the worker embeds: the page's words, and each section's (when there
+        # are two or more) after the title's
+        from litecrawl.index.embed import SECTION_WORDS, page_words, titled
 
-        found = [list(map(get, Counter(page_words(e.title, e.text))))]
-        for section in e.sections:
-            found.append(list(map(get, Counter(section.text.split()[:SECTION_WORDS]))))
-        return found
+        texts = [page_words(e.title, e.text)]
+        if len(e.sections) >= 2:
+            head = e.title.split()
+            for section in e.sections:
+                texts.append(
+                    titled(head, section.text.split(maxsplit=SECTION_WORDS)[:SECTION_WORDS])
+                )
+        return [list(map(get, Counter(words))) for words in texts]
 
     def full(page: tuple[str, bytes]) -> object:
         return analyze(page[0], page[1], html, 200, 1, "seed", settings, 0.0)
