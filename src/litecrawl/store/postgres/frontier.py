@@ -21,7 +21,7 @@ from litecrawl.schedule import Schedule
 from litecrawl.store.dialect import POSTGRES
 from litecrawl.store.frontier_sql import SQLFrontier
 from litecrawl.store.leases_sql import worker_row
-from litecrawl.store.postgres import claims, index, leases
+from litecrawl.store.postgres import claims, index, leases, statistics
 from litecrawl.store.postgres import writes as writing
 from litecrawl.store.postgres.connection import Conn, Database, connect
 from litecrawl.store.postgres.summary import read_partitions, read_summary
@@ -57,6 +57,7 @@ class PostgresFrontier(SQLFrontier):
         self._beat_conn: psycopg.Connection[Any] | None = None  # the heartbeat thread's
         self._reader: psycopg.Connection[Any] | None = None  # a strategy's synchronous reads
         self.host_slots = {}
+        self._growth = statistics.Growth()
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -173,9 +174,12 @@ class PostgresFrontier(SQLFrontier):
             # commit, and inside the finalize (a second or more of tsvectors) other workers
             # finding the same URL waited for all of it
             inserted = await self._transaction(lambda conn: writing.insert_links(conn, batch.links))
-        return await self._transaction(
+        result = await self._transaction(
             lambda conn: _planned_once(conn, writing.write_batch(conn, batch, inserted))
         )
+        if self._growth.add(len(updates) + result.new_links):
+            await self._transaction(statistics.analyze_grown)
+        return result
 
     async def delete(self, urls: Sequence[str]) -> None:
         await self._rowcount("DELETE FROM pages WHERE norm_url = ANY(%s)", (list(urls),))
