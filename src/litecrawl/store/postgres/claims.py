@@ -155,6 +155,12 @@ async def claim_pages(conn: Conn, claim: Claim) -> tuple[list[ClaimedPage], dict
     # was one).
     async with conn.pipeline(), conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIMS_LOCK,))
+        # planned for its own values each time (~1 ms): once prepared (psycopg's fifth run on a
+        # connection) the server switched it to its generic plan, which cannot tell how many
+        # pages are due nor how many the window takes, and read every page and sorted them (7 ms
+        # and ~800 blocks a claim against 1.2 ms and ~400; bench/README.md, "Issue 29:
+        # PostgreSQL (session 10)")
+        await conn.execute(b"SET LOCAL plan_cache_mode = force_custom_plan")
         cur = await conn.execute(statement.encode(), params)
     rows = await cur.fetchall()
     mine: dict[str, int] = rows[0][-1] if rows else {}
