@@ -50,6 +50,19 @@ def test_title_heading_is_not_repeated() -> None:
     assert md.startswith("# Same\n\nBody text.")
 
 
+def test_title_heading_after_the_navigation_is_not_repeated() -> None:
+    """DocBook's pages (Valgrind's manual) open with a Prev/Up/Next table, then the title's
+    heading: the title stands once, where the page puts it."""
+    nav = '<div class="nav"><table><tr><td><a href="a.html">Prev</a></td></tr></table></div>'
+    html = f"<title>5. Cachegrind</title>{nav}<pre><code># not a heading</code></pre>"
+    page = extract_page(f"{html}<h1>5. Cachegrind</h1><p>Body.</p>".encode(), "u", "text/html")
+    md = to_markdown(page)
+    assert md.count("5. Cachegrind") == 1, md
+    assert "# 5. Cachegrind\n\nBody." in md
+    other = extract_page(f"{html}<h1>Valgrind</h1><p>Body.</p>".encode(), "u", "text/html")
+    assert to_markdown(other).startswith("# 5. Cachegrind\n\n")  # another first heading
+
+
 def test_markdown_of_empty_and_title_only_pages() -> None:
     assert to_markdown(Extracted(url="u")) == ""
     assert to_markdown(Extracted(url="u", title="Only a title")) == "# Only a title\n"

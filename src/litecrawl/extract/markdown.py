@@ -52,11 +52,22 @@ def _paragraphs(text: str) -> str:
 
 
 def _has_title_heading(markdown: str, title: str) -> bool:
-    first = next((line for line in markdown.splitlines() if line.strip()), "")
-    match = _HEADING.fullmatch(first.strip())
-    if match is None:
-        return False
-    return " ".join(match.group(1).split()).casefold() == " ".join(title.split()).casefold()
+    """Whether the body's first heading (outside code blocks) is the title: a page may put its
+    navigation before it (DocBook's Prev/Up/Next table), and a title written above that would
+    stand twice in the file."""
+    fenced = False
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not stripped.startswith("#"):
+            continue
+        match = _HEADING.fullmatch(stripped)
+        if match is not None:
+            heading = " ".join(match.group(1).split()).casefold()
+            return heading == " ".join(title.split()).casefold()
+    return False
 
 
 def _build_options(base_url: str | None) -> Any:
@@ -101,7 +112,7 @@ def convert_html(html: str, base_url: str | None = None) -> str:
 
 
 def to_markdown(extracted: Extracted) -> str:
-    """The page as Markdown, starting with ``# title`` (unless the body already starts with it).
+    """The page as Markdown, starting with ``# title`` (unless the body's first heading is it).
 
     The filtered ``<body>`` (in article mode, cut down to the article) through
     :func:`convert_html`; if the converter gives up (absurd nesting), the plain text's lines
