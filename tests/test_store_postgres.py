@@ -250,13 +250,14 @@ def test_sites_run_outlives_a_database_restart(
     while time.monotonic() < deadline and len(site.paths()) < 8:
         time.sleep(0.05)
     pg_cluster.restart()
-    assert proc.wait(120) == 0
+    code = proc.wait(120)
     log.close()
     output = (tmp_path / "run.log").read_text()
+    assert code == 0, output
     assert "1 crawled" in output and "unreachable" in output, output
     fetched = Counter(p for p in site.paths() if p != "/robots.txt")
     fetched["/"] -= 1  # the start page was read once by the check
-    assert fetched == {p: 1 for p in pages}, fetched
+    assert fetched == {p: 1 for p in pages}, (fetched, output)
     assert db_query(db, "SELECT count(*), max(fetched) FROM site_crawls") == [(1, 31)]
     assert db_query(db, "SELECT locked_by FROM sites") == [(None,)]
 
