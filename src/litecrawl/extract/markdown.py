@@ -58,7 +58,7 @@ def _has_title_heading(markdown: str, title: str) -> bool:
     fenced = False
     for line in markdown.splitlines():
         stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
+        if stripped.startswith(_FENCE):
             fenced = not fenced
             continue
         if fenced or not stripped.startswith("#"):
