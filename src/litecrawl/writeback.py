@@ -19,7 +19,7 @@ from litecrawl.fetch.base import FetchResult
 from litecrawl.hooks import await_me_maybe
 from litecrawl.index.document import IndexDocument
 from litecrawl.outcomes import CrawlStats, PageOutcomes
-from litecrawl.schedule.planner import PageChange, Planner, change_age
+from litecrawl.schedule.planner import NextVisit, PageChange, Planner, change_age
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.queue import ClaimedPage, FinalizeResult, NewLink, PageUpdate
 from litecrawl.urls import host_of
@@ -142,10 +142,7 @@ class PageWriter:
         self.outcomes.response(page, url, result, error, document, redirected)
         await self._refresh_plan(now)
         rate = change.change_rate if change else planner.rate(page.change_history)
-        self._moved(page, host, rate)
-        visit = planner.next_visit(now, last, nxt, fresh, host, rate)
-        if page.kind == "page":  # what the allocation plans for (writeback._moved)
-            planner.set_due(last, page.recrawl_interval, visit.interval)
+        visit = self._next_visit(page, now, fresh, host, rate)
         await self._write(
             PageUpdate(
                 norm_url=url,
@@ -195,12 +192,7 @@ class PageWriter:
         await self._refresh_plan(now)
         host = host_of(url)
         rate = self.planner.rate(page.change_history)
-        self._moved(page, host, rate)
-        visit = self.planner.next_visit(
-            now, page.last_crawl_time, page.next_crawl_time, False, host, rate
-        )
-        if page.kind == "page":
-            self.planner.set_due(page.last_crawl_time, page.recrawl_interval, visit.interval)
+        visit = self._next_visit(page, now, False, host, rate)
         await self._write(
             PageUpdate(
                 norm_url=url,
@@ -234,13 +226,19 @@ class PageWriter:
         else:
             planner.solve(now)
 
-    def _moved(self, page: ClaimedPage, host: str, rate: float | None) -> None:
-        """Keeps the planner's histogram of rates current with this write."""
-        if self.planner.needs_rates and page.kind == "page":
-            before = page.last_crawl_time is not None
-            self.planner.moved(
-                host, self.planner.rate(page.change_history) if before else None, rate
-            )
+    def _next_visit(
+        self, page: ClaimedPage, now: int, fresh: bool, host: str, rate: float | None
+    ) -> NextVisit:
+        """The page's next visit, with the planner's histogram of rates and its budget's spend
+        kept current with this write (pages only: what the allocation plans for)."""
+        planner, last = self.planner, page.last_crawl_time
+        visit = planner.next_visit(now, last, page.next_crawl_time, fresh, host, rate)
+        if page.kind == "page":
+            if planner.needs_rates:
+                before = planner.rate(page.change_history) if last is not None else None
+                planner.moved(host, before, rate)
+            planner.set_due(last, page.recrawl_interval, visit.interval)
+        return visit
 
     def _strategy_event(
         self,
