@@ -145,8 +145,8 @@ def test_a_page_that_kills_its_worker_is_parked_and_the_crawl_says_so(
 ) -> None:
     """/killer kills the crawl that fetches it (kill -9 of its process group, from the server):
     lost with the other pages in flight the first time (no blame), then tried alone once each
-    run has written other pages; after three such losses it is parked, and the run that
-    finishes the rest exits 1 saying so."""
+    run has written TRY_SUSPECTS_AFTER other pages; after three such losses it is parked, and
+    the run that finishes the rest exits 1 saying so."""
     crawler: dict[str, int] = {}
     site = serve(tree_site(killer=lambda: os.killpg(crawler["pgid"], signal.SIGKILL)))
     db = tmp_path / "k.db"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from litecrawl.engine import CrawlStats, Engine
 from litecrawl.errors import DatabaseUnusable
+from litecrawl.frontier.lost import TRY_SUSPECTS_AFTER
 from litecrawl.lease import Lease
 from litecrawl.politeness.gate import CLAIM_HORIZON_SEC, PoliteGate
 from litecrawl.store.frontier import Frontier
@@ -101,8 +102,10 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
 
     async def claiming() -> bool:
         nonlocal claimed_total, last_recovery
-        # Pages lost with a worker are tried alone once this run has finished a page (then a
-        # loss proves something: litecrawl.frontier.lost), and when nothing else is due.
+        # Pages lost with a worker are tried alone once this run has written some pages (then a
+        # loss proves something, and kills from outside, mostly early, seldom land on one:
+        # litecrawl.frontier.lost), half its page budget under max_pages, and when nothing
+        # else is due.
         tried = False
         told: float | None = -1.0  # the next due time --watch last said it waits for
         last_report = 0.0
@@ -111,7 +114,7 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
                 last_recovery = time.monotonic()
                 await engine.recover()  # claims of workers that died meanwhile
             may_claim = not (max_pages and claimed_total >= max_pages) and not engine.finished
-            if not tried and engine.stats.ok + engine.stats.failed:
+            if not tried and _suspects_due(engine.stats, claimed_total, max_pages):
                 may_claim = False  # let what is in flight finish, then try the suspects
                 if not in_flight:
                     tried = True
@@ -168,6 +171,12 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
             task.cancel()
         await asyncio.gather(*in_flight, return_exceptions=True)
         raise
+
+
+def _suspects_due(stats: CrawlStats, claimed: int, max_pages: int) -> bool:
+    """Whether a run that has claimed ``claimed`` pages is to try its suspects alone now."""
+    written = stats.ok + stats.failed
+    return written > 0 and (written >= TRY_SUSPECTS_AFTER or 0 < max_pages <= 2 * claimed)
 
 
 class Landing:

@@ -21,6 +21,7 @@ from rich.table import Table
 from litecrawl.cli.crawl import load_or_exit
 from litecrawl.cli.output import duration, exit_code
 from litecrawl.errors import LitecrawlError
+from litecrawl.frontier.lost import TRY_SUSPECTS_AFTER
 from litecrawl.lease import LeaseRules
 from litecrawl.stats_view import Robots, iso, robots_origins, robots_state, stats_view
 from litecrawl.store.backends import open_frontier
@@ -146,7 +147,8 @@ def _print(v: dict[str, Any], console: Console) -> None:
     if v["suspects"]:
         console.print(
             f"suspects: {v['suspects']} pages lost with their worker (a kill, a crash), each "
-            "tried alone once a run has written a page, parked if it keeps killing"
+            f"tried alone once a run has written {TRY_SUSPECTS_AFTER} pages or has nothing else "
+            "to do, parked if it keeps killing"
         )
 
     shown, total = v["hosts"]["shown"], v["hosts"]["total"]

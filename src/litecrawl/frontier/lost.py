@@ -8,8 +8,11 @@ other pages in its run (its heartbeat records how many; it beats just before it 
 suspect): a process that dies before finishing anything (a crawl killed in its first seconds,
 its first page in flight) proves nothing about that page, while a page that kills a worker
 which was crawling fine is to blame. A page lost once is claimed alone from then on
-(:attr:`ClaimKind.SUSPECTS`), after the run has written a page, so that a page which really
-kills its workers is soon caught alone. After ``PARK_AFTER`` consecutive lost claims that count
+(:attr:`ClaimKind.SUSPECTS`), once the run has written ``TRY_SUSPECTS_AFTER`` pages or has
+nothing else to do, so that a page which really kills its workers is caught alone, after the
+run's other work rather than before it, and a kill from outside, which lands mostly early in a
+run killed again and again (a ``timeout`` around a short run, a restart loop), seldom finds a
+suspect alone. After ``PARK_AFTER`` consecutive lost claims that count
 it is parked, for 10 minutes the first time and four times longer each time after, at most a
 day (:func:`park_delay`). Any processing of the page (finalize) clears both counts. See
 docs/crawling.md, "Resume after a kill, and parked pages".
@@ -26,6 +29,7 @@ from typing import Any
 __all__ = [
     "LOST_CATEGORY",
     "PARK_AFTER",
+    "TRY_SUSPECTS_AFTER",
     "ClaimKind",
     "LostClaim",
     "LostReset",
@@ -35,6 +39,10 @@ __all__ = [
 ]
 
 PARK_AFTER = 3
+# Pages a run writes before it tries its suspects alone (docs/crawling.md): trying them after the
+# first page let kills 3-20 requests into each run (tests/test_kill_soak.py) catch the same
+# innocent page alone three times in ~6% of the soaks (session 11).
+TRY_SUSPECTS_AFTER = 50
 # The error a parked page carries until it is processed again (as a stale claim does).
 LOST_CATEGORY = "claim_timeout"
 _FIRST_PARK_SEC = 600
