@@ -94,19 +94,32 @@ litecrawl(sys.argv[1], [sys.argv[2]], n_claims=int(sys.argv[3]), n_concurrent=8,
 def _command(variant: str, tree: Path, db: str, seed: str, pages: int) -> list[str]:
     python = str(tree / ".venv" / "bin" / "python")
     if variant == "crawl":
-        return [python, "-m", "litecrawl", "crawl", seed, "--db", db, "--delay-ms", "0",
-                "--max-pages", str(pages + 1), "-q"]
+        return [
+            python,
+            "-m",
+            "litecrawl",
+            "crawl",
+            seed,
+            "--db",
+            db,
+            "--delay-ms",
+            "0",
+            "--max-pages",
+            str(pages + 1),
+            "-q",
+        ]
     fetcher = "http" if variant == "litecrawl(http)" else "playwright"
     return [python, "-c", LITECRAWL_CALL, db, seed, str(pages), fetcher]
 
 
-async def _run(
-    site: Site, cmd: list[str], tmp: str, tree: Path
-) -> tuple[int | None, bytes, float]:
+async def _run(site: Site, cmd: list[str], tmp: str, tree: Path) -> tuple[int | None, bytes, float]:
     site.first_cpu, site.requests = None, 0
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = await asyncio.create_subprocess_exec(
-        *cmd, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        *cmd,
+        cwd=tmp,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(tree / "src")},
     )
     site.client_pid = proc.pid
@@ -161,7 +174,8 @@ async def main() -> None:
                 print(
                     f"round {r + 1} {variant:22} {name:8} start-up CPU {first:.2f} s, "
                     f"total CPU {total:.2f} s, {site.requests} pages, "
-                    f"{time.monotonic() - start:.1f} s wall", file=sys.stderr,
+                    f"{time.monotonic() - start:.1f} s wall",
+                    file=sys.stderr,
                 )
     await runner.cleanup()
     print(f"\n{args.pages} pages per run, {args.rounds} rounds alternated; medians")
