@@ -243,11 +243,26 @@ const fs = require('node:fs');</code><button class="copy-button">copy</button></
     assert "## Sphinx heading" in lines and "## File system" in lines, md
     assert "\xb6" not in md and "[#]" not in md and "copy" not in md, md
     assert "[back to it](https://nodejs.example/api/fs.html#x)" in md  # a link in the text stays
-    assert "```js\nimport * as fs from 'node:fs';\nconst fs = require('node:fs');\n```" in md, md
+    # the two variants are two blocks, each a program of its own, in the page's order
+    mjs = "```js\nimport * as fs from 'node:fs';\n```"
+    cjs = "```js\nconst fs = require('node:fs');\n```"
+    assert f"{mjs}\n\n{cjs}" in md, md
     assert "copy" not in page.text and "\xb6" not in page.text
     assert "import * as fs from 'node:fs';\nconst fs = require('node:fs');" in page.text
     places = [place for section in page.sections for place in section.places]
     assert [anchor for _, heading, anchor in places if heading == "File system"] == ["file-system"]
+
+
+def test_code_wrapped_a_line_at_a_time_stays_one_block() -> None:
+    # a highlighter's <code> a line, naming no language: one program, one fenced block
+    page = extract_page(
+        b"<title>t</title><body><p>Run these two lines to build the program first.</p>"
+        b"<pre><code>make</code>\n<code>make install</code></pre></body>",
+        "https://example.com/build",
+        "text/html",
+    )
+    md = to_markdown(page)
+    assert md.count("```") == 2 and "make\nmake install" in md, md
 
 
 def _plain_tidy(markdown: str) -> str:

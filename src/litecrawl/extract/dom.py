@@ -186,9 +186,36 @@ def _code_language(pre: etree._Element, code: etree._Element | None) -> str | No
     return lang
 
 
+def _split_variants(pre: etree._Element) -> None:
+    """A ``<pre>`` holding nothing but two or more ``<code>`` elements that each name a language
+    (Node.js's docs: an example's ES module and CommonJS spellings, one shown at a time) becomes
+    a ``<pre>`` each, placed in order: one fenced block a variant, not one block that runs two
+    alternative programs together as if they were one. Per-line ``<code>`` wrappers name no
+    language and are left whole."""
+    codes = list(pre)
+    parent = pre.getparent()
+    if len(codes) < 2 or parent is None or (pre.text or "").strip():
+        return
+    if any(c.tag != "code" or (c.tail or "").strip() or _language_hint(c) is None for c in codes):
+        return
+    tail, pre.tail = pre.tail, None
+    at = parent.index(pre)
+    for n, code in enumerate(codes[1:], 1):
+        code.tail = None
+        twin = etree.Element("pre")
+        twin.attrib.update(pre.attrib)
+        twin.append(code)
+        parent.insert(at + n, twin)
+    codes[0].tail = None
+    parent[at + len(codes) - 1].tail = tail
+
+
 def mark_code_languages(body: etree._Element) -> None:
     """Give every ``<pre>`` whose markup names a language a ``<code class="language-x">``: the
-    one spelling the Markdown converter turns into a fenced block's info string."""
+    one spelling the Markdown converter turns into a fenced block's info string (a ``<pre>`` of
+    several such ``<code>`` variants split first, :func:`_split_variants`)."""
+    for pre in list(body.iter("pre")):
+        _split_variants(pre)
     for pre in body.iter("pre"):
         only_code = len(pre) == 1 and pre[0].tag == "code" and not (pre.text or "").strip()
         code = pre[0] if only_code else None
