@@ -272,6 +272,37 @@ def test_a_dead_worker_is_replaced(caplog: pytest.LogCaptureFixture) -> None:
     assert any("worker died" in r.getMessage() and url in r.getMessage() for r in caplog.records)
 
 
+def _pool_workers() -> set[int]:
+    """This process's children running litecrawl.index.pool (read from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and b"litecrawl.index.pool" in cmdline:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_workers_start_with_the_first_page_not_before() -> None:
+    """A run with nothing to analyze (cron's run with nothing due) starts no worker process,
+    so it does not wait for their imports to end; the first page starts them."""
+    url = "https://rail.example/a"
+
+    async def run() -> tuple[set[int], set[int], PageAnalysis]:
+        async with PageAnalyzer(workers=2) as analyzer:
+            await asyncio.sleep(0.5)  # a worker would have been started by now
+            before = _pool_workers()
+            first = await analyzer(url, result(url), 0, "seed")
+            return before, _pool_workers(), first
+
+    before, during, first = asyncio.run(run())
+    assert before == set() and len(during) >= 1 and first.document is not None
+    assert not _pool_workers() & during  # and they leave with the run
+
+
 def test_bad_workers_and_use_outside_async_with() -> None:
     with pytest.raises(ValueError, match="workers"):
         PageAnalyzer(workers=-1)

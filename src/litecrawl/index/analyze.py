@@ -97,12 +97,15 @@ class PageAnalyzer:
         self.settings = settings or AnalyzerSettings()
         self.workers = _usable_cpus() if workers is None else workers
         self._pool: WorkerPool | None = None
+        self._entered = False
         # (link rules, the settings and those rules pickled): what every page's task repeats
         self._context: tuple[LinkRules | None, bytes] | None = None
 
     async def __aenter__(self) -> Self:
-        if self.workers > 0 and self._pool is None:
-            self._pool = await WorkerPool(_WORK, self.workers).__aenter__()
+        # The workers start with the first page, not here: a run with nothing due (cron's
+        # usual run) then starts none, where it started one a CPU and waited for their imports
+        # to end before it could exit (docs/architecture.md, "The way of a page").
+        self._entered = True
         return self
 
     async def __aexit__(
@@ -111,7 +114,7 @@ class PageAnalyzer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        pool, self._pool = self._pool, None
+        pool, self._pool, self._entered = self._pool, None, False
         if pool is not None:
             await pool.__aexit__(exc_type, exc, tb)
 
@@ -130,8 +133,11 @@ class PageAnalyzer:
         if self.workers == 0:
             outcome, links, body_hash = _inline(self.settings, link_rules, page)
         else:
-            if self._pool is None:
+            if not self._entered:
                 raise RuntimeError("use 'async with PageAnalyzer(...)' before calling it")
+            if self._pool is None:  # the first page: start the workers (WorkerPool's
+                # __aenter__ only creates tasks, never suspends: no second page starts a pool)
+                self._pool = await WorkerPool(_WORK, self.workers).__aenter__()
             try:
                 outcome, links, body_hash = await self._pool.run(
                     self._context_for(link_rules), *page
