@@ -410,13 +410,13 @@ class Client:
         heapq.heappush(self.due, (self.policy.visited(page, now, changed, age), page))
 
 
-async def serve(site: Site) -> tuple[web.AppRunner, str]:
-    """The site on a free local port: its runner (to clean up) and base URL."""
+async def serve(site: Site, port: int = 0) -> tuple[web.AppRunner, str]:
+    """The site on local ``port`` (0: a free one): its runner (to clean up) and base URL."""
     app = web.Application()
     app.router.add_get("/{client}/{page}", site.handle)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
+    tcp = web.TCPSite(runner, "127.0.0.1", port)
     await tcp.start()
     port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return runner, f"http://127.0.0.1:{port}"

@@ -2,7 +2,7 @@
 
     uv run python bench/freshness_crawl.py [--day 24] [--pages 250] [--budget 25] [--days 64]
         [--measure-from 32] [--max-days 30] [--policies uniform multiplicative freshness]
-        [--shift-at DAY [--settled-from DAY]] [--before-src DIR]
+        [--shift-at DAY [--settled-from DAY]] [--before-src DIR] [--port P]
 
 bench/freshness.py's site (pages changing as Poisson processes, 0.01-10 changes a day, a fifth
 never; honest ETag/Last-Modified/304; freshness measured from what the server served), crawled
@@ -98,7 +98,7 @@ async def run(args: argparse.Namespace) -> list[tuple[str, dict[str, float]]]:
                       settled)  # fmt: skip
     lib.SCHEDULE = Schedule(max_interval_sec=round(args.max_days * lib.DAY))
     site = Site(sc, random.Random(args.seed))
-    runner, base = await lib.serve(site)
+    runner, base = await lib.serve(site, args.port)
     loop = asyncio.get_running_loop()
     start = loop.time() + 2.0
     wall = time.time() + 2.0
@@ -191,6 +191,7 @@ def main() -> None:
     ap.add_argument("--shift-at", type=float, help="the day every page takes another's rate")
     ap.add_argument("--settled-from", type=float, help="start of a second window (with a shift)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--port", type=int, default=0, help="the site's local port (0: a free one)")
     ap.add_argument(
         "--before-src",
         type=Path,
