@@ -25,6 +25,7 @@ import itertools
 import logging
 import os
 import pickle
+import select
 import signal
 import struct
 import sys
@@ -38,7 +39,11 @@ __all__ = ["NoWorker", "WorkerDied", "WorkerPool"]
 log = logging.getLogger("litecrawl.index")
 
 _HEADER = struct.Struct("<Q")  # payload length
-_DEPTH = 2  # tasks queued per worker: the next one is already in the pipe when one finishes
+# tasks queued per worker: the next ones are already in the pipe when one finishes, so a worker
+# can hold a result back while it works on the next (_BATCH)
+_DEPTH = 4
+_BATCH = 2  # results a worker sends in one write when its next task was already waiting
+_READ = 1 << 16  # bytes a worker asks of its task pipe at a time (a pipe's default capacity)
 _EXIT_GRACE = 10.0  # seconds a worker may take to finish its task after its input closed
 _MAX_FAILED_STARTS = 3  # workers in a row that exit without one answer: stop starting them
 # A worker is one core's work already (a pool has a worker a core): numpy's OpenBLAS on its
@@ -56,22 +61,67 @@ class NoWorker(Exception):
     """No worker is running and none is starting: they could not be started."""
 
 
-def _serve(target: str, tasks: BinaryIO, results: BinaryIO) -> None:
-    """The worker's loop: read a task, run ``target``, write the result; leave at end of input."""
+def _serve(target: str, tasks: int, results: BinaryIO) -> None:
+    """The worker's loop: read a task, run ``target``, write the result; leave at end of input.
+    A result waits while the next task is already here (up to :data:`_BATCH` of them): the
+    crawler then reads them in one wake-up instead of one each (docs/architecture.md)."""
     module, _, name = target.partition(":")
     fn: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    inbox = _Inbox(tasks)
+    held: list[bytes] = []
     while True:
-        header = tasks.read(_HEADER.size)
-        if len(header) < _HEADER.size:
-            return  # the crawler closed the pipe (or is gone)
-        task_id, args = pickle.loads(tasks.read(_HEADER.unpack(header)[0]))
+        if held and (len(held) >= _BATCH or not inbox.ready()):
+            results.write(b"".join(held))
+            results.flush()
+            held.clear()
+        frame = inbox.next()
+        if frame is None:  # the crawler closed the pipe (or is gone)
+            if held:
+                results.write(b"".join(held))
+                results.flush()
+            return
+        task_id, args = pickle.loads(frame)
         try:
             reply = (task_id, True, fn(*args))
         except Exception as exc:  # fn is meant never to raise; report it if it does
             reply = (task_id, False, f"{type(exc).__name__}: {exc}")
         payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        results.write(_HEADER.pack(len(payload)) + payload)
-        results.flush()
+        held.append(_HEADER.pack(len(payload)) + payload)
+
+
+class _Inbox:
+    """The worker's end of the task pipe: whole frames, and whether one is waiting."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.data = bytearray()
+        self.at = 0  # where the next frame starts in data
+
+    def _end(self) -> int | None:
+        """Where the next frame ends in data, if all of it is there."""
+        data, at = self.data, self.at
+        if len(data) - at < _HEADER.size:
+            return None
+        end = at + _HEADER.size + _HEADER.unpack_from(data, at)[0]
+        return end if len(data) >= end else None
+
+    def ready(self) -> bool:
+        """A task (or the end of input) can be read now, without waiting for the crawler."""
+        return self._end() is not None or bool(select.select([self.fd], [], [], 0)[0])
+
+    def next(self) -> bytes | None:
+        """The next task's pickle, waiting for it; None at the end of input."""
+        while (end := self._end()) is None:
+            if self.at:
+                del self.data[: self.at]
+                self.at = 0
+            chunk = os.read(self.fd, _READ)
+            if not chunk:
+                return None
+            self.data += chunk
+        frame = bytes(self.data[self.at + _HEADER.size : end])
+        self.at = end
+        return frame
 
 
 @dataclass(eq=False)
@@ -85,18 +135,33 @@ class _Worker(asyncio.SubprocessProtocol):
     buffer: bytearray = field(default_factory=bytearray)
     exited: asyncio.Event = field(default_factory=asyncio.Event)
     answered: int = 0  # results received: a worker that never answered may not start at all
+    outbox: list[bytes] = field(default_factory=list)  # tasks to write at the loop's next turn
+
+    def send(self, frame: bytes) -> None:
+        """Queue a task for the worker: the tasks queued in one turn of the event loop go in one
+        write (one system call, one wake-up of the worker)."""
+        if not self.outbox:
+            asyncio.get_running_loop().call_soon(self._write_outbox)
+        self.outbox.append(frame)
+
+    def _write_outbox(self) -> None:
+        frames, self.outbox = self.outbox, []
+        if self.tasks is not None and not self.tasks.is_closing():  # else _exited failed them
+            self.tasks.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd != 1:
             return  # stderr is inherited, not piped
         buffer = self.buffer
         buffer += data
-        while len(buffer) >= _HEADER.size:
-            end = _HEADER.size + _HEADER.unpack_from(buffer)[0]
+        at = 0  # the results in this data are read in place, and cut from the buffer once
+        while len(buffer) - at >= _HEADER.size:
+            end = at + _HEADER.size + _HEADER.unpack_from(buffer, at)[0]
             if len(buffer) < end:
-                return
-            task_id, ok, value = pickle.loads(memoryview(buffer)[_HEADER.size : end])
-            del buffer[:end]
+                break
+            with memoryview(buffer) as view:
+                task_id, ok, value = pickle.loads(view[at + _HEADER.size : end])
+            at = end
             self.answered += 1
             future = self.pending.pop(task_id, None)
             if future is not None and not future.done():
@@ -104,6 +169,7 @@ class _Worker(asyncio.SubprocessProtocol):
                     future.set_result(value)
                 else:
                     future.set_exception(RuntimeError(value))
+        del buffer[:at]
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         # The end of stdout, not process_exited (which may come before the last results are
@@ -172,8 +238,7 @@ class WorkerPool:
             worker = await self._ready_worker()
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             worker.pending[task_id] = future
-            assert worker.tasks is not None
-            worker.tasks.write(frame)
+            worker.send(frame)
             try:
                 return await future
             except WorkerDied:
@@ -265,7 +330,7 @@ def _main() -> None:
     # stderr instead
     results = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    _serve(sys.argv[1], sys.stdin.buffer, results)
+    _serve(sys.argv[1], sys.stdin.fileno(), results)
 
 
 if __name__ == "__main__":
