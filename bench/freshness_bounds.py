@@ -1,9 +1,9 @@
-"""Bounds on what an estimator can do after a rate shift: bench/freshness_sim.py with three more
+"""Bounds on what an estimator can do after a rate shift: bench/freshness_sim.py with four more
 policies, each told something no crawler is told (same flags, e.g.)
 
-    uv run python bench/freshness_bounds.py --order overdue --policies bayes reset stopped \\
-        --by-kind --pages 2500 --budget 20 --rates -3.38 -0.38 --static 0.2 --ticks 3840 \\
-        --shift --settled 2880 --dated
+    uv run python bench/freshness_bounds.py --order overdue \\
+        --policies posterior bayes reset stopped --by-kind --pages 2500 --budget 20 \\
+        --rates -3.38 -0.38 --static 0.2 --ticks 3840 --shift --settled 2880 --dated
 
 - ``stopped``: ``freshness``, but a page that stopped changing at the shift is known to have
   stopped from its first visit after it (the most freeing the stopped pages' visits can buy);
@@ -13,11 +13,15 @@ policies, each told something no crawler is told (same flags, e.g.)
   changing or whatever ``--static`` says, the rest log-uniform: a grid of 61 rates), from the
   checks since the page's rate moved, told exactly when it moved (the changes since the shift,
   dated or not as the run is): an estimator that knows everything but each page's new rate,
-  which it learns by visiting, as well as Bayes allows.
+  which it learns by visiting, as well as Bayes allows; each page is given the interval its
+  posterior mean rate gets from the allocation, as the freshness policy does with its estimate;
+- ``posterior``: ``bayes`` deciding on the whole posterior instead: each page's interval is the
+  one at which a visit's expected marginal freshness over the rates it may have equals the
+  allocation's multiplier (scaled so that the intervals held spend the budget).
 
 The oracle (bench/freshness_sim.py) is told the new rates at the shift; ``learn`` each page's new
-rate at its first visit after it. A policy below 0.95x the oracle here is below it for every
-estimator that learns a rate from its checks and spends its budget by the estimated rates.
+rate at its first visit after it. ``bayes`` bounds every policy that allocates by one estimated
+rate a page (as litecrawl's does); ``posterior`` shows what deciding on the whole posterior adds.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import freshness_sim as sim
-from freshness_sim import MAX, MIN, ChangeHistory, Freshness, World
+from freshness_sim import MAX, MIN, NEW, ChangeHistory, Freshness, World
+
+from litecrawl.schedule.allocate import _R_ENOUGH, _g
 
 
 class Stopped(Freshness):
@@ -110,7 +116,57 @@ class Bayes(Stopped):
         return self._next(page, t, due)
 
 
-sim.POLICIES.update({"stopped": Stopped, "reset": Reset, "bayes": Bayes})
+class Posterior(Bayes):
+    """``bayes`` deciding on the whole posterior: a page's interval is the one at which the
+    expected marginal freshness of a visit over the rates it may have, Σ w(λ) g(λ/f) / λ,
+    equals the allocation's multiplier (scaled so that the intervals held spend the budget), not
+    the one its mean rate would get. A page that may be fast or slow is neither given up on as
+    fast nor visited as if it were certainly slow."""
+
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        self.scale = 1.0  # on the multiplier: the point allocation's is not this rule's
+        super().__init__(n, budget, world)
+
+    def tick(self, t: float) -> None:
+        super().tick(t)
+        if t > 0 and self.spend.pages >= self.n and self.spend.held > 0:
+            self.scale *= (self.spend.held / self.budget) ** (1 / NEW)
+            self.scale = min(max(self.scale, 1e-3), 1e3)
+
+    def _interval(self, page: int) -> float:
+        level = self.alloc.level
+        mu = math.sqrt(level.low * level.high) if level.low > 0 < level.high else level.high
+        mu *= self.scale
+        x = self.log_prior + self.log_likelihood[page]
+        w = np.exp(x - x.max())
+        w /= w.sum()
+        rates, weights = self.grid[1:], w[1:]
+        f_min, f_max = 1 / MAX, 1 / MIN
+        cap = min(f_max, max(float((w * self.grid).sum()) / _R_ENOUGH, f_min))
+        if mu <= 0 or math.isinf(mu):
+            return 1 / (cap if mu <= 0 else f_min)
+
+        def gain(f: float) -> float:
+            return float((weights * _g(rates / f) / rates).sum())
+
+        if gain(f_min) <= mu:
+            return MAX
+        if gain(cap) >= mu:
+            return 1 / cap
+        lo, hi = math.log(f_min), math.log(cap)
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gain(math.exp(mid)) > mu else (lo, mid)
+        return 1 / math.exp((lo + hi) / 2)
+
+    def _next(self, page: int, t: float, due: float) -> float:
+        interval = min(max(self._interval(page), MIN), MAX)
+        self.spend.set_due(interval, self.held.get(page))
+        self.held[page] = interval
+        return due + interval if t - interval < due <= t else t + interval
+
+
+sim.POLICIES.update({"stopped": Stopped, "reset": Reset, "bayes": Bayes, "posterior": Posterior})
 
 if __name__ == "__main__":
     sim.main()
