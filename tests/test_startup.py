@@ -77,3 +77,20 @@ def test_the_cli_loads_a_commands_libraries_when_it_runs(tmp_path: Path) -> None
         "assert result.exit_code == 0, result.output\n"
     )
     assert _loaded(code, tmp_path) == []
+
+
+def test_an_analysis_worker_does_not_read_the_package_metadata(tmp_path: Path) -> None:
+    """A worker imports the package for its submodules only: the version (importlib.metadata,
+    email, zipfile) loads when asked for."""
+    code = (
+        "import sys\n"
+        "import litecrawl.index.work\n"
+        "assert 'importlib.metadata' not in sys.modules, 'metadata read at import'\n"
+        "import litecrawl\n"
+        "from litecrawl.version import VERSION\n"
+        "assert litecrawl.__version__ == VERSION and VERSION, VERSION\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0, done.stderr

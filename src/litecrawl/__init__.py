@@ -10,13 +10,13 @@ from litecrawl.errors import (
     LitecrawlError,
 )
 from litecrawl.urls import normalize_and_validate_url
-from litecrawl.version import VERSION as __version__
 
 if typing.TYPE_CHECKING:
     from litecrawl.api import alitecrawl, litecrawl
     from litecrawl.index.semantic import find as search
     from litecrawl.index.semantic import similar
     from litecrawl.strategy.base import BaseCrawlingStrategy, States
+    from litecrawl.version import VERSION as __version__
 
 __all__ = [
     "BaseCrawlingStrategy",
@@ -40,6 +40,12 @@ _FROM_SEMANTIC = {"search": "find", "similar": "similar"}  # search(db, query, m
 
 
 def __getattr__(name: str) -> object:
+    # the version is read from the package's metadata (importlib.metadata, email, zipfile: ~55M
+    # instructions): the analysis workers import this package for its submodules and never ask
+    if name == "__version__":
+        from litecrawl.version import VERSION
+
+        return VERSION
     # litecrawl() brings the engine, aiohttp and pydantic: loaded on first use, so the analysis
     # workers (which import this package for its submodules) start in half the time.
     if name in _FROM_API:
