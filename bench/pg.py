@@ -32,12 +32,15 @@ def server(url: str | None) -> Iterator[tuple[str, Cluster | None]]:
     if bindir is None:
         raise SystemExit("no PostgreSQL programs (initdb): install postgresql or give --pg-url")
     # pg_stat_statements (in Debian's postgresql package): where the server's time goes
-    # and each statement's planning too (LCBENCH_PG_OPTIONS: more server settings, "-c k=v ...")
+    # and each statement's planning too (LCBENCH_PG_OPTIONS: more server settings, "-c k=v ...";
+    # LCBENCH_PG_PORT: the port, else a free one)
     options = "-c shared_preload_libraries=pg_stat_statements"
     options += " -c pg_stat_statements.track_planning=on"
     cluster = Cluster(
         bindir, durable=True, options=f"{options} {os.environ.get('LCBENCH_PG_OPTIONS', '')}"
     )
+    if port := os.environ.get("LCBENCH_PG_PORT"):  # a port of one's own on a shared machine
+        cluster.port = int(port)
     cluster.start()
     try:
         yield cluster.create_database(), cluster

@@ -71,7 +71,8 @@ def render(i: int, n: int, hosts: int, rng: random.Random) -> str:
 
 
 def site_dir(n: int, hosts: int) -> Path:
-    out = Path(f"/tmp/lcbench-hosts-{n}-{hosts}")
+    # the cross-host links name their port: a site for another --port is another directory
+    out = Path(f"/tmp/lcbench-hosts-{n}-{hosts}" + ("" if PORT == 8300 else f"-port{PORT}"))
     if (out / "manifest.json").exists():
         return out
     rng = random.Random(20261125)
@@ -156,6 +157,7 @@ def main() -> None:
     parser.add_argument("--old", help="another tree's src directory, each run beside this one")
     parser.add_argument("--pg-url", help="a PostgreSQL database to use (emptied!)")
     parser.add_argument("--statements", help="a directory: each run's pg_stat_statements as JSON")
+    parser.add_argument("--port", type=int, default=8300, help="the first host's port (nginx)")
     parser.add_argument(
         "flags",
         nargs="*",
@@ -163,6 +165,8 @@ def main() -> None:
         "--delay-ms 0 --max-depth 0 --no-cache --quiet",
     )
     args = parser.parse_args()
+    global PORT
+    PORT = args.port
     flags = args.flags or [
         *("--concurrency", "64", "--per-host", "8", "--delay-ms", "0", "--max-depth", "0"),
         *("--no-cache", "--quiet"),
