@@ -43,17 +43,25 @@ def _others(host: str, what: str) -> str:
     return f"(SELECT {what} FROM host_leases o WHERE o.host = {host} AND o.worker_id <> :worker)"
 
 
-def part(dialect: Dialect, host: str) -> str:
+def _counted(host: str, others: tuple[str, str] | None) -> tuple[str, str]:
+    """How many other workers hold a lease of ``host``, and their slots: ``others`` (the
+    columns of a join that counted them) or a look-up each."""
+    if others is not None:
+        return others
+    return _others(host, "count(*)"), _others(host, "coalesce(sum(o.slots), 0)")
+
+
+def part(dialect: Dialect, host: str, others: tuple[str, str] | None = None) -> str:
     """A worker's part of ``host``'s slots: ``per_host`` split among the workers with a lease
     of it, this one included, rounded up; never more than its own concurrency."""
-    workers = f"(1 + {_others(host, 'count(*)')})"
+    workers = f"(1 + {_counted(host, others)[0]})"
     return f"{dialect.least}(:share, (:per_host - 1) / {workers} + 1)"
 
 
-def new_lease(dialect: Dialect, host: str) -> str:
+def new_lease(dialect: Dialect, host: str, others: tuple[str, str] | None = None) -> str:
     """The slots a new lease of ``host`` takes: its part, or what the others leave if less."""
-    left = f":per_host - {_others(host, 'coalesce(sum(o.slots), 0)')}"
-    return f"{dialect.least}({part(dialect, host)}, {left})"
+    left = f":per_host - {_counted(host, others)[1]}"
+    return f"{dialect.least}({part(dialect, host, others)}, {left})"
 
 
 def _pairs(dialect: Dialect) -> str:
@@ -77,14 +85,16 @@ UNHELD = (
 )
 
 
-def reshared(dialect: Dialect) -> str:
+def reshared(
+    dialect: Dialect, host: str = "host_leases.host", others: tuple[str, str] | None = None
+) -> str:
     """A lease of this worker set to its part (or what the others leave), never under what its
-    fetches hold (in an UPDATE of ``host_leases``)."""
+    fetches hold (in an UPDATE of ``host_leases``, or of ``host`` with ``others``)."""
     in_use = (
         f"coalesce((SELECT CAST(u.value AS INTEGER) FROM {_pairs(dialect)} u"
-        " WHERE u.key = host_leases.host), 0)"
+        f" WHERE u.key = {host}), 0)"
     )
-    return f"{dialect.greatest}({in_use}, {new_lease(dialect, 'host_leases.host')})"
+    return f"{dialect.greatest}({in_use}, {new_lease(dialect, host, others)})"
 
 
 # This worker's leases set to :func:`reshared`.

@@ -46,13 +46,21 @@ _HOSTS_ALLOWED = (
 # part does; SQLite runs them as statements in turn): the hosts it asks a part of (``wanted``:
 # only when its last claim brought nothing), its leases of hosts it holds nothing of, takes
 # nothing of now and asks nothing of dropped (``unheld``), those it holds or takes pages of set
-# to its part (``reshared``), a new lease of each other host it takes pages of (``leased``), a
-# lease of none of each host asked for (``asked``); what it may now start of each host read
-# from their RETURNING and from the asks it still holds (``waiting``). A claim reads only the
+# to its part (``shares``; written by ``reshared`` only where that changes them), a new lease
+# of each other host it takes pages of (``leased``), a lease of none of each host asked for
+# (``asked``); what it may now start of each host read from ``shares``, their RETURNING and
+# the asks it still holds (``waiting``). A claim reads only the
 # other workers' leases, so none of these changes what it takes; their rows are disjoint (a
 # statement changes a row once). Two statements a claim instead of five or six (with 4
 # workers ~0.5 a page; bench/README.md, issue 29 on PostgreSQL, session 9).
 _MINE = POSTGRES.sql(host_shares.part(POSTGRES, "host_leases.host"))
+# A lease held, reshared: the other workers' leases of its host counted once (a join), not
+# looked up by each of the three formulas, and a lease whose slots stay the same not written
+# (most claims change none: a claim read ~160 of its ~420 blocks setting 13 leases to what
+# they were; bench/README.md, "Issue 29: PostgreSQL (session 11)").
+_COUNTED = ("others.workers", "others.taken")
+_RESHARED = POSTGRES.sql(host_shares.reshared(POSTGRES, "l.host", _COUNTED))
+_PART = POSTGRES.sql(host_shares.part(POSTGRES, "l.host", _COUNTED))
 _IN_USE = "(SELECT key FROM json_each_text(%(in_use)s::json))"
 _HELD = "(SELECT host FROM host_leases WHERE worker_id = %(worker)s)"
 _CLAIM_WITH_LEASES = f"""
@@ -62,11 +70,17 @@ unheld AS (
   DELETE FROM host_leases WHERE worker_id = %(worker)s AND host NOT IN {_IN_USE}
     AND host NOT IN (SELECT host FROM claimed) AND host NOT IN (SELECT host FROM wanted)
 ),
+shares AS (
+  SELECT l.host, l.slots AS held, {_RESHARED} AS slots, {_PART} AS part
+  FROM host_leases l CROSS JOIN LATERAL (
+    SELECT count(*) AS workers, coalesce(sum(o.slots), 0) AS taken FROM host_leases o
+    WHERE o.host = l.host AND o.worker_id <> %(worker)s) AS others
+  WHERE l.worker_id = %(worker)s
+    AND (l.host IN {_IN_USE} OR l.host IN (SELECT host FROM claimed))
+),
 reshared AS (
-  UPDATE host_leases SET slots = {POSTGRES.sql(host_shares.reshared(POSTGRES))}
-  WHERE worker_id = %(worker)s
-    AND (host IN {_IN_USE} OR host IN (SELECT host FROM claimed))
-  RETURNING host, least(slots, {_MINE})
+  UPDATE host_leases SET slots = s.slots FROM shares s
+  WHERE host_leases.worker_id = %(worker)s AND host_leases.host = s.host AND s.slots <> s.held
 ),
 leased AS (
   INSERT INTO host_leases (host, worker_id, slots)
@@ -87,7 +101,8 @@ waiting AS (
 )
 SELECT c.*, CASE WHEN row_number() OVER () = 1 THEN m.mine END FROM
   (SELECT coalesce(json_object_agg(host, n), '{{{{}}}}') AS mine FROM
-    (SELECT * FROM reshared UNION ALL SELECT * FROM leased UNION ALL SELECT * FROM asked
+    (SELECT host, least(slots, part) FROM shares UNION ALL SELECT * FROM leased
+     UNION ALL SELECT * FROM asked
      UNION ALL SELECT * FROM waiting) AS l(host, n)) AS m
   LEFT JOIN claimed c ON true
 """
