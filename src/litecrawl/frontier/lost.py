@@ -39,9 +39,9 @@ __all__ = [
 ]
 
 PARK_AFTER = 3
-# Pages a run writes before it tries its suspects alone (docs/crawling.md): trying them after the
-# first page let kills 3-20 requests into each run (tests/test_kill_soak.py) catch the same
-# innocent page alone three times in ~6% of the soaks (session 11).
+# Pages a run writes before it tries its suspects alone (docs/crawling.md, "Resume after a
+# kill"): trying them after the first page let kills 3-20 requests into each run
+# (tests/test_kill_soak.py) catch the same innocent page alone three times in ~6% of the soaks.
 TRY_SUSPECTS_AFTER = 50
 # The error a parked page carries until it is processed again (as a stale claim does).
 LOST_CATEGORY = "claim_timeout"
