@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +151,29 @@ def test_a_site_without_feeds_is_not_checked_out_for_feed_crawls(
     assert "1 crawled" in _sites_run(db, conf)
     assert "0 crawled" in _sites_run(db, conf)  # no feed: nothing to do until the full crawl
     assert db_query(db, "SELECT kind FROM site_crawls") == [("full",)]
+    shown = runner.invoke(app, ["sites", "show", site.url("/"), "--db", str(db)]).stdout
+    assert "next full crawl:" in shown  # and no date for a feed crawl that never comes
+    assert "next feed crawl: none (no feeds found)" in shown, shown
+    page = _dashboard_site(db, site.url("/"))
+    assert "<th>next feed crawl</th><td>none (no feeds found)</td>" in page, page
+
+
+def _dashboard_site(db: str, url: str) -> str:
+    """The dashboard's page of the site (``litecrawl serve`` on a free port), as HTML."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "litecrawl", "serve", "--db", db, "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().split()[2].rstrip("/")
+        query = urllib.parse.urlencode({"url": url})
+        with urllib.request.urlopen(f"{base}/site?{query}", timeout=30) as response:
+            return str(response.read().decode())
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 def test_a_path_filter_that_cannot_be_loaded_exits_2(tmp_path: Path, new_db: NewDb) -> None:

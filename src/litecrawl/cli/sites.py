@@ -206,7 +206,7 @@ def show(
         typer.echo(f"error: no site {key} (add it with: litecrawl sites add {key})", err=True)
         raise typer.Exit(1)
     if site is not None:
-        _print_site(site)
+        _print_site(site, has_feeds=bool(feeds))
     for feed in feeds:
         read = _when(feed.last_read) if feed.last_read else "not read yet"
         validators = ", ".join(
@@ -235,7 +235,7 @@ def _when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
-def _print_site(site: Site) -> None:
+def _print_site(site: Site, has_feeds: bool) -> None:
     checked = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(site.checked_at))
         if site.checked_at
@@ -250,8 +250,10 @@ def _print_site(site: Site) -> None:
     typer.echo(f"language: {site.language or '-'}")
     if site.next_crawl is not None:
         typer.echo(f"next full crawl: {_when(site.next_crawl)}")
-    if site.next_feed_crawl is not None:
+    if site.next_feed_crawl is not None and has_feeds:
         typer.echo(f"next feed crawl: {_when(site.next_feed_crawl)}")
+    elif site.next_crawl is not None:  # the checkout runs no feed crawl for it (docs/sites.md)
+        typer.echo("next feed crawl: none (no feeds found)")
     for sitemap in site.sitemaps:
         typer.echo(f"sitemap: {sitemap}")
 
