@@ -288,3 +288,39 @@ def test_a_strategy_that_cannot_be_loaded_is_refused_before_crawling(
     result = crawl(tmp_path / "c.db", site.url("/"), "--strategy", "mypkg.strategies:Deep")
     assert result.exit_code == 2 and "mypkg" in result.output
     assert site.requests == []
+
+
+def _summary_lines(stderr: str) -> dict[str, str]:
+    return dict(
+        (key.strip(), value.strip())
+        for key, _, value in (ln.partition(":") for ln in stderr.splitlines())
+        if key and not key.startswith((" ", "{")) and "=" not in key
+    )
+
+
+def test_types_not_asked_for_are_skipped_not_failed(tmp_path: Path, serve: Serve) -> None:
+    body = "<p>" + "Words enough to be a page. " * 10 + "</p>"
+    site = serve(
+        site_app(
+            {
+                "/": html_page(
+                    body + '<a href="/a.pdf">pdf</a> <a href="/b.png">png</a>'
+                    ' <a href="/gone">gone</a>'
+                ),
+                "/a.pdf": (200, "application/pdf", "%PDF-1.4 not read"),
+                "/b.png": (200, "image/png", "not an image either"),
+            }
+        )
+    )
+    result = crawl(tmp_path / "c.db", site.url("/"), "-q")
+    lines = _summary_lines(result.stderr)
+    # the 404 failed; the PDF and the image were not asked for: skipped, and no reason for exit 1
+    assert (lines["ok"], lines["failed"], lines["skipped_type"]) == ("1", "1", "2"), lines
+    assert "content_type=2" in lines["errors"] and "http_404=1" in lines["errors"]
+    assert result.exit_code == 0, result.stderr
+
+    # a seed of a type not asked for and nothing else: nothing crawled says so, exit 1
+    pdf = crawl(tmp_path / "d.db", site.url("/a.pdf"), "-q")
+    assert _summary_lines(pdf.stderr)["failed"] == "0"
+    assert pdf.exit_code == 1
+    assert "exit 1: no page crawled: of 1 tried, 0 failed, 1 skipped" in pdf.stderr

@@ -69,7 +69,9 @@ def test_stats_after_a_crawl_as_json_and_plain_text(tmp_path: Path, serve: Serve
     [shown] = data["hosts"]["shown"]
     assert (shown["robots"], shown["crawl_delay"], shown["blocked_until"]) == ("parsed", 0.1, None)
     [run] = data["runs"]
-    assert (run["fetched"], run["failed"], run["outcome"]) == (3, 2, "done")
+    # the 404 failed; robots.txt's refusal is a skip, not a failure (both in its errors)
+    assert (run["fetched"], run["failed"], run["outcome"]) == (3, 1, "done")
+    assert run["errors"] == {"http_404": 1, "robots": 1}
     assert run["worker"] == f"{socket.gethostname()}:{os.getpid()}"  # the machine and process
     assert data["workers"] == []
 

@@ -175,7 +175,7 @@ async def claim_continuously(engine: Engine, lease: Lease, plan: Continuous) -> 
 
 def _suspects_due(stats: CrawlStats, claimed: int, max_pages: int) -> bool:
     """Whether a run that has claimed ``claimed`` pages is to try its suspects alone now."""
-    written = stats.ok + stats.failed
+    written = stats.ok + stats.failed + stats.skipped
     return written > 0 and (written >= TRY_SUSPECTS_AFTER or 0 < max_pages <= 2 * claimed)
 
 

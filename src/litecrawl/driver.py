@@ -99,6 +99,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "redirects": stats.redirects,
         "cache_hits": stats.not_modified,  # 304s served from the cache
         "skipped_robots": stats.errors.get("robots", 0),
+        "skipped_type": stats.errors.get("content_type", 0) + stats.errors.get("not_text", 0),
         "skipped_lastmod": stats.skipped_lastmod,
         "skipped_scope": stats.skipped_scope,
         "throttled": stats.throttled,

@@ -46,6 +46,11 @@ class Cause:
         return f"{words} ({self.pages} page{plural}{example})"
 
 
+# Outcomes the crawl chose, not failures: robots.txt said no, a content type not asked for, a
+# binary body labelled HTML. Counted apart from ``failed`` (docs/crawling.md, "The summary").
+SKIPPED_CATEGORIES = frozenset({"robots", "content_type", "not_text"})
+
+
 @dataclass
 class CrawlStats:
     """The counters of one crawl (``pages_fetched``, ``pages_failed``, ``pages_indexed`` and
@@ -85,7 +90,13 @@ class CrawlStats:
 
     @property
     def failed(self) -> int:
-        return sum(self.errors.values())
+        """Pages that failed: every recorded category but the skips."""
+        return sum(n for cat, n in self.errors.items() if cat not in SKIPPED_CATEGORIES)
+
+    @property
+    def skipped(self) -> int:
+        """Pages skipped on purpose (robots.txt, a type not asked for, a binary body)."""
+        return sum(n for cat, n in self.errors.items() if cat in SKIPPED_CATEGORIES)
 
     @property
     def elapsed(self) -> float:

@@ -139,8 +139,14 @@ def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     if cuts:
         said = ", ".join(f"{k}={n}" for k, n in sorted(cuts.items()))
         return 1, f"exit 1: sitemaps cut ({said}): what they list past the cut was not queued"
-    if stats.failed and not stats.ok:
+    if stats.failed and not stats.ok and not stats.skipped:
         return 1, f"exit 1: every page tried failed ({stats.failed} of {stats.failed})"
+    if stats.skipped and not stats.ok:
+        return 1, (
+            f"exit 1: no page crawled: of {stats.failed + stats.skipped} tried, "
+            f"{stats.failed} failed, {stats.skipped} skipped (robots.txt, a content "
+            "type not accepted: see --accept-type)"
+        )
     serious = sum(
         n
         for cat, n in stats.errors.items()
