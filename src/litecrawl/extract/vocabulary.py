@@ -93,8 +93,12 @@ def _hashes(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         powers, inverse = _POWERS[:n], _INVERSES[:n]
     else:
         powers, inverse = _powers(_P, n), _powers(_P_INV, n)
-    values = np.frombuffer(data, dtype=np.uint8) * powers
-    prefix = np.concatenate((np.zeros(1, dtype=np.uint64), np.cumsum(values)))
+    # the products and their prefix sums written in place after a leading 0: no copy of the
+    # text's ~20,000 uint64s to prepend it (81 -> 73 us a kit page, bench/README.md)
+    prefix = np.empty(n + 1, dtype=np.uint64)
+    prefix[0] = 0
+    np.multiply(np.frombuffer(data, dtype=np.uint8), powers, out=prefix[1:])
+    np.cumsum(prefix[1:], out=prefix[1:])
     return mix((prefix[ends] - prefix[starts]) * inverse[starts])
 
 
@@ -129,14 +133,16 @@ class Vocabulary:
         hashes = _hashes(data, starts, ends)
         if not len(hashes):
             return cls(data, starts, ends, hashes, hashes, starts, starts)
-        # A stable sort: each run of equal hashes starts at the word's first occurrence. It is
-        # also 2x faster here than the default quicksort (plus a reduceat for the least index):
-        # 51 vs 90 us a kit page, 104 vs 251 a Python documentation page (bench/README.md)
-        order = np.argsort(hashes, kind="stable")
+        # numpy's default argsort (its SIMD quicksort), then the least index of each run of
+        # equal hashes (the word's first occurrence): 71 vs 115 us a kit page, 109 vs 164 a
+        # Python documentation page, against the stable sort whose runs start there already
+        # (timsort; faster on session 4's machine and numpy, bench/README.md, issue 29)
+        order = np.argsort(hashes)
         ordered = hashes[order]
         runs = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
         counts = np.diff(np.append(runs, len(ordered)))
-        return cls(data, starts, ends, hashes, ordered[runs], counts, order[runs])
+        first = np.minimum.reduceat(order, runs)
+        return cls(data, starts, ends, hashes, ordered[runs], counts, first)
 
     @property
     def total(self) -> int:
