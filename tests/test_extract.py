@@ -655,6 +655,79 @@ def test_a_page_that_defeats_the_engine_falls_back_to_the_full_page(engine: str)
     assert nested.extraction_mode == "fullpage" and nested.text == "Deep words only."
 
 
+# SQLite's documentation's shape: the menus sit in one block with the tagline, which an engine
+# may keep as the article's first line; a table of contents repeats the headings as links.
+MENU = "".join(
+    f'<li><a href="/{w.lower()}.html">{w}</a>'
+    for w in ("Home", "About", "Documentation", "Download", "License", "Support", "Purchase")
+)
+SQLITE_SHAPED = (
+    "<html><head><title>Compiling An SQL Statement</title></head><body>"
+    '<div class="nosearch"><a href="/index.html"><img src="/logo.gif" alt="SQLite"></a>'
+    '<div class="tagline">Small. Fast. Reliable.<br>Choose any three.</div>'
+    f'<div class="menu mainmenu"><ul>{MENU}</ul></div>'
+    f'<div class="menu submenu"><ul>{MENU}</ul></div></div>'
+    '<div class="fancy"><div class="nosearch"><div class="fancy_title">Table Of Contents</div>'
+    '<div class="fancy_toc"><div><a href="#prep">1. Preparing statements</a></div>'
+    '<div><a href="#bind">2. Binding their parameters</a></div></div></div>'
+    '<h1 id="prep">1. Preparing statements</h1>'
+    + "<p>An SQL statement is compiled into a prepared statement before it runs. "
+    * 3
+    + '</p><ul><li><a href="/c3ref/reset.html">sqlite3_reset()</a>'
+    '<li><a href="/c3ref/finalize.html">sqlite3_finalize()</a></ul>'
+    "<pre>int sqlite3_prepare_v2(sqlite3 *db, const char *zSql);</pre>"
+    "<table><tr><th>Function</th><th>Purpose</th></tr>"
+    '<tr><td><a href="/c3ref/bind_int.html">sqlite3_bind_int()</a></td>'
+    "<td>binds an integer to a parameter</td></tr></table>"
+    '<h1 id="bind">2. Binding their parameters</h1>'
+    + "<p>Parameters are bound to values after the statement is prepared. " * 3
+    + "</p></div></body></html>"
+)
+
+
+def _cut(html: str, engine_text: str) -> etree._Element:
+    from litecrawl.extract.boundaries import drop_unchosen_links, keep_between, locate_article
+
+    body = etree.HTML(html).find("body")
+    found = locate_article(body, engine_text)
+    assert found is not None
+    keep_between(body, *found)
+    drop_unchosen_links(body, engine_text)
+    return body
+
+
+def test_menus_and_a_table_of_contents_the_engine_left_out_are_dropped() -> None:
+    # what resiliparse takes of SQLite's pages: the tagline first, then the article
+    chosen = "\n".join([
+        "Small. Fast. Reliable.", "Choose any three.", "1. Preparing statements",
+        "An SQL statement is compiled into a prepared statement before it runs.",
+        "int sqlite3_prepare_v2(sqlite3 *db, const char *zSql);", "Function | Purpose",
+        "2. Binding their parameters",
+        "Parameters are bound to values after the statement is prepared.",
+    ])  # fmt: skip
+    body = _cut(SQLITE_SHAPED, chosen)
+    text = " ".join(" ".join(body.itertext()).split())
+    assert "Download" not in text and "Purchase" not in text  # both menus
+    assert "Table Of Contents" not in text and text.count("Binding their parameters") == 1
+    assert text.startswith("Small. Fast. Reliable. Choose any three. 1. Preparing statements")
+    assert "sqlite3_prepare_v2(sqlite3 *db" in text  # the code, the table and its linked cell
+    assert "sqlite3_bind_int() binds an integer to a parameter" in text
+    assert text.endswith("after the statement is prepared.")
+    assert body.find(".//img") is not None  # no text, no evidence: stays
+    assert "sqlite3_reset() sqlite3_finalize()" in text  # links inside the article: its own
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_sqlite_shaped_pages_lose_their_menus_in_article_mode(engine: str) -> None:
+    page = extract_page(
+        SQLITE_SHAPED.encode(), NEWS_URL, "text/html", main_article=True, engine=engine
+    )  # type: ignore[arg-type]
+    assert page.extraction_mode == "article"
+    md = to_markdown(page)
+    assert "Download" not in md and "Purchase" not in md, md
+    assert "An SQL statement is compiled" in page.text and "sqlite3_prepare_v2(sqlite3" in md
+
+
 # --- metadata from markup only -------------------------------------------------------------------
 
 
