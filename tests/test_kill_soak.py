@@ -33,11 +33,15 @@ EARLY_KILLS = 5
 
 
 def tree_site(
-    first_page_sec: float = 0.05, killer: Callable[[], None] | None = None
+    first_page_sec: float = 0.05,
+    killer: Callable[[], None] | None = None,
+    pace: dict[str, float] | None = None,
 ) -> web.Application:
     """/ links to /s0../s11, each /sI to its 15 leaves; every answer takes 50 ms, the first
-    page ``first_page_sec``. With ``killer``, / also links to /killer, whose request calls it."""
+    page ``first_page_sec`` (or ``pace["first_page_sec"]`` when given: a test changes it while
+    the site runs). With ``killer``, / also links to /killer, whose request calls it."""
     app = web.Application()
+    pace = pace if pace is not None else {"first_page_sec": first_page_sec}
 
     async def handler(request: web.Request) -> web.Response:
         if request.path == "/robots.txt":
@@ -45,7 +49,7 @@ def tree_site(
         if request.path == "/killer" and killer is not None:
             killer()
             await asyncio.sleep(5)
-        await asyncio.sleep(first_page_sec if request.path == "/" else 0.05)
+        await asyncio.sleep(pace["first_page_sec"] if request.path == "/" else 0.05)
         parts = request.path.strip("/").split("/")
         if request.path == "/":
             links = [f"/s{i}" for i in range(SECTIONS)] + (["/killer"] if killer else [])
@@ -117,7 +121,8 @@ def test_kills_in_the_first_seconds_never_park_the_first_page(tmp_path: Path, se
     """Each run is killed 0.8 to 3 s after it asked for the first page, which takes 3.5 s to
     answer: the first page is all the crawl holds at every kill, and the dead runs had written
     nothing, so nothing says that page is to blame. Then one run to the end crawls it all."""
-    site = serve(tree_site(first_page_sec=3.5))
+    pace = {"first_page_sec": 3.5}
+    site = serve(tree_site(pace=pace))
     db = tmp_path / "early.db"
     pick = random.Random(int.from_bytes(os.urandom(4)))
     for i in range(EARLY_KILLS):
@@ -135,6 +140,7 @@ def test_kills_in_the_first_seconds_never_park_the_first_page(tmp_path: Path, se
         ]
     # (the last run's loss is recovered by the next run)
     assert db_query(db, "SELECT lost, lost_alone FROM pages") == [(EARLY_KILLS - 1, 0)]
+    pace["first_page_sec"] = 0.05  # the kills are over: the last run need not wait for it
     last = crawl(db, site)
     assert last.wait(PATIENCE_SEC) == 0, (tmp_path / "crawl.log").read_text()[-3000:]
     rows = db_query(db, "SELECT norm_url, last_crawl_time, error FROM pages")

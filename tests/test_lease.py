@@ -26,14 +26,16 @@ Serve = Callable[[web.Application], LocalServer]
 N_PAGES = 150
 
 
-def wide_site(delay: float) -> web.Application:
-    """/ links to /p0../p{N-1}; every page answers after ``delay`` seconds."""
+def wide_site(delay: float, pace: dict[str, float] | None = None) -> web.Application:
+    """/ links to /p0../p{N-1}; every page answers after ``delay`` seconds, or after
+    ``pace["delay"]`` when given (a test changes it while the site runs)."""
     app = web.Application()
+    pace = pace if pace is not None else {"delay": delay}
 
     async def handler(request: web.Request) -> web.Response:
         if request.path == "/robots.txt":
             return web.Response(status=404)
-        await asyncio.sleep(delay)
+        await asyncio.sleep(pace["delay"])
         body = "".join(f'<a href="/p{i}">{i}</a>' for i in range(N_PAGES))
         return web.Response(
             text=html_page(body if request.path == "/" else "leaf", request.path),
@@ -67,7 +69,8 @@ def query(db: Path, sql: str) -> list[tuple[object, ...]]:
 def test_kill_9_mid_crawl_then_rerun_at_once_crawls_everything(
     tmp_path: Path, serve: Serve
 ) -> None:
-    site = serve(wide_site(0.5))
+    pace = {"delay": 0.5}  # slow while the victim runs: it holds many claims at the kill
+    site = serve(wide_site(0.5, pace))
     db = tmp_path / "c.db"
     flags = ("--concurrency", "16", "--per-host", "16")
     victim = spawn_crawl(db, site.url("/"), *flags)
@@ -84,6 +87,9 @@ def test_kill_9_mid_crawl_then_rerun_at_once_crawls_everything(
     assert held, "the kill should strand claims"
     assert query(db, "SELECT count(*) FROM workers") == [(1,)]  # the dead worker's row
     before = Counter(site.paths())
+    # fast for the rerun, which tries the dead worker's claims one at a time (docs/crawling.md,
+    # "Resume after a kill"): at 0.5 s a page that alone took 12 s of the test
+    pace["delay"] = 0.02
 
     # The same command again, at once: the dead worker's claims are recovered at start (its
     # process is gone) and crawled, although processing_timeout_sec (600 s) has not passed.

@@ -22,12 +22,14 @@ Serve = Callable[[web.Application], LocalServer]
 N_PAGES = 40
 
 
-def slow_site(delay: float) -> web.Application:
-    """/ links to /p0../p{N-1}; every page answers after ``delay`` seconds."""
+def slow_site(delay: float, pace: dict[str, float] | None = None) -> web.Application:
+    """/ links to /p0../p{N-1}; every page answers after ``delay`` seconds, or after
+    ``pace["delay"]`` when given (a test changes it while the site runs)."""
     app = web.Application()
+    pace = pace if pace is not None else {"delay": delay}
 
     async def handler(request: web.Request) -> web.Response:
-        await asyncio.sleep(delay)
+        await asyncio.sleep(pace["delay"])
         body = (
             "".join(f'<a href="/p{i}">{i}</a>' for i in range(N_PAGES))
             if request.path == "/"
@@ -82,7 +84,8 @@ def test_two_overlapping_processes_never_fetch_the_same_url(tmp_path: Path, serv
 
 
 def test_kill_9_mid_batch_loses_nothing_and_next_run_recovers(tmp_path: Path, serve: Serve) -> None:
-    site = serve(slow_site(0.5))
+    pace = {"delay": 0.5}  # slow while the victim runs: its batch is in flight at the kill
+    site = serve(slow_site(0.5, pace))
     db = tmp_path / "crash.db"
     first = crawler_process(db, site.url("/"), n_claims=1)
     assert first.wait(60) == 0
@@ -105,6 +108,9 @@ def test_kill_9_mid_batch_loses_nothing_and_next_run_recovers(tmp_path: Path, se
     # killing its worker: each is due again and fetched once in this run (a page is parked only
     # when it was all its worker held, three times: frontier/lost.py).
     site.requests.clear()
+    # fast for the next run, which tries the lost claims one at a time (docs/crawling.md,
+    # "Resume after a kill"): at 0.5 s a page that alone took 20 s of the test
+    pace["delay"] = 0.02
     p = crawler_process(db, site.url("/"), n_claims=N_PAGES, n_concurrent=10)
     assert p.wait(120) == 0
     claimed_paths = {u.removeprefix(site.base) for u in claimed}
