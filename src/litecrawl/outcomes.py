@@ -47,7 +47,8 @@ class Cause:
 
 
 # Outcomes the crawl chose, not failures: robots.txt said no, a content type not asked for, a
-# binary body labelled HTML. Counted apart from ``failed`` (docs/crawling.md, "The summary").
+# binary body labelled HTML. Counted apart from ``failed``
+# (docs/crawling.md, "The summary and exit codes").
 SKIPPED_CATEGORIES = frozenset({"robots", "content_type", "not_text"})
 
 
