@@ -377,28 +377,3 @@ def new_frontier(request: pytest.FixtureRequest, tmp_path: Path) -> OpenFrontier
         return lambda: SQLiteFrontier(path)
     url = request.getfixturevalue("pg_url")
     return lambda: PostgresFrontier(url)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` (many-process crawls, kills, the memory-flat export: 10-30 s
-    each) start first on every xdist worker. ``--dist worksteal`` (pyproject's addopts) gives
-    each worker an equal run of the collection and later moves tests from the end of one run to
-    an idle worker, so a slow test late in a run kept one worker busy after the others had
-    finished. Each run now starts with its share of them, dealt out in turn (the parameters of
-    one test go to different workers). Shares are counted as worksteal counts them. (Read on
-    each worker, where xdist has already set ``--dist`` to "no": the worker count says it.)"""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    if workers < 2:
-        return
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    rest = [item for item in items if not item.get_closest_marker("slow")]
-    heads: list[list[pytest.Item]] = [slow[i::workers] for i in range(workers)]
-    ordered: list[pytest.Item] = []
-    left, taken = len(items), 0
-    for i, head in enumerate(heads):
-        share = left // (workers - i)  # worksteal's first hand-out: what is left, shared out
-        left -= share
-        fill = max(share - len(head), 0)
-        ordered += head + rest[taken : taken + fill]
-        taken += fill
-    items[:] = ordered + rest[taken:]

@@ -135,7 +135,6 @@ def test_robots_obeyed_and_crawl_delay_honoured(
     assert gaps and min(gaps) >= 0.2
 
 
-@pytest.mark.slow
 def test_per_host_concurrency_and_delay_measured_at_server(
     tmp_path: Path, new_db: NewDb, serve: Serve
 ) -> None:
@@ -330,7 +329,6 @@ def _alive(pids: set[int]) -> set[int]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-@pytest.mark.slow
 def test_interrupt_and_resume(
     tmp_path: Path, new_db: NewDb, serve: Serve, sig: signal.Signals
 ) -> None:

@@ -235,7 +235,6 @@ def test_annotations_before_the_site_exists_are_tied_to_it(tmp_path: Path, new_d
     assert rows == [("note", "a friend's blog", "https://later.example/")]
 
 
-@pytest.mark.slow
 def test_ctrl_c_stops_the_check_and_the_next_one_resumes(
     tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:

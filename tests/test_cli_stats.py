@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp import web
 from conftest import LocalServer, site_app
 from test_lease import query, spawn_crawl, wide_site
@@ -110,7 +109,6 @@ def test_a_litecrawl_batch_is_a_run_with_its_worker(tmp_path: Path, serve: Serve
     assert sum(line.split()[-2:] == ["done", me] for line in text.splitlines()) == 2
 
 
-@pytest.mark.slow
 def test_stats_shows_live_workers_and_their_claims(tmp_path: Path, serve: Serve) -> None:
     site = serve(wide_site(0.5))
     db = tmp_path / "w.db"

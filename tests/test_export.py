@@ -458,7 +458,6 @@ def test_warc_since_and_errors(own_crawl: Crawled, tmp_path: Path) -> None:
         export(db, "csv", io.StringIO(), with_vectors=True)
 
 
-@pytest.mark.slow
 def test_streaming_keeps_memory_flat(own_crawl: Crawled, tmp_path: Path) -> None:
     """20k more documents (~30 MB of es-bulk output) are exported with a small, bounded peak;
     with vectors, every batch of documents finds its vectors while the documents stream."""

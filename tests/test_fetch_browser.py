@@ -110,7 +110,6 @@ def js_app() -> web.Application:
     )
 
 
-@pytest.mark.slow
 def test_js_links_and_links_loaded_after_scrolling(serve: Serve) -> None:
     server = serve(js_app())
     result = fetch(server.url("/"), scroll_wait_ms=100)
@@ -207,7 +206,6 @@ def test_media_is_blocked_unless_asked_for(serve: Serve) -> None:
     assert all(server.count(path) >= 1 for path in MEDIA), server.paths()
 
 
-@pytest.mark.slow
 def test_redirect_gives_final_url(serve: Serve) -> None:
     async def old(_: web.Request) -> web.Response:
         raise web.HTTPFound("/new")
@@ -299,7 +297,6 @@ BUTTON_PAGE = html_page(
 ADDED = b'<p id="added">added by click</p>'
 
 
-@pytest.mark.slow
 def test_page_hook_async_and_sync(serve: Serve) -> None:
     server = serve(site_app({"/": BUTTON_PAGE}))
     seen: list[str] = []

@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 from conftest import PATIENCE_SEC, LocalServer, db_query, html_page
 
@@ -81,7 +80,6 @@ def crawl(db: Path, site: LocalServer) -> subprocess.Popen[bytes]:
     )
 
 
-@pytest.mark.slow
 def test_many_kills_at_random_moments_then_one_run_to_the_end(tmp_path: Path, serve: Serve) -> None:
     site = serve(tree_site())
     db = tmp_path / "soak.db"
@@ -116,7 +114,6 @@ def test_many_kills_at_random_moments_then_one_run_to_the_end(tmp_path: Path, se
     assert db_query(db, "PRAGMA integrity_check") == [("ok",)]
 
 
-@pytest.mark.slow
 def test_kills_in_the_first_seconds_never_park_the_first_page(tmp_path: Path, serve: Serve) -> None:
     """Each run is killed 0.8 to 3 s after it asked for the first page, which takes 3.5 s to
     answer: the first page is all the crawl holds at every kill, and the dead runs had written
@@ -149,7 +146,6 @@ def test_kills_in_the_first_seconds_never_park_the_first_page(tmp_path: Path, se
     assert db_query(db, "SELECT count(*) FROM pages WHERE lost_alone > 0 OR lost > 0") == [(0,)]
 
 
-@pytest.mark.slow
 def test_a_page_that_kills_its_worker_is_parked_and_the_crawl_says_so(
     tmp_path: Path, serve: Serve
 ) -> None:

@@ -13,7 +13,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 from conftest import PATIENCE_SEC, LocalServer, db_rows, html_page
 
@@ -65,7 +64,6 @@ def query(db: Path, sql: str) -> list[tuple[object, ...]]:
         conn.close()
 
 
-@pytest.mark.slow
 def test_kill_9_mid_crawl_then_rerun_at_once_crawls_everything(
     tmp_path: Path, serve: Serve
 ) -> None:

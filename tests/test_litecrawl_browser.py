@@ -193,7 +193,6 @@ def stuck_site() -> web.Application:
     return site
 
 
-@pytest.mark.slow
 def test_a_render_out_of_time_keeps_the_served_html_in_both_paths(
     tmp_path: Path, serve: Callable[[web.Application], LocalServer]
 ) -> None:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from itertools import pairwise
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 from conftest import PATIENCE_SEC, LocalServer, NewDb, SeenRequest, db_query, html_page
 
@@ -74,7 +73,6 @@ def _page_starts(site: LocalServer) -> list[float]:
     return sorted(r.start for r in site.requests if r.path != "/robots.txt")
 
 
-@pytest.mark.slow
 def test_workers_together_keep_the_hosts_delay(tmp_path: Path, serve: Serve, new_db: NewDb) -> None:
     app, _ = _site(16)
     site = serve(app)
@@ -94,7 +92,6 @@ def test_workers_together_keep_the_hosts_delay(tmp_path: Path, serve: Serve, new
     assert statistics.median(gaps) >= 0.38, gaps
 
 
-@pytest.mark.slow
 def test_a_retry_after_told_to_one_worker_holds_them_all(
     tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:
@@ -164,7 +161,6 @@ def _most_in_a_window(starts: list[float], window: float) -> int:
     return most
 
 
-@pytest.mark.slow
 def test_eight_workers_crawl_2000_pages_over_8_hosts_once_and_politely(
     serve: Serve, new_db: NewDb
 ) -> None:
@@ -182,7 +178,6 @@ def test_eight_workers_crawl_2000_pages_over_8_hosts_once_and_politely(
         assert _most_in_a_window(starts, 1.0) <= 44, _most_in_a_window(starts, 1.0)
 
 
-@pytest.mark.slow
 def test_kill_9_of_two_of_four_workers_loses_nothing(
     serve: Serve, new_db: NewDb, tmp_path: Path
 ) -> None:
@@ -312,7 +307,6 @@ def _crawl_until_fetched(
     return max(r.end or 0.0 for r in seen) - min(r.start for r in seen)
 
 
-@pytest.mark.slow
 def test_a_host_with_a_long_crawl_delay_does_not_hold_up_the_others(
     serve: Serve, new_db: NewDb
 ) -> None:
@@ -340,7 +334,6 @@ def test_a_host_with_a_long_crawl_delay_does_not_hold_up_the_others(
     assert all(b - a >= 2.88 for a, b in pairwise(starts)), starts
 
 
-@pytest.mark.slow
 def test_workers_indexing_the_same_text_at_once_share_one_resource(
     serve: Serve, new_db: NewDb
 ) -> None:

@@ -339,7 +339,6 @@ def _markdown_of(sidecar: Path) -> Path:
 
 
 @pytest.mark.skipif(not have_chromium(), reason="no Chromium to render with")
-@pytest.mark.slow
 def test_the_browser_fetcher_refuses_an_unwanted_type_after_the_headers(serve: Serve) -> None:
     """With --render too: the PDF Chromium navigated to is refused, not fetched again whole.
     Again and again in one browser: closing a page whose PDF viewer was loading hung for good

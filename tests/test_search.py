@@ -238,7 +238,6 @@ QUERIES = st.lists(
 ).map(lambda parts: "".join(atom + sep for atom, sep in parts))
 
 
-@pytest.mark.slow
 def test_both_backends_match_the_same_pages_with_the_same_snippets(
     tmp_path: Path, pg_url: str, site: LocalServer
 ) -> None:

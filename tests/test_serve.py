@@ -158,7 +158,6 @@ def _shot(page: Page, name: str) -> None:
 @pytest.mark.skipif(
     not have_chromium() and not os.environ.get("CI"), reason="no Chromium on this machine"
 )
-@pytest.mark.slow
 def test_dashboard_in_chromium(crawled_sqlite: tuple[str, str], start: Callable[..., str]) -> None:
     db, site = crawled_sqlite
     base = start(db, "--token", TOKEN)

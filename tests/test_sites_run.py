@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp import web
 from conftest import LocalServer, NewDb, db_query, html_page
 from typer.testing import CliRunner
@@ -115,7 +114,6 @@ def test_run_crawls_due_sites_and_counts_links_between_sites(
     assert Counter(a.paths())["/x"] == 1 and Counter(b.paths())["/"] == 2
 
 
-@pytest.mark.slow
 def test_a_killed_worker_loses_its_site_after_the_lock_expires(
     tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:
@@ -149,7 +147,6 @@ def test_a_killed_worker_loses_its_site_after_the_lock_expires(
     assert db_query(db, "SELECT locked_by FROM sites") == [(None,)]
 
 
-@pytest.mark.slow
 def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(
     tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:
@@ -175,7 +172,6 @@ def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(
     assert db_query(db, "SELECT count(*) FROM site_crawls") == [(2,)]
 
 
-@pytest.mark.slow
 def test_two_processes_never_crawl_one_site_at_once(
     tmp_path: Path, serve: Serve, new_db: NewDb
 ) -> None:

@@ -8,7 +8,6 @@ import dataclasses
 import hashlib
 import random
 
-import pytest
 from conftest import NewDb, db_execute, db_query
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -392,7 +391,6 @@ def _graph(db: str) -> dict[str, set[str]]:
     return graph
 
 
-@pytest.mark.slow
 def test_link_graph_only_changed_pages_rewritten_same_rows(new_db: NewDb) -> None:
     """The link graph after any sequence of batches, written only where a page's links
     changed, holds the rows the plain replacement of every page's links gives."""

@@ -159,7 +159,6 @@ def test_private_suffix_hosts_get_their_partition_hash_again(
     assert got == (expected, expected)
 
 
-@pytest.mark.slow
 def test_a_crawl_outlives_a_database_restart(
     tmp_path: Path, pg_cluster: Cluster, serve: Callable[[web.Application], LocalServer]
 ) -> None:
@@ -231,7 +230,6 @@ def test_a_malformed_or_unreachable_database_url_exits_2_without_its_password() 
             assert "Traceback" not in result.output
 
 
-@pytest.mark.slow
 def test_sites_run_outlives_a_database_restart(
     tmp_path: Path, pg_cluster: Cluster, serve: Callable[[web.Application], LocalServer]
 ) -> None:
