@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from litecrawl.cli.output import duration, print_crawl_summary, print_json_summary
 from litecrawl.frontier.lost import PARK_AFTER
+from litecrawl.outcomes import SKIPPED_CATEGORIES
 
 if TYPE_CHECKING:
     from litecrawl.crawl import CrawlReport
@@ -150,8 +151,7 @@ def _exit_code(report: CrawlReport) -> tuple[int, str | None]:
     serious = sum(
         n
         for cat, n in stats.errors.items()
-        if cat not in ("robots", "content_type", "not_text", "strategy")
-        and not cat.startswith("http_4")
+        if cat not in SKIPPED_CATEGORIES and cat != "strategy" and not cat.startswith("http_4")
     )
     if stats.claimed and serious > stats.claimed / 2:
         return 1, f"exit 1: {serious} of {stats.claimed} pages failed"

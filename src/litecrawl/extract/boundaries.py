@@ -275,7 +275,7 @@ def _chosen(page: str, lines: list[str]) -> tuple[list[int], list[int]]:
             if page.find(follow, after, after + _GAP + len(follow)) != -1:
                 break
             pos = page.find(line, after)
-        pos = first if pos == -1 or not follow else pos
+        pos = first if pos == -1 else pos
         if pos == -1:
             continue
         if not ends or pos >= ends[-1]:
