@@ -87,9 +87,12 @@ async def _worker(
         if site is None:
             return
         crawl, links = await _crawl_site(config, store, site, worker, stop, paths)
-        report.queued += await asyncio.to_thread(
+        queued = await asyncio.to_thread(
             store.checkin, crawl, _schedule(config, site, crawl), links, time.time()
         )
+        # added once the checkin is back: ``report.queued += await ...`` read the count before
+        # the await, and a checkin that overlapped another's stored its sum over theirs
+        report.queued += queued
         report.crawls.append((site.base_url, crawl))
 
 

@@ -60,7 +60,8 @@ class SQLSites(SiteStore):
 
     def add(self, base_urls: Sequence[str], now: float) -> int:
         def work(conn: Any) -> int:
-            added = self._insert_sites(conn, base_urls, now, "seed")
+            # in key order, as a checkin's: two adds never wait for each other in a cycle
+            added = self._insert_sites(conn, sorted(set(base_urls)), now, "seed")
             # annotations made before their site existed now name it
             self._run(
                 conn,
@@ -202,11 +203,19 @@ class SQLSites(SiteStore):
         self, crawl: SiteCrawl, schedule: SiteSchedule, links: dict[str, int], now: float
     ) -> int:
         def work(conn: Any) -> int:
-            self._run(
+            # The sites found first (in key order) and the site's own row last: an insert of
+            # a known site waits for a transaction that has written its row (PostgreSQL), so a
+            # checkin that held its own row while it waited for another's (two sites linking to
+            # each other, checked in at once) was a deadlock (docs/sites.md, "Site crawls")
+            found = sorted(links)
+            queued = self._insert_sites(conn, found, now, "link")
+            self._many(
                 conn,
-                "UPDATE sites SET locked_by = NULL, locked_until = NULL, next_crawl = ?, "
-                "next_feed_crawl = ? WHERE id = ? AND locked_by = ?",
-                (schedule.next_crawl, schedule.next_feed_crawl, crawl.site_id, crawl.worker),
+                """INSERT INTO site_links (from_site, to_site, count, first_seen, last_seen)
+                SELECT :site, id, :count, :now, :now FROM sites WHERE base_url = :url
+                ON CONFLICT (from_site, to_site) DO UPDATE SET
+                  count = excluded.count, last_seen = excluded.last_seen""",
+                [{"site": crawl.site_id, "count": links[u], "now": now, "url": u} for u in found],
             )
             # feeds found while crawling the site (links that turned out to be feeds too)
             self._run(
@@ -221,17 +230,11 @@ class SQLSites(SiteStore):
                 f"INSERT INTO site_crawls ({CRAWL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 crawl.row(),
             )
-            queued = self._insert_sites(conn, list(links), now, "link")
-            self._many(
+            self._run(
                 conn,
-                """INSERT INTO site_links (from_site, to_site, count, first_seen, last_seen)
-                SELECT :site, id, :count, :now, :now FROM sites WHERE base_url = :url
-                ON CONFLICT (from_site, to_site) DO UPDATE SET
-                  count = excluded.count, last_seen = excluded.last_seen""",
-                [
-                    {"site": crawl.site_id, "count": n, "now": now, "url": u}
-                    for u, n in links.items()
-                ],
+                "UPDATE sites SET locked_by = NULL, locked_until = NULL, next_crawl = ?, "
+                "next_feed_crawl = ? WHERE id = ? AND locked_by = ?",
+                (schedule.next_crawl, schedule.next_feed_crawl, crawl.site_id, crawl.worker),
             )
             return queued
 
