@@ -152,8 +152,10 @@ def test_markdown_tree_and_sidecar_fields(tmp_path: Path) -> None:
     assert "Paragraph 7: night trains" in md and "Home" not in md and "Copyright" not in md
 
     meta = json.loads((out / "rail.example/news/night-trains.meta.json").read_text("utf-8"))
-    # the sidecar's fields (docs/datasets.md), then the markup's date and author (meta tags here)
-    assert list(meta) == [*SIDECAR_FIELDS, "date", "author"]
+    # the sidecar's fields (docs/datasets.md), then the page's language and the markup's date and
+    # author (meta tags here)
+    assert list(meta) == [*SIDECAR_FIELDS, "language", "date", "author"]
+    assert meta["language"] == "en"
     assert meta["date"] == "2024-03-01" and meta["author"] == "Jane Doe"
     assert meta["url"] == "https://rail.example/news/night-trains"
     assert meta["title"] == "Night trains return"
@@ -173,7 +175,7 @@ def test_main_article_sidecar_adds_markup_date_and_author(tmp_path: Path) -> Non
     settings = AnalyzerSettings(output_dir=tmp_path, main_article=True)
     asyncio.run(analyze(settings, 0, ("https://rail.example/a", result("https://rail.example/a"))))
     meta = json.loads((tmp_path / "rail.example/a.meta.json").read_text("utf-8"))
-    assert list(meta) == [*SIDECAR_FIELDS, "date", "author"]
+    assert list(meta) == [*SIDECAR_FIELDS, "language", "date", "author"]
     assert meta["extraction_mode"] == "article"
     assert meta["date"] == "2024-03-01" and meta["author"] == "Jane Doe"
     assert meta["cache_path"] is None

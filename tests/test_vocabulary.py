@@ -27,14 +27,7 @@ def test_counts_and_first_appearances() -> None:
 def test_a_text_without_words() -> None:
     vocabulary = Vocabulary.of("123 -- 456 ...")
     assert vocabulary.total == 0
-    assert vocabulary.occurrences(stopwords_for("en")) == 0
     assert vocabulary.keywords(stopwords_for("en"), 10) == ()
-
-
-def test_stop_word_hits_count_every_occurrence() -> None:
-    vocabulary = Vocabulary.of("The cat and the dog and the bird")
-    assert vocabulary.occurrences(stopwords_for("en")) == 5  # the x3, and x2
-    assert vocabulary.occurrences(frozenset()) == 0
 
 
 def test_the_same_word_hashes_the_same_wherever_it_stands() -> None:

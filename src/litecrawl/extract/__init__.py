@@ -5,11 +5,12 @@ are plain data), so the engine runs it in worker processes; :func:`to_markdown` 
 """
 
 from litecrawl.extract.decode import decode_html
+from litecrawl.extract.language import detect_language
 from litecrawl.extract.markdown import to_markdown, write_atomic
 from litecrawl.extract.page import Extracted, ExtractionMode, extract_page
 from litecrawl.extract.paths import markdown_path, sidecar_path, url_domain
 from litecrawl.extract.selectors import HAVE_CSSSELECT
-from litecrawl.extract.vocabulary import detect_language, keywords
+from litecrawl.extract.vocabulary import keywords
 
 __all__ = [
     "HAVE_CSSSELECT",

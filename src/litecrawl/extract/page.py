@@ -18,10 +18,11 @@ from litecrawl.extract.boundaries import drop_unchosen_links, keep_between, loca
 from litecrawl.extract.decode import decode_html
 from litecrawl.extract.dom import LxmlDoc, parse_html
 from litecrawl.extract.fallback import RegexDoc
+from litecrawl.extract.language import detect_language
 from litecrawl.extract.metadata import markup_metadata
 from litecrawl.extract.sections import Section
 from litecrawl.extract.text import normalize_lines, preview
-from litecrawl.extract.vocabulary import detect_language, keywords
+from litecrawl.extract.vocabulary import keywords
 from litecrawl.parse.links import PageLinks
 
 __all__ = ["MIN_ARTICLE_CHARS", "Extracted", "ExtractionMode", "extract_page"]

@@ -1,9 +1,6 @@
-"""Small built-in stop-word lists (English, German, French, Spanish).
-
-They serve two purposes: keyword extraction skips them, and :func:`litecrawl.extract.text.
-detect_language` guesses a page's language by how many of its words fall in each list. The lists
-are deliberately short (the few hundred most frequent function words): enough for both jobs without
-a dependency.
+"""Small built-in stop-word lists (English, German, French, Spanish) that keyword extraction
+skips. The lists are deliberately short (the few hundred most frequent function words): enough
+for keywords without a dependency.
 """
 
 from __future__ import annotations

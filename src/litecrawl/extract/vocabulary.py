@@ -1,5 +1,5 @@
 """A page's words as numbers: a 64-bit hash per word, and per distinct word its count and first
-position. Keywords, the language guess and the simhash all start from these.
+position. Keywords and the simhash start from these.
 
 Counting a page's ~2,000 words with ``Counter`` and sorting its ~1,500 distinct ones by frequency
 cost about 0.6 ms a page (kit site); done on the word hashes the simhash needs anyway (sort the
@@ -21,13 +21,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from litecrawl.extract.stopwords import STOPWORDS, stopwords_for
-from litecrawl.extract.text import non_ascii, spaced_words
+from litecrawl.extract.stopwords import stopwords_for
+from litecrawl.extract.text import spaced_words
 
 __all__ = [
     "KEYWORD_COUNT",
     "Vocabulary",
-    "detect_language",
     "keywords",
     "mix",
     "vocabulary",
@@ -43,12 +42,6 @@ _KEYWORD_MIN, _KEYWORD_MAX = 3, 50
 _MAX_UTF8_BYTES = 4  # a word of more than 50 * 4 bytes has more than 50 characters
 _SHORTLIST = 3  # candidates ranked first, per keyword wanted: the exact checks drop few
 _ELISION_MAX = 2  # French/Italian "l'", "d'", "qu'": the word is what follows
-_SAMPLE_CHARS = 20_000  # language detection looks at the start of the text only
-_MIN_HITS = 3
-_CJK = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u4e00-\u9fff]")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HANGUL = re.compile(r"[\uac00-\ud7af]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 # polynomial word hash: P odd, so P**i is invertible modulo 2**64 (P_INV * P = 1)
 _P = np.uint64(0x100000001B3)
 _P_INV = np.uint64(pow(0x100000001B3, -1, 1 << 64))
@@ -152,10 +145,6 @@ class Vocabulary:
     def word(self, index: int) -> str:
         """The ``index``-th word of the text."""
         return self.data[self.starts[index] : self.ends[index]].decode("utf-8", "surrogatepass")
-
-    def occurrences(self, words: frozenset[str]) -> int:
-        """How many of the text's words are in ``words``."""
-        return int(self.counts[self._among(words)].sum())
 
     def _among(self, words: frozenset[str]) -> np.ndarray:
         """Which distinct words are in ``words`` (a mask over ``distinct``)."""
@@ -262,7 +251,7 @@ def _keyword_form(word: str, stop: frozenset[str]) -> str | None:
     return norm
 
 
-# The last text's vocabulary: keywords, the language guess and the simhash of a page ask in turn.
+# The last text's vocabulary: a page's keywords and its simhash ask in turn.
 @lru_cache(maxsize=1)
 def vocabulary(text: str) -> Vocabulary:
     """:meth:`Vocabulary.of` ``text``, remembered for the next caller with the same text."""
@@ -275,37 +264,3 @@ def keywords(text: str, language: str | None, count: int = KEYWORD_COUNT) -> tup
     Ties keep the order of first appearance, so the result is deterministic.
     """
     return vocabulary(text).keywords(stopwords_for(language), count)
-
-
-def detect_language(text: str) -> str | None:
-    """A cheap guess: CJK scripts by character class, else the stop-word list with most hits.
-
-    Returns an ISO 639-1 code ("en", "de", "fr", "es", "ja", "ko", "zh") or None when unsure.
-    """
-    sample = text[:_SAMPLE_CHARS]
-    if not sample:
-        return None
-    if not sample.isascii():
-        other = non_ascii(sample)  # the script test: a lone "©" must not cost a scan
-        if _CJK.search(other):
-            kana = len(_KANA.findall(other))
-            hangul = len(_HANGUL.findall(other))
-            han = len(_HAN.findall(other))
-            cjk = kana + hangul + han
-            if cjk >= 20 and cjk * 5 >= len(sample):  # a fifth of the characters or more
-                if kana * 10 >= cjk:
-                    return "ja"
-                if hangul >= han:
-                    return "ko"
-                return "zh"
-    words = vocabulary(text) if len(text) <= _SAMPLE_CHARS else Vocabulary.of(sample)
-    if not words.total:
-        return None
-    best, best_hits = None, 0
-    for lang, stop in STOPWORDS.items():
-        hits = words.occurrences(stop)
-        if hits > best_hits:
-            best, best_hits = lang, hits
-    if best_hits >= _MIN_HITS and best_hits * 10 >= words.total:
-        return best
-    return None

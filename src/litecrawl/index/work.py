@@ -50,8 +50,8 @@ def sidecar(
     content_hash: str,
     cache_path: str | None,
 ) -> dict[str, object]:
-    """The ``.meta.json`` record: the fields of docs/datasets.md, in that order, plus the page
-    markup's ``date`` and ``author`` only when it found them."""
+    """The ``.meta.json`` record: the fields of docs/datasets.md, in that order, plus the page's
+    ``language`` and its markup's ``date`` and ``author`` only when they are known."""
     record: dict[str, object] = {
         "url": url,
         "title": extracted.title,
@@ -65,6 +65,8 @@ def sidecar(
         "cache_path": cache_path,
         "extraction_mode": extracted.extraction_mode,
     }
+    if extracted.language:
+        record["language"] = extracted.language
     if extracted.date:
         record["date"] = extracted.date
     if extracted.author:
