@@ -236,6 +236,33 @@ def test_keywords_use_the_pages_language() -> None:
     assert keywords("a 123 x99 ab abc ABC", None) == ("abc",)
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "function_words"),
+    [
+        (
+            "it",
+            "Il gatto e il cane sono nella casa della nonna, che ha una casa con il gatto e il "
+            "cane. Sono i gatti della nonna che dormono nella casa.",
+            {"che", "sono", "della", "nella", "una", "con"},
+        ),
+        (
+            "sv",
+            "Katten och hunden är i huset, och katten sover för att hunden som är i huset "
+            "sover. Det är ett hus för katten och hunden.",
+            {"och", "att", "för", "som", "ett", "det"},
+        ),
+    ],
+)
+def test_keywords_skip_the_function_words_of_languages_without_a_built_in_list(
+    language: str, text: str, function_words: set[str]
+) -> None:
+    found = keywords(text, language)
+    assert not function_words & set(found)
+    assert {"gatto", "cane", "casa"} <= set(found) or {"katten", "hunden", "huset"} <= set(found)
+    # a language no list knows: the built-in lists, as before
+    assert keywords("The cat and the dog, the cat.", "xx")[:2] == ("cat", "dog")
+
+
 def test_keywords_fold_elisions_and_break_ties_by_first_appearance() -> None:
     # "l'homme" counts for "homme" and appears before "maison": the tie goes to "homme"
     assert keywords("L'homme et la maison. Une maison, un homme.", "fr") == ("homme", "maison")

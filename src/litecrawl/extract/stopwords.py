@@ -1,9 +1,11 @@
-"""Small built-in stop-word lists (English, German, French, Spanish) that keyword extraction
-skips. The lists are deliberately short (the few hundred most frequent function words): enough
-for keywords without a dependency.
+"""Stop words that keyword extraction skips: small built-in lists for English, German, French and
+Spanish (the few hundred most frequent function words), and for the other languages the
+`stop-words` package's lists (about 30 languages: Italian, Portuguese, Swedish, Russian...).
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 __all__ = ["STOPWORDS", "stopwords_for"]
 
@@ -78,7 +80,21 @@ _WITH_EN = {lang: words | _EN for lang, words in STOPWORDS.items()}
 
 
 def stopwords_for(language: str | None) -> frozenset[str]:
-    """Stop words to skip for ``language`` (plus English); every list when it is unknown."""
+    """Stop words to skip for ``language`` (plus English, which pages of any language quote);
+    the four built-in lists when it is unknown or has no list."""
     if language is None:
         return _ALL
-    return _WITH_EN.get(language, _ALL)
+    own = _WITH_EN.get(language)
+    return own if own is not None else _listed(language)
+
+
+@lru_cache(maxsize=64)
+def _listed(language: str) -> frozenset[str]:
+    """The `stop-words` package's list for ``language``, plus English."""
+    # imported here: most pages are in a language with a built-in list, and every process starts
+    # sooner without it (docs/architecture.md, "Start-up")
+    from stop_words import LANGUAGE_MAPPING, get_stop_words
+
+    if language not in LANGUAGE_MAPPING:
+        return _ALL
+    return frozenset(word.lower() for word in get_stop_words(language)) | _EN

@@ -100,7 +100,7 @@ def word_hashes(spaced: bytes) -> np.ndarray:
     return _hashes(spaced, *_word_bounds(spaced))
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=64)  # a stop-word list a language a crawl meets
 def _hash_set(words: frozenset[str]) -> np.ndarray:
     """The sorted hashes of a set of words (stop-word lists: a handful of distinct sets)."""
     return np.unique(word_hashes(" ".join(words).encode("utf-8", "surrogatepass")))
