@@ -15,7 +15,9 @@ before it is due) and the same change history (common random numbers):
 - ``uniform``: every page every N/B days;
 - ``multiplicative``: litecrawl()'s default rule (`litecrawl.schedule.Schedule`);
 - ``freshness``: each page's change rate estimated from its checks (`Estimator`, with the share
-  of stopped pages learned from them, `StopShare`, as the crawler's planner does), revisits from
+  of stopped pages learned from them, `StopShare`, as the crawler's planner did until session 13:
+  bench/freshness_estimate.py; the planner's change-point estimate since is
+  bench/freshness_bounds.py's ``empirical``, measured through the crawler), revisits from
   the allocation under the budget (`allocate`), solved again every day and planned over the
   budget by what the intervals the pages hold take of a plan (`Spend`);
 - ``unspent``: the same planned at the budget (session 8's);
@@ -54,8 +56,9 @@ from email.utils import formatdate, parsedate_to_datetime
 
 import aiohttp
 from aiohttp import web
+from freshness_estimate import ChangeHistory, Estimator, StopShare
 
-from litecrawl.schedule import ChangeHistory, Estimator, Schedule, StopShare
+from litecrawl.schedule import Schedule
 from litecrawl.schedule.allocate import RateGroup, allocate
 from litecrawl.schedule.planner import Spend
 

@@ -13,8 +13,8 @@ history. Freshness is the time-averaged share of pages whose last fetched versio
 Policies: ``uniform`` (every page every N/B ticks, staggered), ``multiplicative`` (litecrawl's
 rule: the scheduled interval times 0.2 after a change, times 2 after none, clamped), ``elapsed``
 (the same rule applied to the time since the last fetch, lateness included), ``freshness``
-(litecrawl's estimator and allocation, solved every tick, the share of stopped pages learned
-from the checks as the planner does, and the budget planned over by what the intervals the pages
+(litecrawl's estimator until session 13, bench/freshness_estimate.py, and its allocation,
+solved every tick, the share of stopped pages learned from the checks as the planner did, and the budget planned over by what the intervals the pages
 hold take of a plan, ``Spend``, each page counted at the interval it was given), ``due-sum``
 (the same counting each page at its due time less its visit: session 9's, which reads a page
 visited late as spending more than it does), ``unspent`` (the same planned at the budget:
@@ -46,7 +46,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, replace
 
-from litecrawl.schedule import ChangeHistory, Estimator, StopShare
+from freshness_estimate import ChangeHistory, Estimator, StopShare
+
 from litecrawl.schedule.allocate import RateGroup, allocate
 from litecrawl.schedule.planner import Spend
 

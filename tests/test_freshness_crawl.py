@@ -231,3 +231,68 @@ def test_a_page_visited_late_keeps_the_interval_it_was_given(
     export = runner.invoke(app, ["export", "--db", str(db), "--format", "jsonl", "--no-text"])
     records = [json.loads(line) for line in export.output.splitlines() if line.startswith("{")]
     assert sorted(r["recrawl_interval"] for r in records) == [2 * HOUR, 2 * HOUR]
+
+
+def shifting_site() -> tuple[web.Application, dict[str, bool]]:
+    """/a and /b: the one ``state["a_changes"]`` names is new at every request, the other the
+    same; flip it and their rates shift."""
+    state, served = {"a_changes": True}, {"a": 0, "b": 0}
+
+    def page(name: str) -> Callable[[web.Request], Any]:
+        async def handler(request: web.Request) -> web.Response:
+            served[name] += 1
+            changing = state["a_changes"] == (name == "a")
+            words = f"item number {served[name]}" if changing else "the same words as always"
+            return web.Response(text=html_page(f"<p>{words}</p>", name), content_type="text/html")
+
+        return handler
+
+    web_app = web.Application()
+    web_app.router.add_get("/a", page("a"))
+    web_app.router.add_get("/b", page("b"))
+    return web_app, state
+
+
+def test_the_schedule_follows_pages_whose_rates_shift(tmp_path: Path, serve: Serve) -> None:
+    # /a changes at every visit and /b never, for a day; then the other way round. Within a
+    # few hours the freshness schedule gives /b the shorter interval: each check since the
+    # shift moves a new run's weight (a restarted crawl, as each litecrawl() batch is, learns
+    # its prior and hazard again from the stored records)
+    web_app, state = shifting_site()
+    site = serve(web_app)
+    db = str(tmp_path / "fresh.db")
+    a, b = site.url("/a"), site.url("/b")
+
+    def intervals() -> tuple[int, int]:
+        rows = db_rows(db)
+        return rows[a]["recrawl_interval"], rows[b]["recrawl_interval"]
+
+    def crawl() -> None:
+        litecrawl(
+            db,
+            [a, b],
+            fetcher="http",
+            obey_robots=False,
+            new_interval_sec=HOUR,
+            min_interval_sec=600,
+            max_interval_sec=6 * HOUR,
+            schedule_policy="freshness",
+        )
+        pass_an_hour(db)
+
+    for _ in range(24):
+        crawl()
+    before = intervals()
+    assert before[0] < before[1]  # /a followed, /b left
+    state["a_changes"] = False
+    hours = 0
+    while hours < 24:
+        crawl()
+        hours += 1
+        after = intervals()
+        if after[1] < after[0]:
+            break
+    assert after[1] < after[0], after
+    assert hours <= 3  # the estimator before session 13 (hard change detection): 4
+    rows = db_rows(db)
+    assert rows[b]["changes"] >= 1 and rows[a]["changes"] >= 12

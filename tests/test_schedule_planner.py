@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
+import random
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,17 +15,15 @@ from typer.testing import CliRunner
 from litecrawl import ConfigError, litecrawl
 from litecrawl.cli import app
 from litecrawl.schedule import Schedule
-from litecrawl.schedule.estimate import ChangeHistory
 from litecrawl.schedule.planner import (
     FULL_SEC,
     REFRESH_SEC,
     PageChange,
     Planner,
     Spend,
-    _decode,
-    _encode,
     change_age,
 )
+from litecrawl.schedule.record import Record, Run, decode, encode
 
 DAY = 86400
 
@@ -183,106 +182,127 @@ def test_writes_keep_the_rates_histogram_as_a_full_read_would() -> None:
         )
 
 
+_FINITE = st.floats(allow_nan=False, allow_infinity=False)
+
+
 @given(
     st.builds(
-        ChangeHistory,
+        Record,
         st.integers(0, 10**9),
         st.integers(0, 10**9),
-        *[st.floats(allow_nan=True, allow_infinity=True)] * 7,
-    ),
-    st.text(),
+        st.lists(st.builds(Run, *[_FINITE] * 5), max_size=4).map(tuple),
+        st.none() | _FINITE,
+        _FINITE,
+        st.text(),
+        st.none() | _FINITE,
+    )
 )
-def test_the_change_record_is_the_histories_fields_and_hash_as_json(
-    history: ChangeHistory, change_hash: str
-) -> None:
-    # the fast encoding against the plain one it replaced: the same text for any record
-    record = {**dataclasses.asdict(history), "hash": change_hash, "rate": None}
-    plain = json.dumps(record, separators=(",", ":"))
-    assert _encode(history, change_hash) == plain
-    decoded = _decode(plain)
-    assert decoded is not None and decoded[1] == change_hash
+def test_the_change_record_reads_back_as_written(record: Record) -> None:
+    assert decode(encode(record)) == record
 
 
-def _watch(planner: Planner, stopping: int, days: int = 40) -> list[PageChange]:
-    """100 pages changing once a day (dated), checked every 12 hours; the first ``stopping`` stop
-    changing on day 10. Each page's statistics after its last check."""
+def test_a_record_of_an_earlier_litecrawl_keeps_its_counts_and_starts_its_runs() -> None:
+    # session 12's records: the estimator's fields, the hash and the rate, no runs
+    old = json.dumps({"checks": 7, "changes": 3, "dated": 1.5, "exposure": 9e5, "quiet": 0.0,
+                      "hash": "abc", "rate": 2e-5})  # fmt: skip
+    planner = Planner(Schedule(policy="freshness"))
+    change = planner.observe(old, 0, DAY, "abd")
+    assert (change.checks, change.changes) == (8, 4)
+    record = decode(change.change_history)
+    assert record is not None and record.runs  # from this check on
+    assert all((run.undated, run.undated_time) == (1, DAY) for run in record.runs)
+
+
+def _watch(planner: Planner, moving: int, days: int = 40) -> list[PageChange]:
+    """100 pages changing 0.1-10 times a day (Poisson, dated), checked every 12 hours, the
+    prior read from their records daily as a crawl does; the first ``moving`` stop changing on
+    day 10. Each page's statistics after its last check."""
+    rng = random.Random(7)
     pages: list[PageChange | None] = [None] * 100
+    last_change = [0.0] * 100
+    versions = [0] * 100
     for k in range(2 * days):
         now = k * DAY // 2
         for i in range(100):
-            still = not (i < stopping and now > 10 * DAY)
-            changed = still and (k + i) % 2 == 0
-            version = f"{(k + i) // 2}" if still else "the last"
+            t = now - DAY / 2
+            while i >= moving or now <= 10 * DAY:  # the changes within the last 12 hours
+                t += rng.expovariate(10 ** (-1 + 2 * (i % 10) / 9) / DAY)
+                if t > now:
+                    break
+                last_change[i], versions[i] = t, versions[i] + 1
             page = pages[i]
-            pages[i] = planner.observe(
-                page.change_history if page else None,
-                now - DAY // 2 if page else None,
-                now,
-                version,
-                age=3600.0 if changed else None,
+            record = page.change_history if page else None
+            age = now - last_change[i] if 0 < now - last_change[i] <= DAY / 2 else None
+            pages[i] = change = planner.observe(
+                record, now - DAY // 2 if page else None, now, str(versions[i]), age=age
             )
-        planner.solve(now)
+            planner.moved("h", planner.rate(record) if page else None, change.change_rate)
+        if k % 2 == 0:
+            done = [p for p in pages if p is not None]
+            rates = [("h", p.change_rate) for p in done]
+            planner.refresh(rates, now, records=[(p.change_history, now) for p in done])
+        else:
+            planner.solve(now)
     return [p for p in pages if p is not None]
 
 
-def _plain_rate(planner: Planner, page: PageChange) -> float:
-    decoded = _decode(page.change_history)
-    assert decoded is not None
-    return dataclasses.replace(planner.estimator, stopped_share=0.0).rate(decoded[0])
+def test_pages_seen_to_stop_teach_the_planner_a_hazard_and_their_rates_fall() -> None:
+    steady, stopping = Planner(Schedule(policy="freshness", budget=50 / DAY)), None
+    stopping = Planner(Schedule(policy="freshness", budget=50 / DAY))
+    kept = _watch(steady, moving=0)
+    moved = _watch(stopping, moving=30)
+    assert stopping.learned.hazard.pi > 10 * steady.learned.hazard.pi
+    stopped, still = moved[9], moved[99]  # both changed 10 times a day
+    assert stopped.change_rate is not None and still.change_rate is not None
+    assert kept[9].change_rate is not None
+    assert stopped.change_rate < 0.1 * kept[9].change_rate  # quiet for 30 days
+    assert still.change_rate == pytest.approx(kept[99].change_rate, rel=0.5)
 
 
-def test_pages_seen_to_stop_teach_the_planner_to_free_their_visits() -> None:
-    schedule = Schedule(policy="freshness", budget=50 / DAY)
-    learning = Planner(schedule)
-    pages = _watch(learning, stopping=30)
-    assert learning.estimator.stopped_share > 0.1
-    stopped, steady = pages[0], pages[99]
-    assert stopped.change_rate is not None and steady.change_rate is not None
-    # a stopped page's stored rate: well under the estimate without the learned share
-    assert stopped.change_rate < 0.6 * _plain_rate(learning, stopped)
-    # a page that keeps changing: hardly touched
-    assert steady.change_rate > 0.9 * _plain_rate(learning, steady)
-
-
-def test_a_planner_whose_pages_keep_changing_learns_no_stops() -> None:
-    planner = Planner(Schedule(policy="freshness", budget=50 / DAY))
-    pages = _watch(planner, stopping=0)
-    assert planner.estimator.stopped_share == 0.0
-    assert [p.change_rate for p in pages] == [_plain_rate(planner, p) for p in pages]
-
-
-def test_the_histogram_follows_writes_while_the_share_of_stopped_pages_is_learned() -> None:
+def test_the_histogram_follows_writes_as_a_full_read_would() -> None:
     # as the crawl writes (writeback._moved): a page leaves the histogram at the rate it was
-    # stored with, not at what the record gives under the share learned since; otherwise pages
-    # pile up in the histogram and the allocation spreads the budget over pages that are not there
+    # stored with; otherwise pages pile up in the histogram and the allocation spreads the
+    # budget over pages that are not there
     planner = Planner(Schedule(policy="freshness", budget=50 / DAY))
-    pages: list[PageChange | None] = [None] * 100
-    for k in range(80):
-        now = k * DAY // 2
-        for i in range(100):
-            still = not (i < 30 and now > 10 * DAY)
-            changed = still and (k + i) % 2 == 0
-            page = pages[i]
-            record = page.change_history if page else None
-            pages[i] = change = planner.observe(
-                record,
-                now - DAY // 2 if page else None,
-                now,
-                f"{(k + i) // 2}" if still else "the last",
-                age=3600.0 if changed else None,
-            )
-            planner.moved("h", planner.rate(record) if page else None, change.change_rate)
-        planner.solve(now)
-    assert planner.estimator.stopped_share > 0.1
+    pages = _watch(planner, moving=30)
     reading = Planner(planner.schedule)
-    reading.refresh([("h", p.change_rate) for p in pages if p is not None], now=40 * DAY)
+    reading.refresh([("h", p.change_rate) for p in pages], now=40 * DAY)
     assert planner.pages == reading.pages == 100
     assert planner.allocation is not None and reading.allocation is not None
     for p in pages:
-        assert p is not None and p.change_rate is not None
+        assert p.change_rate is not None
         assert planner.allocation.interval(p.change_rate, "h") == pytest.approx(
             reading.allocation.interval(p.change_rate, "h"), rel=1e-9
         )
+
+
+def test_a_restarted_planner_learns_its_prior_and_hazard_again_from_the_records() -> None:
+    schedule = Schedule(policy="freshness", budget=50 / DAY)
+    running = Planner(schedule)
+    pages = _watch(running, moving=30)
+    records = [(p.change_history, 40 * DAY) for p in pages]
+    rates = [("h", p.change_rate) for p in pages]
+    assert running.wants_records(40 * DAY)
+    running.refresh(rates, 40 * DAY, records=records)
+    restarted, again = Planner(schedule), Planner(schedule)
+    restarted.refresh(rates, 40 * DAY, records=records)
+    again.refresh(rates, 40 * DAY, records=records)
+    # the same stored records give the same prior and hazard window, whoever reads them
+    assert list(restarted.learned.hazard.factors) == list(again.learned.hazard.factors)
+    assert len(restarted.learned.hazard.factors) == 100
+    assert restarted.learned.log_prior == pytest.approx(again.learned.log_prior)
+    assert np.exp(restarted.learned.log_prior)[0] < 0.5  # learned: most pages change
+    # and a page's next visit is decided alike
+    page = pages[50]
+    visits = [
+        p.next_visit(
+            40 * DAY, 39 * DAY, 40 * DAY, False, "h", page.change_rate, page.change_history
+        )
+        for p in (restarted, again)
+    ]
+    assert visits[0] == visits[1]
+    assert not restarted.wants_records(40 * DAY + 3600)
+    assert restarted.wants_records(41 * DAY)
 
 
 def test_spend_plans_the_budget_over_what_the_held_intervals_spend() -> None:

@@ -142,7 +142,8 @@ class PageWriter:
         self.outcomes.response(page, url, result, error, document, redirected)
         await self._refresh_plan(now)
         rate = change.change_rate if change else planner.rate(page.change_history)
-        visit = self._next_visit(page, now, fresh, host, rate)
+        record = change.change_history if change else page.change_history
+        visit = self._next_visit(page, now, fresh, host, rate, record)
         await self._write(
             PageUpdate(
                 norm_url=url,
@@ -151,7 +152,7 @@ class PageWriter:
                 next_crawl_time=visit.due,
                 recrawl_interval=visit.interval,
                 next_crawl_time_if_new_links=(
-                    planner.next_visit(now, last, nxt, True, host, rate).due
+                    planner.next_visit(now, last, nxt, True, host, rate, record).due
                     if decide_in_write
                     else None
                 ),
@@ -192,7 +193,7 @@ class PageWriter:
         await self._refresh_plan(now)
         host = host_of(url)
         rate = self.planner.rate(page.change_history)
-        visit = self._next_visit(page, now, False, host, rate)
+        visit = self._next_visit(page, now, False, host, rate, page.change_history)
         await self._write(
             PageUpdate(
                 norm_url=url,
@@ -222,17 +223,25 @@ class PageWriter:
         if planner.due_read(now):
             began = time.monotonic()
             rates = await self.frontier.change_rates()
-            planner.refresh(rates, now, time.monotonic() - began)
+            records = await self.frontier.change_records() if planner.wants_records(now) else None
+            planner.refresh(rates, now, time.monotonic() - began, records)
         else:
             planner.solve(now)
 
     def _next_visit(
-        self, page: ClaimedPage, now: int, fresh: bool, host: str, rate: float | None
+        self,
+        page: ClaimedPage,
+        now: int,
+        fresh: bool,
+        host: str,
+        rate: float | None,
+        record: str | None,
     ) -> NextVisit:
-        """The page's next visit, with the planner's histogram of rates and its budget's spend
-        kept current with this write (pages only: what the allocation plans for)."""
+        """The page's next visit (``record``: its change record as written now), with the
+        planner's histogram of rates and its budget's spend kept current with this write (pages
+        only: what the allocation plans for)."""
         planner, last = self.planner, page.last_crawl_time
-        visit = planner.next_visit(now, last, page.next_crawl_time, fresh, host, rate)
+        visit = planner.next_visit(now, last, page.next_crawl_time, fresh, host, rate, record)
         if page.kind == "page":
             if planner.needs_rates:
                 before = planner.rate(page.change_history) if last is not None else None

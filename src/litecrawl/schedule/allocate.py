@@ -140,6 +140,44 @@ class Allocation:
         """Seconds until the next visit of such a page."""
         return 1.0 / self.frequency(rate, host)
 
+    def posterior_interval(
+        self, rates: Array, weights: Array, host: str = "", scale: float = 1.0
+    ) -> float:
+        """Seconds until the next visit of a page whose rate is ``rates`` with chances
+        ``weights`` (a posterior, "never" at rate 0 included): where a visit's expected marginal
+        freshness over them, Σ w g(λ/f) / λ, meets the multiplier (times ``scale``, which makes
+        the intervals the pages hold spend the budget). A page that may be fast or slow is
+        neither given up on as fast nor visited as if it were certainly slow (docs/freshness.md,
+        the allocation); no more often than ``ENOUGH`` keeps its mean rate current."""
+        level = self.host_levels.get(host, self.level)
+        mu = math.sqrt(level.low * level.high) if level.low > 0 < level.high else level.high
+        mu *= scale
+        f_min, f_max = 1.0 / self.max_interval, 1.0 / self.min_interval
+        cap = min(f_max, max(float(weights @ rates) / _R_ENOUGH, f_min))
+        if mu <= 0 or math.isinf(mu):
+            return 1.0 / (cap if mu <= 0 else f_min)
+        moving = rates > 0
+        lam, w = rates[moving], weights[moving]
+
+        def gain(f: Array) -> Array:  # at each of the frequencies f
+            return np.asarray(_g(lam[None, :] / f[:, None]) @ (w / lam), dtype=np.float64)
+
+        if gain(np.array([f_min]))[0] <= mu:
+            return self.max_interval
+        if gain(np.array([cap]))[0] >= mu:
+            return 1.0 / cap
+        # the gain falls as f grows: bracket its crossing of mu on a log grid, twice, then
+        # interpolate (one evaluation a grid, not forty a bisection)
+        lo, hi = math.log(f_min), math.log(cap)
+        for _ in range(2):
+            logs = np.linspace(lo, hi, 64)
+            above = gain(np.exp(logs)) > mu
+            i = max(int(np.argmin(above)) - 1, 0)
+            lo, hi = float(logs[i]), float(logs[i + 1])
+        g_lo, g_hi = gain(np.exp(np.array([lo, hi])))
+        at = lo + (hi - lo) * (g_lo - mu) / (g_lo - g_hi) if g_lo > g_hi else lo
+        return 1.0 / math.exp(at)
+
     @property
     def feasible(self) -> bool:
         """False when the budget cannot even visit every page once per max_interval."""

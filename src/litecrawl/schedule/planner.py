@@ -15,21 +15,20 @@ not push its later visits back, so the budget planned is the budget spent.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-from litecrawl.schedule.estimate import ChangeHistory, Estimator, StopShare
 from litecrawl.schedule.multiplicative import Schedule
+from litecrawl.schedule.record import Record, decode, encode
 
 if TYPE_CHECKING:
     from litecrawl.schedule.allocate import Allocation
+    from litecrawl.schedule.changepoint import Learning
 
 __all__ = ["NextVisit", "PageChange", "Planner", "Spend", "change_age"]
 
@@ -46,7 +45,7 @@ class PageChange:
     checks: int
     changes: int
     change_rate: float | None  # changes per second; None until a re-fetch has been compared
-    change_history: str  # JSON: the estimator's record and the hash the next check compares
+    change_history: str  # JSON: the page's runs and the hash the next check compares
 
 
 def change_age(headers: dict[str, str] | object, now: float, previous: int | None) -> float | None:
@@ -73,19 +72,30 @@ class Planner:
 
     def __init__(self, schedule: Schedule) -> None:
         self.schedule = schedule
-        self.estimator = Estimator(prior_rate=1.0 / schedule.new_interval_sec)
-        self.stops = StopShare()  # how many changing pages stopped, from this crawl's checks
+        self.prior_rate = 1.0 / schedule.new_interval_sec  # a page not checked yet counts at it
         self.pages = 0
         self.allocation: Allocation | None = None
+        self._learned: Learning | None = None  # made at the first check (it needs numpy)
         self._refreshed = -math.inf
         self._read_at = -math.inf  # the last full read of every page's rate
-        self._read_every = FULL_SEC
+        self._read_every = min(FULL_SEC, schedule.new_interval_sec)
+        self._stepped = -math.inf  # the prior's last EM step
         self._solve_every = REFRESH_SEC  # longer when solving takes over FULL_SHARE of it
         # (host, rate bin) -> [pages, sum of their rates]: what the allocation is solved from,
         # kept up to date with this process's own writes between full reads
         self._bins: dict[tuple[str, int], list[float]] = {}
         self.spend = Spend()  # how many times over the budget is planned for it to be spent
         self._started = int(time.time())  # due times set before this are another process's
+
+    @property
+    def learned(self) -> Learning:
+        """The grid of rates, the prior and the hazard, learned from this crawl's checks."""
+        if self._learned is None:
+            from litecrawl.schedule.changepoint import Learning
+
+            s = self.schedule
+            self._learned = Learning(float(s.min_interval_sec), float(s.max_interval_sec))
+        return self._learned
 
     @property
     def needs_rates(self) -> bool:
@@ -95,20 +105,30 @@ class Planner:
         return self.needs_rates and now - self._refreshed >= self._solve_every
 
     def due_read(self, now: float) -> bool:
-        """Time to read every crawled page's rate again (at most hourly, and never more than
-        ``FULL_SHARE`` of the time); in between the histogram follows this process's writes."""
+        """Time to read every crawled page's rate again (at most hourly, or every new_interval
+        when shorter, and never more than ``FULL_SHARE`` of the time); in between the
+        histogram follows this process's writes."""
         return now - self._read_at >= self._read_every
+
+    def wants_records(self, now: float) -> bool:
+        """Whether the next full read should read every page's record too: the prior's EM step
+        is due (at a process's first read, then every new_interval)."""
+        return self.needs_rates and now - self._stepped >= self.schedule.new_interval_sec
 
     def refresh(
         self,
         rates: Sequence[tuple[str, float | None]],
         now: float | None = None,
         took: float = 0.0,
+        records: Sequence[tuple[str | None, int | None]] | None = None,
     ) -> None:
         """Rebuild the histogram from every crawled page's (host, change rate), read in ``took``
-        seconds, and solve the allocation; a page without a rate yet counts at the prior's."""
+        seconds, and solve the allocation; a page without a rate yet counts at the prior's.
+        ``records``: every crawled page's (record, last visit), for the prior's EM step and, at
+        a process's first read, the hazard's last checks."""
         now = time.time() if now is None else now
-        self._read_at, self._read_every = now, max(FULL_SEC, took / FULL_SHARE)
+        self._read_at = now
+        self._read_every = max(min(FULL_SEC, self.schedule.new_interval_sec), took / FULL_SHARE)
         bins: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
         for host, rate in rates:
             r = self._rate_or_prior(rate)
@@ -116,6 +136,9 @@ class Planner:
             entry[0] += 1
             entry[1] += r
         self._bins = dict(bins)
+        if records is not None:
+            self._stepped = now
+            self.learned.read(records)
         self.solve(now)
 
     def moved(self, host: str, before: float | None, after: float | None) -> None:
@@ -149,8 +172,8 @@ class Planner:
         now = time.time() if now is None else now
         elapsed, self._refreshed = now - self._refreshed, now
         self.pages = int(sum(count for count, _ in self._bins.values()))
-        self.stops.memory = max(self.pages, 100)
-        self.estimator = replace(self.estimator, stopped_share=self.stops.share)
+        if self._learned is not None:
+            self._learned.hazard.learn()
         if self.schedule.policy != "freshness":
             return
         from litecrawl.schedule.allocate import RateGroup, allocate
@@ -177,16 +200,13 @@ class Planner:
         self._solve_every = max(REFRESH_SEC, (time.process_time() - began) / FULL_SHARE)
 
     def _rate_or_prior(self, rate: float | None) -> float:
-        return rate if rate is not None and rate > 0 else self.estimator.prior_rate
+        return rate if rate is not None and rate > 0 else self.prior_rate
 
     def rate(self, change_history: str | None) -> float:
         """A page's change rate as its record stored it (the prior's without one): the rate the
-        histogram counts it at, whatever share of stopped pages the estimator has learned since."""
-        stored = _decode(change_history)
-        if stored is None:
-            return self.estimator.rate(ChangeHistory())
-        history, _, rate = stored
-        return rate if rate is not None else self.estimator.rate(history)
+        histogram counts it at, whatever the prior learned since."""
+        stored = decode(change_history)
+        return self._rate_or_prior(None if stored is None else stored.rate)
 
     def observe(
         self,
@@ -199,21 +219,27 @@ class Planner:
     ) -> PageChange:
         """The page's statistics after this fetch: changed when ``change_hash`` differs from
         the one stored (a 304, ``revalidated``, is no change)."""
-        stored = _decode(change_history)
+        stored = decode(change_history)
         if stored is None or last_crawl_time is None:
-            history = ChangeHistory()  # the first look: nothing to compare with yet
+            record = Record()  # the first look: nothing to compare with yet
         else:
-            history, previous, _ = stored
-            changed = not revalidated and change_hash != previous
-            interval = now - last_crawl_time
-            history = self.estimator.observe(history, interval, changed, age if changed else None)
-            self.stops.observe(self.estimator, history, interval)
+            from litecrawl.schedule.changepoint import observe
+            from litecrawl.schedule.record import Check
+
+            changed = not revalidated and change_hash != stored.hash
+            interval = float(max(now - last_crawl_time, 0))
+            learned = self.learned
+            hazard = learned.hazard.chance(interval)
+            check = Check(interval, changed, age if changed else None)
+            runs, factor = observe(learned.grid, stored.runs, check, learned.log_prior, hazard)
+            learned.hazard.seen(factor)
+            record = Record(stored.checks + 1, stored.changes + changed, runs, factor, interval)
         # the estimate before any check is the prior's, which says nothing of this page: stored
         # as none, so exports and stats show only measured rates (the schedule reads the prior)
-        rate = self.estimator.rate(history) if history.checks else None
-        return PageChange(
-            history.checks, history.changes, rate, _encode(history, change_hash, rate)
-        )
+        rate = self.learned.mean(record.runs) if record.checks else None
+        record = Record(record.checks, record.changes, record.runs, record.factor,
+                        record.interval, change_hash, rate)  # fmt: skip
+        return PageChange(record.checks, record.changes, rate, encode(record))
 
     def next_visit(
         self,
@@ -223,8 +249,10 @@ class Planner:
         fresh: bool,
         host: str,
         rate: float | None,
+        change_history: str | None = None,
     ) -> NextVisit:
-        """When the page is due again, and the interval that was given it."""
+        """When the page is due again, and the interval that was given it; under ``freshness``
+        decided on the page's whole posterior, from its record ``change_history``."""
         s = self.schedule
         if s.policy == "multiplicative":
             seconds = s.next_interval(last_crawl_time, next_crawl_time, fresh)
@@ -237,9 +265,14 @@ class Planner:
             if self.allocation is None:
                 self.solve()
             assert self.allocation is not None
-            interval = self.allocation.interval(
-                rate if rate is not None else self.estimator.prior_rate, host
-            )
+            stored = decode(change_history)
+            if stored is None or not stored.checks:
+                interval = self.allocation.interval(self._rate_or_prior(rate), host)
+            else:
+                learned = self.learned
+                interval = self.allocation.posterior_interval(
+                    learned.grid.rates, learned.weights(stored.runs), host, self.spend.scale
+                )
         seconds = int(min(max(round(interval), s.min_interval_sec), s.max_interval_sec))
         due = next_crawl_time
         if last_crawl_time is not None and due is not None and now - seconds < due <= now:
@@ -271,6 +304,7 @@ class Spend:
     towards the budget over that sum, by the time since the last move over ``tau``."""
 
     factor: float = 1.0
+    scale: float = 1.0  # on the multiplier of the decision on a page's posterior, both ways
     held: float = 0.0  # Σ 1/interval of the due times this process set, less those replaced
     pages: int = 0  # pages whose due time this process set
 
@@ -296,36 +330,11 @@ class Spend:
             return
         step = min(max(elapsed / tau, 0.0), 0.5)
         self.factor = min(max(self.factor * (budget / held) ** step, 1.0), self.MOST)
+        # the posterior decision (Allocation.posterior_interval) is not the point allocation
+        # the budget was solved for: its multiplier is scaled, up or down, until the intervals
+        # the pages hold spend the budget
+        self.scale = min(max(self.scale * (held / budget) ** step, 1e-3), 1e3)
 
 
 def _bin(rate: float) -> int:
     return round(math.log10(rate) * _BINS_PER_DECADE)
-
-
-# A page's change record, written with every fetched page by the event loop: its fields read by
-# one attrgetter and encoded by one encoder, not dataclasses.asdict (which deep-copies every
-# value: three quarters of this function's time); the same JSON (tests/test_schedule_planner.py).
-# It keeps the rate it was stored with: the estimate depends on the share of stopped pages the
-# estimator has learned by then, and the histogram must take a page out at the rate it put it in.
-_HISTORY_FIELDS = tuple(f.name for f in fields(ChangeHistory))
-_history_values = attrgetter(*_HISTORY_FIELDS)
-_RECORD = json.JSONEncoder(separators=(",", ":"))
-
-
-def _encode(history: ChangeHistory, change_hash: str, rate: float | None = None) -> str:
-    record: dict[str, object] = dict(zip(_HISTORY_FIELDS, _history_values(history), strict=True))
-    record["hash"] = change_hash
-    record["rate"] = rate
-    return _RECORD.encode(record)
-
-
-def _decode(text: str | None) -> tuple[ChangeHistory, str, float | None] | None:
-    if not text:
-        return None
-    try:
-        data = json.loads(text)
-        change_hash = str(data.pop("hash"))
-        rate = data.pop("rate", None)  # records written before it was kept have none
-        return ChangeHistory(**data), change_hash, None if rate is None else float(rate)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None  # a damaged record starts again rather than stop the page

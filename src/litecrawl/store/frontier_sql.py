@@ -21,6 +21,10 @@ __all__ = ["SQLFrontier"]
 _CHANGE_RATES = (
     "SELECT host, change_rate FROM pages WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
 )
+_CHANGE_RECORDS = (
+    "SELECT change_history, last_crawl_time FROM pages"
+    " WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
+)
 # One robots.txt fetch per origin for all workers: an empty record claims the fetch until it
 # expires; a record in force (or another worker's claim) is left alone.
 _CLAIM_ROBOTS = """
@@ -92,6 +96,9 @@ class SQLFrontier(Frontier):
 
     async def change_rates(self) -> list[tuple[str, float | None]]:
         return [(h, r) for h, r in await self._query(_CHANGE_RATES)]
+
+    async def change_records(self) -> list[tuple[str | None, int | None]]:
+        return [(text, last) for text, last in await self._query(_CHANGE_RECORDS)]
 
     # -- crawling strategies --------------------------------------------------------------------
 

@@ -296,6 +296,11 @@ class PageQueue(abc.ABC):
         """(host, change rate per second, None: not estimated yet) of every page crawled at
         least once: what the re-crawl budget is shared among (docs/freshness.md)."""
 
+    @abc.abstractmethod
+    async def change_records(self) -> list[tuple[str | None, int | None]]:
+        """(change record, last visit) of every page crawled at least once: what the freshness
+        schedule learns its prior of change rates and its hazard from (docs/freshness.md)."""
+
     async def make_all_due(self, now: int, match: Callable[[str], bool] | None = None) -> int:
         """Make every known, unclaimed page, sitemap and feed (or those ``match`` takes) due at
         ``now`` (a forced re-crawl: listings read again find new pages); returns how many were

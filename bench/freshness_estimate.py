@@ -1,4 +1,8 @@
-"""How often does a page change? Estimated from its fetch history (docs/freshness.md).
+"""litecrawl's change-rate estimator until session 13 (src/litecrawl/schedule/estimate.py then),
+kept for the simulations' ``freshness`` policy (bench/freshness_sim.py, bench/freshness.py): the
+baseline the figures of sessions 5-12 in bench/README.md were measured against.
+
+How often does a page change? Estimated from its fetch history.
 
 A re-fetch is a check at some interval after the previous one. Mostly it tells only *whether*
 the page changed meanwhile, not how often. For changes arriving as a Poisson process of rate λ,
