@@ -11,7 +11,11 @@ orders of magnitude). Measured, in one process:
 - ``solve``: the allocation solved again from the histogram: every minute now, or less often
   when it takes more than 1% of the time;
 - ``moved``: a written page's move in the histogram, with its stored rate read from its record
-  (``Planner.rate``): what each page written under the freshness policy adds.
+  (``Planner.rate``): what each page written under the freshness policy adds;
+- ``check``: a re-fetched page's check (``Planner.observe``: its runs after the check) and the
+  decision of its next visit on its posterior (``Planner.next_visit``): what each re-fetch adds;
+- ``learn``: the prior's EM step over every page's record (``Learning.read``, a record of four
+  runs a page), once every new_interval: at a process's first read, the steps until it settles.
 
 All in CPU seconds of this process (the SQLite read runs in a thread of it): the wall clock means
 little on a shared machine.
@@ -73,12 +77,30 @@ async def measure(location: str, rows: int, hosts: int) -> dict[str, float]:
     for i in range(n):
         planner.moved(f"h{i % hosts}.test", planner.rate(record), 10 ** (i % 7 - 3) / DAY)
     moved = (time.process_time() - m0) / n
+    c0 = time.process_time()
+    for k in range(12, 12 + 2000):
+        change = planner.observe(change.change_history, (k - 1) * 3600, k * 3600, f"v{k % 3}")
+        planner.next_visit(k * 3600, (k - 1) * 3600, k * 3600, False, "h0.test",
+                           change.change_rate, change.change_history)  # fmt: skip
+    check = (time.process_time() - c0) / 2000
+    records = [(change.change_history, 0)] * rows
+    learning = planner.learned
+    l0 = time.process_time()
+    learning.read(records)  # the first read: steps until the prior settles
+    first = time.process_time() - l0
+    l0 = time.process_time()
+    learning.read(records)
+    learn = time.process_time() - l0
     return {
         "read": t1 - t0,
         "bin": t2 - t1,
         "solve": sorted(solves)[len(solves) // 2],
         "moved": moved,
         "groups": float(len(planner._bins)),
+        "check": check,
+        "learn": learn,
+        "first": first,
+        "steps": float(learning.prior.steps - 1),
     }
 
 
@@ -90,9 +112,10 @@ def main() -> None:
     print(
         "| pages | hosts | histogram groups | read all rates (s) | build histogram + solve (s) "
         "| solve from histogram (ms) | page moved (µs) | before: share of each minute "
-        "| now: share of the time |"
+        "| now: share of the time | re-fetch's check + decision (µs) | prior's EM step (s) "
+        "| first read's steps (s, steps) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for rows in args.rows:
         with tempfile.TemporaryDirectory() as tmp:
             location = str(Path(tmp) / "plan.db")
@@ -106,7 +129,8 @@ def main() -> None:
         print(
             f"| {rows:,} | {args.hosts:,} | {r['groups']:,.0f} | {r['read']:.2f} "
             f"| {r['bin']:.2f} | {r['solve'] * 1000:.1f} | {r['moved'] * 1e6:.0f} "
-            f"| {before:.1%} | {now:.2%} |",
+            f"| {before:.1%} | {now:.2%} | {r['check'] * 1e6:.0f} | {r['learn']:.2f} "
+            f"| {r['first']:.1f}, {r['steps']:.0f} |",
             flush=True,
         )
 

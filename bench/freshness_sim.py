@@ -13,12 +13,12 @@ history. Freshness is the time-averaged share of pages whose last fetched versio
 Policies: ``uniform`` (every page every N/B ticks, staggered), ``multiplicative`` (litecrawl's
 rule: the scheduled interval times 0.2 after a change, times 2 after none, clamped), ``elapsed``
 (the same rule applied to the time since the last fetch, lateness included), ``freshness``
-(litecrawl's estimator until session 13, bench/freshness_estimate.py, and its allocation,
-solved every tick, the share of stopped pages learned from the checks as the planner did, and the budget planned over by what the intervals the pages
-hold take of a plan, ``Spend``, each page counted at the interval it was given), ``due-sum``
-(the same counting each page at its due time less its visit: session 9's, which reads a page
-visited late as spending more than it does), ``unspent`` (the same planned at the budget:
-session 8's),
+(litecrawl's estimator until session 13, bench/freshness_estimate.py, and its allocation, solved
+every tick, the share of stopped pages learned from the checks as the planner did, and the
+budget planned over by what the intervals the pages hold take of a plan, ``Spend``, each page
+counted at the interval it was given), ``due-sum`` (the same counting each page at its due time
+less its visit: session 9's, which reads a page visited late as spending more than it does),
+``unspent`` (the same planned at the budget: session 8's),
 ``fixed`` (the same with that share fixed at 0: the
 estimator before session 7), ``stops`` (the share learned but no change starting a page's record
 again: the estimator of session 7), ``learn`` (the allocation given each

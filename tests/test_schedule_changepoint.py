@@ -34,7 +34,7 @@ def watch(grid: RateGrid, checks: list[Check], hazard: float) -> tuple[Run, ...]
     runs: tuple[Run, ...] = ()
     log_prior = np.log(grid.vague)
     for check in checks:
-        runs, _ = observe(grid, runs, check, log_prior, hazard)
+        runs, _, _ = observe(grid, runs, check, log_prior, hazard)
     return runs
 
 
@@ -74,7 +74,7 @@ def test_a_change_after_a_long_quiet_starts_a_run_that_grows_check_by_check() ->
     means = [grid.mean(grid.weights(runs, log_prior))]
     factors = []
     for _ in range(4):
-        runs, factor = observe(grid, runs, Check(DAY, True, 2 * HOUR), log_prior, 1 / 400)
+        runs, _, factor = observe(grid, runs, Check(DAY, True, 2 * HOUR), log_prior, 1 / 400)
         assert factor is not None
         factors.append(factor)
         means.append(grid.mean(grid.weights(runs, log_prior)))
@@ -88,7 +88,7 @@ def test_a_check_as_expected_has_a_factor_under_one() -> None:
     grid = RateGrid(HOUR, 30 * DAY)
     log_prior = np.log(grid.vague)
     runs = watch(grid, [Check(DAY, True, 12 * HOUR)] * 20, 1e-4)
-    _, factor = observe(grid, runs, Check(DAY, True, 10 * HOUR), log_prior, 1e-4)
+    _, _, factor = observe(grid, runs, Check(DAY, True, 10 * HOUR), log_prior, 1e-4)
     assert factor is not None and factor < 1
 
 
@@ -131,9 +131,10 @@ def test_the_posterior_is_the_benchs_empirical(
         age = share * interval if kind == "dated" else None
         check = Check(interval, kind != "quiet", age)
         bench.visited(0, t, t, check.changed, age)
-        runs, _ = observe(grid, runs, check, bench.log_prior, hazard)
+        runs, weights, _ = observe(grid, runs, check, bench.log_prior, hazard)
         mine = grid.weights(runs, bench.log_prior)
         assert mine == pytest.approx(bench._weights(0), abs=1e-9)
+        assert weights == pytest.approx(mine, abs=1e-12)  # observe's own, not computed again
         live = np.isfinite(bench.mass[0])
         assert sorted(r.mass for r in runs) == pytest.approx(sorted(bench.mass[0][live]), abs=1e-9)
 

@@ -63,13 +63,17 @@ class RateGrid:
 
     def log_likelihood(self, stats: Array) -> Array:
         """Runs' log-likelihoods over the grid: ``stats`` (..., 4) of D, E, X, T -> (..., G)."""
-        d, e, x, t = (stats[..., i, None] for i in range(4))
-        lam = self.rates
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = -lam * e + np.where(d > 0, d * self.log_rates, 0.0)
-            mean = np.where(x > 0, t / np.where(x > 0, x, 1.0), 0.0)
-            undated = np.where(x > 0, x * np.log(-np.expm1(-lam * mean)), 0.0)
-        return np.asarray(out + undated, dtype=np.float64)
+        d, e = stats[..., 0:1], stats[..., 1:2]
+        out = np.empty((*stats.shape[:-1], len(self.rates)))
+        out[..., 1:] = d * self.log_rates[1:] - e * self.rates[1:]
+        undated = stats[..., 2] > 0
+        if undated.any():
+            x, t = stats[undated][:, 2:3], stats[undated][:, 3:4]
+            with np.errstate(divide="ignore"):  # an interval of 0: no chance of a change
+                out[undated, 1:] += x * np.log(-np.expm1(-self.rates[1:] * (t / x)))
+        # "never changes": no chance of any change seen
+        out[..., 0] = np.where((stats[..., 0] > 0) | undated, -np.inf, 0.0)
+        return out
 
     def check_log_likelihood(self, check: Check) -> Array:
         """One check's log-likelihood over the grid."""
@@ -103,11 +107,12 @@ class RateGrid:
 
 def observe(
     grid: RateGrid, runs: Sequence[Run], check: Check, log_prior: Array, hazard: float
-) -> tuple[tuple[Run, ...], float | None]:
-    """The runs after ``check`` (``hazard``: the chance the rate moved over its interval), and
-    the check's Bayes factor: the prior's predictive of it over the page's, how much better a
-    new rate explains it (what :class:`Hazard` learns from; None when the page's posterior
-    gives the check no chance at all)."""
+) -> tuple[tuple[Run, ...], Array, float | None]:
+    """The runs after ``check`` (``hazard``: the chance the rate moved over its interval), the
+    page's posterior after it (:meth:`RateGrid.weights` of those runs), and the check's Bayes
+    factor: the prior's predictive of it over the page's, how much better a new rate explains
+    it (what :class:`Hazard` learns from; None when the page's posterior gives the check no
+    chance at all)."""
     runs = tuple(runs) or (Run(),)
     stats, masses_before = _arrays([runs])
     n = len(runs)
@@ -124,11 +129,15 @@ def observe(
     total = float(_lse(masses[keep]))
     candidates = [*runs, Run()]
     after = tuple(candidates[i].with_check(check, float(masses[i]) - total) for i in keep)
+    rows = np.concatenate([x + ell, (log_prior + ell)[None, :]])[keep]
+    post = np.exp(rows - rows.max(axis=1, keepdims=True))
+    post /= post.sum(axis=1, keepdims=True)
+    weights = np.exp(masses[keep] - total) @ post
     m = mass - float(_lse(mass))
     page_odds = float(_lse(m + predictive))
     if not math.isfinite(page_odds):
-        return after, None
-    return after, math.exp(min(prior_odds - page_odds, math.log(FACTOR_MOST)))
+        return after, weights, None
+    return after, weights, math.exp(min(prior_odds - page_odds, math.log(FACTOR_MOST)))
 
 
 @dataclass(slots=True)

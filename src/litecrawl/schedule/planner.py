@@ -27,7 +27,7 @@ from litecrawl.schedule.multiplicative import Schedule
 from litecrawl.schedule.record import Record, decode, encode
 
 if TYPE_CHECKING:
-    from litecrawl.schedule.allocate import Allocation
+    from litecrawl.schedule.allocate import Allocation, Array
     from litecrawl.schedule.changepoint import Learning
 
 __all__ = ["NextVisit", "PageChange", "Planner", "Spend", "change_age"]
@@ -76,6 +76,7 @@ class Planner:
         self.pages = 0
         self.allocation: Allocation | None = None
         self._learned: Learning | None = None  # made at the first check (it needs numpy)
+        self._weighed: tuple[str, Array] | None = None  # the last record observed, its weights
         self._refreshed = -math.inf
         self._read_at = -math.inf  # the last full read of every page's rate
         self._read_every = min(FULL_SEC, schedule.new_interval_sec)
@@ -231,15 +232,29 @@ class Planner:
             learned = self.learned
             hazard = learned.hazard.chance(interval)
             check = Check(interval, changed, age if changed else None)
-            runs, factor = observe(learned.grid, stored.runs, check, learned.log_prior, hazard)
+            runs, weights, factor = observe(
+                learned.grid, stored.runs, check, learned.log_prior, hazard
+            )
             learned.hazard.seen(factor)
             record = Record(stored.checks + 1, stored.changes + changed, runs, factor, interval)
         # the estimate before any check is the prior's, which says nothing of this page: stored
         # as none, so exports and stats show only measured rates (the schedule reads the prior)
-        rate = self.learned.mean(record.runs) if record.checks else None
+        rate = self.learned.grid.mean(weights) if record.checks else None
         record = Record(record.checks, record.changes, record.runs, record.factor,
                         record.interval, change_hash, rate)  # fmt: skip
-        return PageChange(record.checks, record.changes, rate, encode(record))
+        text = encode(record)
+        if record.checks:  # next_visit decides on these weights: not computed again
+            self._weighed = (text, weights)
+        return PageChange(record.checks, record.changes, rate, text)
+
+    def _weights(self, change_history: str | None) -> Array | None:
+        """The page's posterior over the grid of rates (None: not checked yet)."""
+        if self._weighed is not None and self._weighed[0] == change_history:
+            return self._weighed[1]  # the record observe() just wrote
+        stored = decode(change_history)
+        if stored is None or not stored.checks:
+            return None
+        return self.learned.weights(stored.runs)
 
     def next_visit(
         self,
@@ -265,13 +280,12 @@ class Planner:
             if self.allocation is None:
                 self.solve()
             assert self.allocation is not None
-            stored = decode(change_history)
-            if stored is None or not stored.checks:
+            weights = self._weights(change_history)
+            if weights is None:
                 interval = self.allocation.interval(self._rate_or_prior(rate), host)
             else:
-                learned = self.learned
                 interval = self.allocation.posterior_interval(
-                    learned.grid.rates, learned.weights(stored.runs), host, self.spend.scale
+                    self.learned.grid.rates, weights, host, self.spend.scale
                 )
         seconds = int(min(max(round(interval), s.min_interval_sec), s.max_interval_sec))
         due = next_crawl_time
