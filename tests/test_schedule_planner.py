@@ -134,14 +134,22 @@ def test_the_freshness_host_budget_defaults_to_the_polite_rate() -> None:
 def days_to_max_interval(schedule: Schedule, others: list[float]) -> float:
     """A page that never changes, fetched when the planner says, beside ``others``' rates."""
     planner = Planner(schedule)
-    history, last, due, now = None, None, None, 0
+    history, last, due, now, held = None, None, None, 0, None
     while now < 400 * DAY:
         change = planner.observe(history, last, now, "same")
         planner.refresh([("h", change.change_rate)] + [("h", r) for r in others], now)
-        nxt = planner.next_visit(now, last, due, False, "h", change.change_rate).due
-        if nxt - now >= schedule.max_interval_sec:
+        visit = planner.next_visit(
+            now, last, due, False, "h", change.change_rate, change.change_history, held
+        )
+        if visit.interval >= schedule.max_interval_sec:
             return now / DAY
-        history, last, due, now = change.change_history, now, nxt, nxt
+        history, last, due, now, held = (
+            change.change_history,
+            now,
+            visit.due,
+            visit.due,
+            visit.interval,
+        )
     return math.inf
 
 
@@ -156,6 +164,22 @@ def test_a_page_that_never_changes_reaches_max_interval(
     # the multiplicative rule gets there in 31 days (1 + 2 + 4 + 8 + 16); a loose budget used to
     # keep such a page at min_interval, a binding one at a day or so for months
     assert days_to_max_interval(Schedule(policy="freshness", budget=budget), others) <= 60
+
+
+def test_an_interval_grows_at_most_twofold_a_visit() -> None:
+    # a page quiet at its first check, a day after its first visit: its posterior (half the vague
+    # prior says "never changes") would send it to max_interval; it gets twice the day it held
+    planner = Planner(Schedule(policy="freshness", budget=1 / DAY))
+    first = planner.observe(None, None, 0, "same")
+    change = planner.observe(first.change_history, 0, DAY, "same")
+    planner.refresh([("h", change.change_rate)] + [("h", 1 / DAY)] * 9, DAY)
+    args = (DAY, 0, DAY, False, "h", change.change_rate, change.change_history)
+    assert planner.next_visit(*args).interval > 15 * DAY
+    assert planner.next_visit(*args, DAY).interval == 2 * DAY
+    # the multiplicative and uniform policies are not capped by it
+    uniform = Planner(Schedule(policy="uniform", budget=1 / (40 * DAY), max_interval_sec=40 * DAY))
+    uniform.refresh([("h", None)], DAY)
+    assert uniform.next_visit(*args, DAY).interval == 40 * DAY
 
 
 def test_writes_keep_the_rates_histogram_as_a_full_read_would() -> None:

@@ -204,11 +204,6 @@ class PriorTally:
             if float(np.abs(learned - before).sum()) < 1e-4:
                 return
 
-    @property
-    def prior_rate(self) -> float:
-        """The prior's mean rate: what a page not checked yet is counted at."""
-        return self.grid.mean(np.exp(self.log_prior))
-
 
 class Learning:
     """What the crawl learns for every page's estimate: the grid of rates, the prior over it
@@ -225,9 +220,6 @@ class Learning:
 
     def weights(self, runs: Sequence[Run]) -> Array:
         return self.grid.weights(runs, self.prior.log_prior)
-
-    def mean(self, runs: Sequence[Run]) -> float:
-        return self.grid.mean(self.weights(runs))
 
     def read(self, records: Sequence[tuple[str | None, int | None]]) -> None:
         """Every crawled page's (record, last visit): the prior's EM step over their runs and,

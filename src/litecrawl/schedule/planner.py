@@ -36,6 +36,7 @@ REFRESH_SEC = 60.0  # how often the allocation is solved again, from the rates' 
 FULL_SEC = 3600.0  # how often at least the histogram is read again from every crawled page
 FULL_SHARE = 0.01  # and at most this share of the time goes into reading it
 _BINS_PER_DECADE = 20  # rates within 12% of each other are one group to the allocation
+GROWTH = 2.0  # under freshness, a page's interval grows at most this much a visit
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,9 +266,11 @@ class Planner:
         host: str,
         rate: float | None,
         change_history: str | None = None,
+        held: int | None = None,
     ) -> NextVisit:
         """When the page is due again, and the interval that was given it; under ``freshness``
-        decided on the page's whole posterior, from its record ``change_history``."""
+        decided on the page's whole posterior, from its record ``change_history``, and at most
+        twice the interval it ``held`` (its ``recrawl_interval``)."""
         s = self.schedule
         if s.policy == "multiplicative":
             seconds = s.next_interval(last_crawl_time, next_crawl_time, fresh)
@@ -287,6 +290,11 @@ class Planner:
                 interval = self.allocation.posterior_interval(
                     self.learned.grid.rates, weights, host, self.spend.scale
                 )
+            if held:
+                # a page's first checks are decided on a prior learned from little: sent to
+                # max_interval at once, the pages of a new crawl left its budget unspent for a
+                # max_interval (docs/freshness.md, "The allocation")
+                interval = min(interval, GROWTH * held)
         seconds = int(min(max(round(interval), s.min_interval_sec), s.max_interval_sec))
         due = next_crawl_time
         if last_crawl_time is not None and due is not None and now - seconds < due <= now:
