@@ -7,18 +7,35 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from aiohttp import web
+from conftest import (
+    PATIENCE_SEC,
+    LocalServer,
+    NewDb,
+    db_execute,
+    db_query,
+    html_page,
+    site_app,
+)
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
 from litecrawl.frontier.lost import ClaimKind
+from litecrawl.lease import current_identity
+from litecrawl.store.backends import open_frontier
 from litecrawl.store.frontier import Frontier
-from litecrawl.store.queue import NewLink, PageUpdate
+from litecrawl.store.queue import HostRules, NewLink, PageUpdate
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
 from litecrawl.store.sqlite.migrations import MIGRATIONS
 from litecrawl.store.workers import WorkerIdentity
+from litecrawl.urls import host_of
 
 NOW = 1_800_000_000
 Open = Callable[[], Frontier]
@@ -238,3 +255,71 @@ def test_a_stored_prior_is_no_change_rate_after_the_migration(tmp_path: Path) ->
     asyncio.run(reopen())
     rates = dict(sqlite3.connect(db).execute("SELECT norm_url, change_rate FROM pages"))
     assert rates == {KILLER: None, MATE: 2.0 / 86400}
+
+
+def test_a_suspect_of_a_host_this_worker_only_asked_for_is_crawled(
+    serve: Callable[[web.Application], LocalServer], new_db: NewDb
+) -> None:
+    # A live worker (this test) holds the host's slots in full, so the crawler's claims bring
+    # nothing and ask for a part (a lease of none). A worker on another machine that held a
+    # page dies meanwhile: the crawler recovers its claim and tries it alone, as a suspect,
+    # without a lease. Its fetch waited for one of the slots the ask gave it, none, and no
+    # claim came to change that: the crawler never ended (seen with kill -9 of two of four
+    # workers on a loaded machine).
+    site = serve(site_app({p: html_page(f"<p>{p}</p>") for p in ("/", "/a", "/b", "/lost")}))
+    db = new_db("w")
+    host = host_of(site.url())
+    now = int(time.time())
+
+    async def setup() -> tuple[int, int]:
+        async with open_frontier(db) as f:
+            await f.add([NewLink(site.url(p), host, 1) for p in ("/a", "/b")])
+        async with open_frontier(db) as live:  # this process: alive while it beats
+            await live.register_worker(current_identity("test"), now)
+            assert len(await live.claim(1, now, hosts=HostRules(per_host=2, share=2))) == 1
+            assert live.host_slots == {host: 2}
+        async with open_frontier(db) as doomed:
+            await doomed.register_worker(WorkerIdentity("elsewhere", 7, "b/ns", "1"), now)
+            assert await doomed.claim_url(site.url("/lost"), host, 1, now) is not None
+        assert live.worker_id is not None and doomed.worker_id is not None
+        return live.worker_id, doomed.worker_id
+
+    live, doomed = asyncio.run(setup())
+    flags = ["--per-host", "2", "--delay-ms", "0", "--lease-timeout", "4", "--no-cache", "-q"]
+    crawler = subprocess.Popen(
+        [sys.executable, "-m", "litecrawl", "crawl", site.url(), "--db", db, *flags],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + PATIENCE_SEC
+        beating = [live, doomed]  # the doomed worker beats until the crawler has asked
+        lost = (
+            f"SELECT worker_id, last_crawl_time FROM pages WHERE norm_url = '{site.url('/lost')}'"
+        )
+        while True:
+            assert time.monotonic() < deadline and crawler.poll() is None, crawler.poll()
+            ids = ", ".join(map(str, beating))
+            db_execute(db, f"UPDATE workers SET heartbeat_at = {time.time()} WHERE id IN ({ids})")
+            asked = db_query(db, f"SELECT worker_id FROM host_leases WHERE worker_id <> {live}")
+            if asked:
+                assert db_query(db, "SELECT slots FROM host_leases WHERE slots = 0") == [(0,)]
+                beating = [live]
+                held, crawled = db_query(db, lost)[0]
+                if held == asked[0][0] or crawled is not None:  # the suspect is the crawler's
+                    break
+            time.sleep(0.2)
+        # the live worker ends: what it held goes back, and the crawler takes the rest
+        db_execute(
+            db,
+            f"UPDATE pages SET processing_time = NULL, worker_id = NULL WHERE worker_id = {live}",
+        )
+        db_execute(db, f"DELETE FROM host_leases WHERE worker_id = {live}")
+        db_execute(db, f"DELETE FROM workers WHERE id = {live}")
+        _, err = crawler.communicate(timeout=60)
+    finally:
+        if crawler.poll() is None:
+            crawler.kill()
+            crawler.wait(10)
+    assert crawler.returncode == 0, err.decode()
+    fetched = Counter(p for p in site.paths() if p != "/robots.txt")
+    assert fetched == {"/": 1, "/a": 1, "/b": 1, "/lost": 1}

@@ -167,7 +167,12 @@ class PoliteGate:
         none of them)."""
         slots = self._host_slots.get(host)
         if slots is None:
-            limit = self.frontier.host_slots.get(host, self.settings.per_host)
+            # this worker's part of the host (its lease). A lease of none is an ask
+            # (docs/scaling.md#workers): a page of its host here came without a lease (a
+            # suspect, tried alone: docs/crawling.md, "Resume after a kill, and parked pages"),
+            # and no claim comes meanwhile to give it a slot; it goes under the host's own cap,
+            # as a page of a host this worker leases nothing of (it waited for ever)
+            limit = self.frontier.host_slots.get(host) or self.settings.per_host
             slots = self._host_slots[host] = HostSlots(limit)
         self.waiting += 1
         waiting = True
