@@ -134,22 +134,16 @@ def test_the_freshness_host_budget_defaults_to_the_polite_rate() -> None:
 def days_to_max_interval(schedule: Schedule, others: list[float]) -> float:
     """A page that never changes, fetched when the planner says, beside ``others``' rates."""
     planner = Planner(schedule)
-    history, last, due, now, held = None, None, None, 0, None
+    history, last, due, now = None, None, None, 0
     while now < 400 * DAY:
         change = planner.observe(history, last, now, "same")
         planner.refresh([("h", change.change_rate)] + [("h", r) for r in others], now)
         visit = planner.next_visit(
-            now, last, due, False, "h", change.change_rate, change.change_history, held
+            now, last, due, False, "h", change.change_rate, change.change_history
         )
         if visit.interval >= schedule.max_interval_sec:
             return now / DAY
-        history, last, due, now, held = (
-            change.change_history,
-            now,
-            visit.due,
-            visit.due,
-            visit.interval,
-        )
+        history, last, due, now = change.change_history, now, visit.due, visit.due
     return math.inf
 
 
@@ -164,22 +158,6 @@ def test_a_page_that_never_changes_reaches_max_interval(
     # the multiplicative rule gets there in 31 days (1 + 2 + 4 + 8 + 16); a loose budget used to
     # keep such a page at min_interval, a binding one at a day or so for months
     assert days_to_max_interval(Schedule(policy="freshness", budget=budget), others) <= 60
-
-
-def test_an_interval_grows_at_most_twofold_a_visit() -> None:
-    # a page quiet at its first check, a day after its first visit: its posterior (half the vague
-    # prior says "never changes") would send it to max_interval; it gets twice the day it held
-    planner = Planner(Schedule(policy="freshness", budget=1 / DAY))
-    first = planner.observe(None, None, 0, "same")
-    change = planner.observe(first.change_history, 0, DAY, "same")
-    planner.refresh([("h", change.change_rate)] + [("h", 1 / DAY)] * 9, DAY)
-    args = (DAY, 0, DAY, False, "h", change.change_rate, change.change_history)
-    assert planner.next_visit(*args).interval > 15 * DAY
-    assert planner.next_visit(*args, DAY).interval == 2 * DAY
-    # the multiplicative and uniform policies are not capped by it
-    uniform = Planner(Schedule(policy="uniform", budget=1 / (40 * DAY), max_interval_sec=40 * DAY))
-    uniform.refresh([("h", None)], DAY)
-    assert uniform.next_visit(*args, DAY).interval == 40 * DAY
 
 
 def test_writes_keep_the_rates_histogram_as_a_full_read_would() -> None:
@@ -338,6 +316,7 @@ def test_spend_plans_the_budget_over_what_the_held_intervals_spend() -> None:
     assert spend.held == pytest.approx(8 / DAY)
     spend.update(10 / DAY, 100, DAY, 2 * DAY)
     assert spend.factor == pytest.approx(1.25**0.5)
+    assert spend.scale == pytest.approx(0.8**0.5)  # the posterior decision's: the other way
     spend.update(10 / DAY, 100, DAY, 2 * DAY)
     assert spend.factor == pytest.approx(1.25)
     # the pages, set due again, now hold 12.5 a day: the plan comes back towards the budget
@@ -366,6 +345,26 @@ def test_spend_counts_the_pages_it_has_not_set_due_at_the_budget_and_stays_in_bo
     assert slow.factor == Spend.MOST
 
 
+CHECKED = encode(Record(checks=1, hash="x"))  # a page's record once a re-fetch was compared
+
+
+def test_a_first_visits_interval_is_not_counted_as_the_plans() -> None:
+    # a new crawl's first visits are each given new_interval whatever the budget: counted, 1,000
+    # pages read as 1,000 visits a day against a budget of 100, and the scale on the posterior
+    # decision ran to its bound; they count at their share of the budget until planned
+    planner = Planner(Schedule(policy="freshness", budget=100 / DAY))
+    planner._started = 0
+    for _ in range(1000):
+        planner.set_due(None, None, DAY)
+    assert (planner.spend.pages, planner.spend.held) == (0, 0.0)
+    planner.refresh([("h", 1 / DAY)] * 1000, now=0)
+    planner.solve(now=DAY)
+    assert planner.spend.scale == 1.0
+    # the second visit replaces nothing it counted: its interval is the plan's first
+    planner.set_due(DAY, DAY, 10 * DAY, encode(Record(hash="x")))
+    assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(0.1 / DAY))
+
+
 def _held_planner(held: float) -> Planner:
     """A freshness planner over 100 pages at 0.02-2 changes a day whose due times it set at
     ``held`` times the intervals its allocation gives them, a day after its first solve."""
@@ -376,7 +375,7 @@ def _held_planner(held: float) -> Planner:
     assert planner.allocation is not None
     for r in rates:
         interval = planner.allocation.interval(r, "h")
-        planner.set_due(None, None, round(held * interval))
+        planner.set_due(0, None, round(held * interval), CHECKED)
     planner.solve(now=DAY)
     return planner
 
@@ -400,7 +399,7 @@ def test_a_page_visited_late_is_counted_at_the_interval_it_was_given() -> None:
     assert visit.interval == round(planner.allocation.interval(rate, "h"))
     assert visit.due == 10 * DAY + visit.interval
     held = planner.spend.held
-    planner.set_due(8 * DAY, 2 * DAY, visit.interval)  # it held 2 days, given at day 8
+    planner.set_due(8 * DAY, 2 * DAY, visit.interval, CHECKED)  # it held 2 days, from day 8
     assert planner.spend.held == pytest.approx(held + 1 / visit.interval - 1 / (2 * DAY))
 
 
@@ -413,7 +412,7 @@ def test_only_the_freshness_policy_follows_what_the_pages_hold() -> None:
     # and what it held is not taken away from this process's sum
     planner = Planner(Schedule(policy="freshness", budget=20 / DAY))
     planner._started = 10 * DAY  # started on day 10
-    planner.set_due(9 * DAY, DAY, 2 * DAY)
+    planner.set_due(9 * DAY, DAY, 2 * DAY, CHECKED)
     assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(0.5 / DAY))
-    planner.set_due(11 * DAY, 2 * DAY, DAY)  # its own: 2 days replaced by 1
+    planner.set_due(11 * DAY, 2 * DAY, DAY, CHECKED)  # its own: 2 days replaced by 1
     assert (planner.spend.pages, planner.spend.held) == (1, pytest.approx(1 / DAY))

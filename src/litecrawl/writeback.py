@@ -152,9 +152,7 @@ class PageWriter:
                 next_crawl_time=visit.due,
                 recrawl_interval=visit.interval,
                 next_crawl_time_if_new_links=(
-                    planner.next_visit(
-                        now, last, nxt, True, host, rate, record, page.recrawl_interval
-                    ).due
+                    planner.next_visit(now, last, nxt, True, host, rate, record).due
                     if decide_in_write
                     else None
                 ),
@@ -243,14 +241,12 @@ class PageWriter:
         planner's histogram of rates and its budget's spend kept current with this write (pages
         only: what the allocation plans for)."""
         planner, last = self.planner, page.last_crawl_time
-        visit = planner.next_visit(
-            now, last, page.next_crawl_time, fresh, host, rate, record, page.recrawl_interval
-        )
+        visit = planner.next_visit(now, last, page.next_crawl_time, fresh, host, rate, record)
         if page.kind == "page":
             if planner.needs_rates:
                 before = planner.rate(page.change_history) if last is not None else None
                 planner.moved(host, before, rate)
-            planner.set_due(last, page.recrawl_interval, visit.interval)
+            planner.set_due(last, page.recrawl_interval, visit.interval, page.change_history)
         return visit
 
     def _strategy_event(

@@ -36,7 +36,6 @@ REFRESH_SEC = 60.0  # how often the allocation is solved again, from the rates' 
 FULL_SEC = 3600.0  # how often at least the histogram is read again from every crawled page
 FULL_SHARE = 0.01  # and at most this share of the time goes into reading it
 _BINS_PER_DECADE = 20  # rates within 12% of each other are one group to the allocation
-GROWTH = 2.0  # under freshness, a page's interval grows at most this much a visit
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,15 +155,27 @@ class Planner:
         entry[0] += 1
         entry[1] += r
 
-    def set_due(self, last_crawl_time: int | None, held: int | None, interval: int) -> None:
+    def set_due(
+        self,
+        last_crawl_time: int | None,
+        held: int | None,
+        interval: int,
+        change_history: str | None = None,
+    ) -> None:
         """A page is given ``interval`` seconds to its next visit (:meth:`next_visit`); it held
-        ``held``, given at its visit at ``last_crawl_time`` (the row's ``recrawl_interval``):
-        what the pages hold is followed (:class:`Spend`). The interval, not the due time: a
-        page visited late is due one interval after it was due, sooner than one interval
-        after its visit, and still spends one visit an interval."""
-        if self.schedule.policy != "freshness":
+        ``held``, given at its visit at ``last_crawl_time`` (the row's ``recrawl_interval``),
+        with its record then ``change_history``: what the pages hold is followed
+        (:class:`Spend`). The interval, not the due time: a page visited late is due one
+        interval after it was due, sooner than one interval after its visit, and still spends
+        one visit an interval. A first visit's interval (``new_interval``, whatever the plan)
+        is not counted: the page counts at its share of the budget until the plan gives it one
+        (counted, a new crawl's first visits read as many times the budget, and the scale of
+        the decision on the posteriors ran to its bound)."""
+        if self.schedule.policy != "freshness" or last_crawl_time is None:
             return
-        mine = last_crawl_time is not None and last_crawl_time >= self._started
+        before = decode(change_history)
+        planned = before is not None and before.checks > 0  # the interval held was the plan's
+        mine = planned and last_crawl_time >= self._started
         self.spend.set_due(float(interval), float(held) if mine and held is not None else None)
 
     def solve(self, now: float | None = None) -> None:
@@ -266,11 +277,9 @@ class Planner:
         host: str,
         rate: float | None,
         change_history: str | None = None,
-        held: int | None = None,
     ) -> NextVisit:
         """When the page is due again, and the interval that was given it; under ``freshness``
-        decided on the page's whole posterior, from its record ``change_history``, and at most
-        twice the interval it ``held`` (its ``recrawl_interval``)."""
+        decided on the page's whole posterior, from its record ``change_history``."""
         s = self.schedule
         if s.policy == "multiplicative":
             seconds = s.next_interval(last_crawl_time, next_crawl_time, fresh)
@@ -290,11 +299,6 @@ class Planner:
                 interval = self.allocation.posterior_interval(
                     self.learned.grid.rates, weights, host, self.spend.scale
                 )
-            if held:
-                # a page's first checks are decided on a prior learned from little: sent to
-                # max_interval at once, the pages of a new crawl left its budget unspent for a
-                # max_interval (docs/freshness.md, "The allocation")
-                interval = min(interval, GROWTH * held)
         seconds = int(min(max(round(interval), s.min_interval_sec), s.max_interval_sec))
         due = next_crawl_time
         if last_crawl_time is not None and due is not None and now - seconds < due <= now:
