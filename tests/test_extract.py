@@ -785,6 +785,64 @@ def test_sqlite_shaped_pages_lose_their_menus_in_article_mode(engine: str) -> No
     assert "An SQL statement is compiled" in page.text and "sqlite3_prepare_v2(sqlite3" in md
 
 
+# mdBook's shape (the Rust Book, most Rust documentation): a keyboard-help pop-up and a title
+# bar before <main>, which resiliparse takes as the article's first lines (the title bar's text
+# quoted again at the article's end)
+ARTICLE_PARAGRAPHS = "".join(
+    f"<p>Ownership is a set of rules that govern how a program manages memory, part {i}.</p>"
+    for i in range(8)
+)
+MDBOOK_SHAPED = (
+    "<html><head><title>What is Ownership? - The Book</title></head><body>"
+    '<div id="mdbook-help-container"><div id="mdbook-help-popup">'
+    '<h2 class="mdbook-help-title">Keyboard shortcuts</h2>'
+    "<div><p>Press <kbd>S</kbd> or <kbd>/</kbd> to search in the book</p>"
+    "<p>Press <kbd>Esc</kbd> to hide this help</p></div></div></div>"
+    '<div class="page"><div class="menu-bar"><ul class="theme-popup" role="menu">'
+    '<li><button class="theme">Light</button></li><li><button class="theme">Coal</button></li>'
+    '</ul><h1 class="menu-title">The Book</h1><a href="print.html">Print this book</a></div>'
+    '<div class="content"><main><h2 id="ownership">What Is Ownership?</h2>'
+    + ARTICLE_PARAGRAPHS
+    + '<pre><code class="language-rust">let s = String::from("hello");</code></pre>'
+    + "<p>As The Book says: Rust has a feature for using a value without transferring"
+    " ownership.</p></main>"
+    '<nav class="nav-wrapper"><a href="ch04-02.html">Next chapter</a></nav></div></div>'
+    "</body></html>"
+)
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_the_article_stays_inside_the_pages_main_element(engine: str) -> None:
+    page = extract_page(
+        MDBOOK_SHAPED.encode(), NEWS_URL, "text/html", main_article=True, engine=engine
+    )  # type: ignore[arg-type]
+    assert page.extraction_mode == "article"
+    md = to_markdown(page)
+    for chrome in ("Keyboard shortcuts", "Press", "Coal", "Print this book", "Next chapter"):
+        assert chrome not in md, (chrome, md)
+    assert "## What Is Ownership?" in md and "```rust" in md
+    assert md.rstrip().endswith("without transferring ownership.")
+
+
+def test_an_engines_choice_outside_a_small_main_element_is_kept() -> None:
+    # a <main> that holds only a banner: the engine's article lies outside it, and stays whole
+    page = (
+        "<html><body><main><p>Welcome to the site.</p></main><div>"
+        + ARTICLE_PARAGRAPHS
+        + "</div></body></html>"
+    )
+    chosen = "\n".join(
+        f"Ownership is a set of rules that govern how a program manages memory, part {i}."
+        for i in range(8)
+    )
+    text = " ".join(" ".join(_cut(page, chosen).itertext()).split())
+    assert text.startswith("Ownership is a set of rules") and text.endswith("part 7.")
+    # where the choice is mostly inside <main>, its lines from elsewhere are left out
+    mostly_inside = "Keyboard shortcuts\nPress S or / to search in the book\n" + chosen
+    text = " ".join(" ".join(_cut(MDBOOK_SHAPED, mostly_inside).itertext()).split())
+    assert text.startswith("Ownership is a set of rules") and "Keyboard" not in text
+
+
 # --- metadata from markup only -------------------------------------------------------------------
 
 

@@ -38,6 +38,7 @@ _NAV_SHARE = 0.2
 _NAV_FLOOR = 1000  # characters: a site's menus beside a short article are not its content
 _STEADY = 12  # an engine line this long placed in the page moves the search on past it
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_MAIN = etree.XPath(".//main | .//*[@role='main'][not(self::a)]")
 
 
 def _squeeze(text: str) -> str:
@@ -141,17 +142,54 @@ def _block(el: etree._Element, body: etree._Element) -> etree._Element:
     return whole if whole is not None else block if block is not None else el
 
 
+def _main_span(body: etree._Element, owners: list[etree._Element], ends: list[int]) -> slice:
+    """Where the text of the page's one ``<main>`` (or ``role="main"``) lies in the squeezed
+    page text; an empty slice when the page marks no main part, or more than one."""
+    found = _MAIN(body)
+    listed = found if isinstance(found, list) else []
+    mains = [el for el in listed if isinstance(el, etree._Element)]
+    if len(mains) != 1:
+        return slice(0, 0)
+    inside = {id(el) for el in mains[0].iter()}  # the proxies live as long as ``owners``
+    chunks = [i for i, owner in enumerate(owners) if id(owner) in inside]
+    if not chunks:
+        return slice(0, 0)
+    return slice(ends[chunks[0] - 1] if chunks[0] else 0, ends[chunks[-1]])
+
+
+def _within_main(page: str, lines: list[str], main: slice) -> tuple[int, int] | None:
+    """The article's first and last character found inside the page's main part alone, when
+    the engine's lines found there hold most of its text: the lines it took from outside (a
+    help pop-up, the site's title bar: resiliparse on mdBook's pages) are then its mistake."""
+    text = page[main]
+    if not text:
+        return None
+    inside = [line for line in lines if line in text]
+    # a first line that <main> holds only after the next one is the frame's, quoted later by
+    # the article (the Rust Book's title bar, "The Rust Programming Language", in one chapter)
+    while len(inside) > 1 and text.find(inside[0]) > text.find(inside[1]):
+        inside.pop(0)
+    if sum(map(len, inside)) * 2 < sum(map(len, lines)):
+        return None  # most of the choice is elsewhere: the markup's <main> is not the article
+    head, tail = _find_head(text, inside), _find_tail(text, inside)
+    if head is None or tail is None or tail < head:
+        return None
+    return main.start + head, main.start + tail
+
+
 def locate_article(
     body: etree._Element, engine_text: str
 ) -> tuple[etree._Element, etree._Element] | None:
     """The first and last block of ``body`` that hold the engine's article text, or None when
-    its first or last lines cannot be found in the page."""
+    its first or last lines cannot be found in the page. On a page that marks its main part
+    (HTML's ``<main>``, ``role="main"``), within it, unless most of the engine's text is
+    elsewhere."""
     lines = _anchors(engine_text)
     if not lines:
         return None
     owners, ends, page = _text_chunks(body)
-    head = _find_head(page, lines)
-    tail = _find_tail(page, lines)
+    found = _within_main(page, lines, _main_span(body, owners, ends))
+    head, tail = found if found else (_find_head(page, lines), _find_tail(page, lines))
     if head is None or tail is None or tail < head:
         return None
     first = owners[bisect_right(ends, head)]
