@@ -253,6 +253,27 @@ const fs = require('node:fs');</code><button class="copy-button">copy</button></
     assert [anchor for _, heading, anchor in places if heading == "File system"] == ["file-system"]
 
 
+def test_links_inside_a_code_block_are_written_as_their_text() -> None:
+    # rustdoc's (and Javadoc's) signatures link every type: a fenced block cannot hold a link,
+    # so its Markdown would show "[RandomState](https://...)" inside the code
+    page = extract_page(
+        b"""<title>HashMap</title><body><p>A hash map, with its declaration below.</p>
+        <pre class="rust item-decl"><code>pub struct HashMap&lt;K, V, S = \
+<a class="struct" href="../hash/struct.RandomState.html">RandomState</a>&gt; { /* private */ }\
+</code></pre><p>See <a href="struct.HashMap.html#method.new"><code>new</code></a>.</p></body>""",
+        "https://doc.example/std/collections/struct.HashMap.html",
+        "text/html",
+        want_links=True,
+    )
+    md = to_markdown(page)
+    assert "pub struct HashMap<K, V, S = RandomState> { /* private */ }" in md, md
+    assert "](https://doc.example/std/hash/struct.RandomState.html" not in md.split("See")[0]
+    # outside code, links stay links; and the crawl still follows the one in the code
+    assert "[`new`](https://doc.example/std/collections/struct.HashMap.html#method.new)" in md
+    assert page.links is not None
+    assert "../hash/struct.RandomState.html" in page.links.links  # as written, resolved later
+
+
 def test_code_wrapped_a_line_at_a_time_stays_one_block() -> None:
     # a highlighter's <code> a line, naming no language: one program, one fenced block
     page = extract_page(

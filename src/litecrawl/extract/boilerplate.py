@@ -1,6 +1,6 @@
 """A page's boilerplate, dropped from the text the index holds: navigation, site headers and
 footers, sidebars, previous/next blocks; and the page's controls, dropped from the Markdown
-too (:func:`drop_controls`): permalink marks, a code block's buttons.
+too (:func:`drop_controls`): permalink marks, a code block's buttons (and its links' tags).
 
 A full page's text went into the index whole, so every page of a site began with the same menu
 ("Previous topic ... Next topic ... Navigation index modules | next | previous"), its keywords
@@ -116,9 +116,11 @@ def drop_boilerplate(body: etree._Element) -> int:
 
 def drop_controls(body: etree._Element) -> None:
     """Remove what is there to be clicked, not read, in place: permalink marks (a link whose
-    whole text is one: Sphinx's ``¶`` after each heading, Node.js's ``#``) and the buttons and
-    inputs inside code blocks; the ``<code>`` variants of one block (Node.js's ES module and
-    CommonJS forms) each start on a line of their own. One walk over the links and blocks."""
+    whole text is one: Sphinx's ``¶`` after each heading, Node.js's ``#``), the buttons and
+    inputs inside code blocks, and the links there (their text stays: a fenced block cannot
+    hold a link, and rustdoc's signatures link every type); the ``<code>`` variants of one
+    block (Node.js's ES module and CommonJS forms) each start on a line of their own. One walk
+    over the links and blocks. The page's links were read from the parse before this."""
     marks: list[etree._Element] = []
     blocks: list[etree._Element] = []
     # (an XPath asking for leaves whose text holds a mark's character was 2-3x slower than this)
@@ -140,6 +142,9 @@ def drop_controls(body: etree._Element) -> None:
         for code in codes[:-1]:
             if not (code.tail or "").startswith("\n"):
                 code.tail = "\n" + (code.tail or "")
+        # after the variants are told: the <code> a link held is no variant of the block
+        # (Sphinx's grammar links each name of a rule: "atom ::= identifier | literal")
+        etree.strip_tags(pre, "a")
 
 
 def _drop(el: etree._Element) -> None:
