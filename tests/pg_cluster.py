@@ -97,9 +97,14 @@ class Cluster:
     def create_database(self) -> str:
         """A new empty database; its URL."""
         name = f"t{next(self._names)}"
-        # a statement, not ``createdb``: no process (runuser, createdb) per test database
+        # a statement, not ``createdb``: no process (runuser, createdb) per test database.
+        # FILE_COPY (PostgreSQL 15+) copies the template's files instead of writing them
+        # through the WAL, as before 15: 0.04 against 0.13 s of the server's CPU and 0.13
+        # against 0.38 s a database (10 of each at load ~15), ~180 databases a run
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            copy = conn.info.server_version >= 150000
+            statement = "CREATE DATABASE {} STRATEGY FILE_COPY" if copy else "CREATE DATABASE {}"
+            conn.execute(sql.SQL(statement).format(sql.Identifier(name)))
         return self.url(name)
 
     def _run(self, program: str, *args: str) -> None:
