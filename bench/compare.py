@@ -5,7 +5,9 @@ Each REV is checked out into a throwaway git worktree with its own virtual envir
 this tree's console script and each REV's in turn (run 1 of each, run 2 of each...), so the
 machine's drift hits all alike. It prints each tree's median pages/s, CPU ms per page and peak
 RSS, and the ratio of this tree's pages/s to each REV's: the regression guard every change to
-the crawl path reports (against the commit before it and the round's start).
+the crawl path reports (against the commit before it and the round's start). ``--site kit``
+crawls the shared kit's own site instead (the pages ``bench/run.py peers`` measures: headed
+sections, so section vectors, and a larger vocabulary, which bench/site.py's pages lack).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from run import LITECRAWL, ROOT, Nginx, bytecode, crawl_once, site_dir
+from run import LITECRAWL, ROOT, Nginx, bench_site, bytecode, crawl_once
 
 
 def checkout(rev: str, into: Path) -> list[str]:
@@ -32,7 +34,7 @@ def checkout(rev: str, into: Path) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
-    root = site_dir(args.n, args.port)
+    root = bench_site(args.site, args.n, args.port)
     manifest = json.loads((root / "manifest.json").read_text())
     extra = shlex.split(args.extra)
     tmp = Path(tempfile.mkdtemp(prefix="lcbench-compare-"))
@@ -60,7 +62,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
                            capture_output=True)  # fmt: skip
         shutil.rmtree(tmp, ignore_errors=True)
     head = statistics.median(r["pages_per_s"] for r in rows["HEAD (this tree)"])
-    print(f"\nkit n={args.n}, {args.runs} runs alternated, flags: {args.extra or '-'}")
+    flags = args.extra or "-"
+    print(f"\n{args.site} site, n={args.n}, {args.runs} runs alternated, flags: {flags}")
     print("| tree | pages/s (median) | CPU ms per page | peak RSS MiB | pages ok | "
           "HEAD's pages/s ÷ this tree's |")  # fmt: skip
     print("|---|---|---|---|---|---|")

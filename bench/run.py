@@ -100,6 +100,44 @@ def site_dir(n: int, port: int = 8181) -> Path:
     return copy
 
 
+def kit_script(name: str) -> Path:
+    """A script of the shared kit (``../shared/bench/``, beside the checkout or beside the
+    worktrees' folder)."""
+    kits = [d / "shared" / "bench" / name for d in (ROOT.parent, ROOT.parent.parent)]
+    return next((k for k in kits if k.exists()), kits[0])
+
+
+def kit_site_dir(n: int, port: int) -> Path:
+    """The shared kit's own site of ``n`` pages (its ``gen_site.py``, the pages ``peers``
+    crawls), its links naming ``port``; its manifest also gets ``base`` and ``reachable`` as
+    :func:`site_dir`'s has. Its pages are not ours: 4-7 headed sections a page (so section
+    vectors), a 3,000-word vocabulary, inline scripts and styles (bench/README.md, issue 29,
+    session 13)."""
+    out = Path(f"/tmp/lckit-{n}-port{port}")
+    if not (out / "manifest.json").exists() or "base" not in json.loads(
+        (out / "manifest.json").read_text()
+    ):
+        base = f"http://127.0.0.1:{port}"
+        part = Path(tempfile.mkdtemp(prefix=f"lckit-{n}-port{port}-", dir="/tmp"))
+        subprocess.run(
+            [sys.executable, str(kit_script("gen_site.py")), str(part), "-n", str(n),
+             "--base-url", base, "--offsite-port", str(port)],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        manifest = json.loads((part / "manifest.json").read_text())
+        manifest.update(base=base, reachable=manifest["reachable_from_index"])
+        (part / "manifest.json").write_text(json.dumps(manifest))
+        part.chmod(0o755)  # nginx's workers read it (mkdtemp makes it 0700)
+        shutil.rmtree(out, ignore_errors=True)
+        part.rename(out)
+    return out
+
+
+def bench_site(name: str, n: int, port: int) -> Path:
+    """``ours`` (bench/site.py's, :func:`site_dir`) or ``kit`` (:func:`kit_site_dir`)."""
+    return kit_site_dir(n, port) if name == "kit" else site_dir(n, port)
+
+
 class Nginx:
     """nginx serving ``root`` on 127.0.0.1:``port``, or each of ``sites`` (port -> root)."""
 
@@ -256,9 +294,7 @@ def cmd_crawl(args: argparse.Namespace) -> None:
 
 def cmd_peers(args: argparse.Namespace) -> None:
     """The shared kit measures litecrawl beside Scrapy and the baselines in one invocation."""
-    # the kit sits in shared/ beside the checkout (or beside the worktrees' folder)
-    kits = [d / "shared" / "bench" / "run_peers.py" for d in (ROOT.parent, ROOT.parent.parent)]
-    kit = next((k for k in kits if k.exists()), kits[0])
+    kit = kit_script("run_peers.py")
     bytecode(ROOT)
     exe = LITECRAWL[0]
     flags = " ".join(CRAWL_FLAGS)
@@ -418,6 +454,10 @@ def main() -> None:
     compare.add_argument(
         "--port", type=int, default=8181, help="serve a copy of the site on this port instead"
     )
+    compare.add_argument(
+        "--site", choices=["ours", "kit"], default="ours",
+        help="bench/site.py's site, or the shared kit's own (the pages `peers` crawls)",
+    )  # fmt: skip
     args = parser.parse_args()
     os.chdir(ROOT)
     from compare import cmd_compare

@@ -3,7 +3,8 @@ other threads (the database writer's is the busiest), the analysis workers.
 
     uv run python bench/split.py --n 10000 --runs 2 --port 8851 [--litecrawl PATH] [-- FLAGS]
 
-Crawls ``bench/run.py crawl``'s site (its flags, nginx on ``--port``) and samples /proc every
+Crawls ``bench/run.py crawl``'s site (``--site kit``: the shared kit's own, as ``compare``'s
+option; its flags, nginx on ``--port``) and samples /proc every
 0.2 s: each thread's user and system CPU (``/proc/PID/task/TID/stat``), its context switches,
 and the crawler's I/O (``/proc/PID/io``: bytes through read/write calls and the calls, which
 are the SQLite file's and the pipes' and sockets'). CPU seconds per page hold on a loaded
@@ -26,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run import CRAWL_FLAGS, LITECRAWL, ROOT, Nginx, bytecode, site_dir
+from run import CRAWL_FLAGS, LITECRAWL, ROOT, Nginx, bench_site, bytecode
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _SWITCHES = re.compile(r"(voluntary|nonvoluntary)_ctxt_switches:\s+(\d+)")
@@ -157,6 +158,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--port", type=int, default=8181)
     parser.add_argument("--litecrawl", type=Path, help="another tree's console script")
+    parser.add_argument("--site", choices=["ours", "kit"], default="ours", help="as compare's")
     parser.add_argument("extra", nargs="*", help="extra flags for litecrawl crawl (after --)")
     args = parser.parse_args()
     if args.litecrawl:
@@ -165,7 +167,7 @@ def main() -> None:
     else:
         bytecode(ROOT)
         litecrawl = LITECRAWL
-    root = site_dir(args.n, args.port)
+    root = bench_site(args.site, args.n, args.port)
     manifest = json.loads((root / "manifest.json").read_text())
     nginx = Nginx(root, args.port)
     rows = []
