@@ -29,6 +29,7 @@ that changes such a thing must make its own.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import socket
 import sqlite3
@@ -46,6 +47,8 @@ from hypothesis import HealthCheck, settings
 from pg_cluster import Cluster, find_bindir
 from psycopg.rows import dict_row
 
+from litecrawl.index.document import IndexDocument
+from litecrawl.index.simhash import simhash
 from litecrawl.store.frontier import Frontier
 from litecrawl.store.postgres.frontier import PostgresFrontier
 from litecrawl.store.sqlite.frontier import SQLiteFrontier
@@ -209,6 +212,23 @@ def db_execute(db: Path | str, sql: str) -> None:
         conn.commit()
     finally:
         conn.close()
+
+
+def index_document(url: str, title: str, text: str, canonical: str | None = None) -> IndexDocument:
+    """A document as the analysis worker sends it (no vectors), for a store's writes."""
+    return IndexDocument(
+        url=url,
+        title=title,
+        keywords=(),
+        text_preview=text[:500],
+        text=text,
+        text_hash=hashlib.sha256(text.encode()).hexdigest(),
+        simhash=simhash(text),
+        language="en",
+        content_type="text/html",
+        status=200,
+        canonical=canonical,
+    )
 
 
 def html_page(body: str, title: str = "", head: str = "") -> str:

@@ -190,6 +190,17 @@ _UNDO = {
     "fts_insert_written": "CREATE TRIGGER resources_ai AFTER INSERT ON resources BEGIN"
     " INSERT INTO resources_fts(rowid, title, text) VALUES (new.id, new.title, new.text); END;",
     "recrawl_interval": "ALTER TABLE pages DROP COLUMN recrawl_interval;",
+    "section_vectors_rowid": "DROP TRIGGER section_vectors_gone; DROP TRIGGER"
+    " section_vectors_stale; CREATE TABLE old_sections (resource_id INTEGER NOT NULL,"
+    " ord INTEGER NOT NULL, heading TEXT NOT NULL, anchor TEXT NULL, model TEXT NOT NULL,"
+    " vector BLOB NOT NULL, places TEXT NULL, heading_at INTEGER NULL,"
+    " PRIMARY KEY (resource_id, ord)) WITHOUT ROWID; INSERT INTO old_sections SELECT *"
+    " FROM section_vectors; DROP TABLE section_vectors;"
+    " ALTER TABLE old_sections RENAME TO section_vectors;"
+    " CREATE TRIGGER section_vectors_gone AFTER DELETE ON resources BEGIN DELETE FROM"
+    " section_vectors WHERE resource_id = old.id; END; CREATE TRIGGER section_vectors_stale"
+    " AFTER UPDATE OF text ON resources WHEN old.text IS NOT new.text BEGIN DELETE FROM"
+    " section_vectors WHERE resource_id = old.id; END;",
 }
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import random
 
-from conftest import NewDb, db_execute, db_query
+from conftest import NewDb, db_execute, db_query, index_document
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -214,30 +213,14 @@ def test_whole_tables_on_both_backends(new_db: NewDb) -> None:
         assert b is not None and b.id == 8
 
 
-def _document(url: str, title: str, text: str, canonical: str | None = None) -> IndexDocument:
-    return IndexDocument(
-        url=url,
-        title=title,
-        keywords=(),
-        text_preview=text[:500],
-        text=text,
-        text_hash=hashlib.sha256(text.encode()).hexdigest(),
-        simhash=simhash(text),
-        language="en",
-        content_type="text/html",
-        status=200,
-        canonical=canonical,
-    )
-
-
 def test_the_index_on_both_backends(new_db: NewDb) -> None:
     db = new_db("index")
     otter = "the sea otter floats on its back and cracks shells with a stone " * 3
     heron = "a grey heron stands still in shallow water waiting for fish " * 3
     docs = {
-        "http://a.test/otter?ref=1": _document("http://a.test/otter?ref=1", "Otters", otter),
-        "http://a.test/otter": _document("http://a.test/otter", "Otters", otter),
-        "http://a.test/heron": _document("http://a.test/heron", "Herons", heron),
+        "http://a.test/otter?ref=1": index_document("http://a.test/otter?ref=1", "Otters", otter),
+        "http://a.test/otter": index_document("http://a.test/otter", "Otters", otter),
+        "http://a.test/heron": index_document("http://a.test/heron", "Herons", heron),
     }
 
     async def write() -> None:
@@ -314,14 +297,14 @@ def test_index_writes_on_both_backends(new_db: NewDb) -> None:
     heron = "a grey heron stands still in shallow water waiting for fish " * 3
     vector = bytes(range(256)) * 4  # 256 float32
     first = {
-        "otter": _document("http://a.test/otter", "Otters", otter),
-        "copy": _document("http://a.test/otter?ref=1", "Otters again", otter),
-        "near": _document("http://a.test/otter-late", "Otters late", near),
-        "empty": _document("http://a.test/empty", "Nothing", ""),
-        "heron": _document("http://a.test/heron", "Herons, old", "an old heron text"),
+        "otter": index_document("http://a.test/otter", "Otters", otter),
+        "copy": index_document("http://a.test/otter?ref=1", "Otters again", otter),
+        "near": index_document("http://a.test/otter-late", "Otters late", near),
+        "empty": index_document("http://a.test/empty", "Nothing", ""),
+        "heron": index_document("http://a.test/heron", "Herons, old", "an old heron text"),
     }
     heron_doc = dataclasses.replace(
-        _document("http://a.test/heron", "Herons", heron), embedding=vector
+        index_document("http://a.test/heron", "Herons", heron), embedding=vector
     )
 
     async def write(docs: list[IndexDocument]) -> None:
@@ -448,7 +431,7 @@ def test_a_batch_of_long_texts_gets_a_resource_each(new_db: NewDb) -> None:
     letters = "abcdefghijklmnopqrstuvwxyz"
     words = ["".join(rng.choices(letters, k=7)) for _ in range(900)]
     docs = [
-        _document(f"http://a.test/{i}", f"Page {i}", " ".join(rng.choices(words, k=5000)))
+        index_document(f"http://a.test/{i}", f"Page {i}", " ".join(rng.choices(words, k=5000)))
         for i in range(60)
     ]
 
@@ -473,7 +456,7 @@ def test_vectors_of_one_text_under_two_urls_in_one_write(new_db: NewDb) -> None:
     first, second = bytes(range(256)) * 4, bytes(reversed(range(256))) * 4
     docs = [
         dataclasses.replace(
-            _document(url, "Otters", text),
+            index_document(url, "Otters", text),
             embedding=vector,
             sections=(
                 SectionVector("", None, vector),
@@ -514,17 +497,19 @@ def test_a_document_s_updated_at_moves_only_when_it_changed(new_db: NewDb) -> No
     def write(doc: IndexDocument) -> tuple[str, str]:
         async def run() -> None:
             async with open_frontier(db) as f:
-                await f.write_documents([doc, _document("http://a.test/other", "Other", "other")])
+                await f.write_documents(
+                    [doc, index_document("http://a.test/other", "Other", "other")]
+                )
 
         asyncio.run(run())
         rows = db_query(db, f"SELECT crawled_at, updated_at FROM documents WHERE url = '{url}'")
         return rows[0][0], rows[0][1]
 
-    write(_document(url, "One", text))
+    write(index_document(url, "One", text))
     db_execute(db, f"UPDATE documents SET crawled_at = '{old}', updated_at = '{old}'")
-    assert write(dataclasses.replace(_document(url, "One", text), depth=5)) == (old, old)
-    crawled, updated = write(_document(url, "Two", text))
+    assert write(dataclasses.replace(index_document(url, "One", text), depth=5)) == (old, old)
+    crawled, updated = write(index_document(url, "Two", text))
     assert crawled == old and updated > "2020"
     db_execute(db, f"UPDATE documents SET updated_at = '{old}'")
-    assert write(_document(url, "Two", text + " and more words"))[1] > "2020"
+    assert write(index_document(url, "Two", text + " and more words"))[1] > "2020"
     assert db_query(db, f"SELECT title, depth FROM documents WHERE url = '{url}'") == [("Two", 0)]

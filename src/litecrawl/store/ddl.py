@@ -204,4 +204,5 @@ STEPS: list[tuple[str, str]] = [
     ("vector_model", _VECTOR_MODEL),
     ("fts_insert_written", ""),  # SQLite's full text of a new resource written beside it
     ("recrawl_interval", _RECRAWL_INTERVAL),
+    ("section_vectors_rowid", ""),  # SQLite's section_vectors rebuilt with a rowid
 ]

@@ -75,6 +75,32 @@ _FTS_INSERT_WRITTEN = """
 DROP TRIGGER resources_ai;
 """
 
+# section_vectors as a rowid table. A row holds a 1 KiB vector, more than a WITHOUT ROWID
+# table's cell keeps in a 4 KiB page (~1,000 bytes; a rowid table's leaf keeps ~4,000), so every
+# row spilled its last ~0.6 KiB to an overflow page of its own: 4 KiB written a section, three
+# quarters of the file's section pages empty, twice the writer's CPU for these rows
+# (bench/README.md, issue 29, session 13). Same columns, same key (its index now beside it).
+_SECTION_VECTORS_ROWID = """
+DROP TRIGGER section_vectors_gone;
+DROP TRIGGER section_vectors_stale;
+CREATE TABLE section_vectors_rows (
+  resource_id INTEGER NOT NULL,
+  ord         INTEGER NOT NULL,
+  heading     TEXT NOT NULL,
+  anchor      TEXT NULL,
+  model       TEXT NOT NULL,
+  vector      BLOB NOT NULL,
+  places      TEXT NULL,
+  heading_at  INTEGER NULL,
+  PRIMARY KEY (resource_id, ord)
+);
+INSERT INTO section_vectors_rows
+  SELECT resource_id, ord, heading, anchor, model, vector, places, heading_at
+  FROM section_vectors ORDER BY resource_id, ord;
+DROP TABLE section_vectors;
+ALTER TABLE section_vectors_rows RENAME TO section_vectors;
+""" + _vector_triggers("section_vectors")
+
 MIGRATIONS: list[tuple[str, str]] = render(
     _TYPES,
     {
@@ -83,6 +109,7 @@ MIGRATIONS: list[tuple[str, str]] = render(
         "resource_vectors": _vector_triggers("resource_vectors"),
         "section_vectors": _vector_triggers("section_vectors"),
         "fts_insert_written": _FTS_INSERT_WRITTEN,
+        "section_vectors_rowid": _SECTION_VECTORS_ROWID,
     },
 )
 
