@@ -274,6 +274,26 @@ def test_links_inside_a_code_block_are_written_as_their_text() -> None:
     assert "../hash/struct.RandomState.html" in page.links.links  # as written, resolved later
 
 
+def test_a_button_beside_a_headings_words_is_left_out() -> None:
+    # rustdoc: "Copy item path" after every item's name; an accordion's question is all button
+    page = extract_page(
+        b"""<title>read_to_string</title><body><main>
+        <h1>Function <span>read_to_string</span><button id="copy-path"
+        title="Copy item path to clipboard">Copy item path</button></h1>
+        <p>Reads the entire contents of a file into a string, as the examples show.</p>
+        <h2 class="accordion-header"><button class="accordion-button">Is it atomic?</button></h2>
+        <p>No: another process may write to the file while it is read.</p></main></body>""",
+        "https://doc.example/std/fs/fn.read_to_string.html",
+        "text/html",
+        want_sections=True,
+    )
+    md = to_markdown(page)
+    assert "# Function read_to_string\n" in md and "Copy item path" not in md, md
+    assert "## Is it atomic?" in md, md
+    assert "Copy item path" not in page.text and "Is it atomic?" in page.text
+    assert page.sections[0].heading == "Function read_to_string"  # what search results show
+
+
 def test_code_wrapped_a_line_at_a_time_stays_one_block() -> None:
     # a highlighter's <code> a line, naming no language: one program, one fenced block
     page = extract_page(

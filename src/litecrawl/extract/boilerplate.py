@@ -54,6 +54,7 @@ _NOT_LAYOUT = frozenset({
     "h1", "h2", "h3", "h4", "h5", "h6", "img", "figure", "form", "select", "textarea",
 })  # fmt: skip
 _TEXT_LENGTH = etree.XPath("string-length(.)")
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # one of FRAME_WORDS as a whole word of a class or id (words split at whitespace, "-" and "_")
 _FRAME_NAME = re.compile(
     r"(?:^|[\s_-])(?:" + "|".join(sorted(FRAME_WORDS, key=len, reverse=True)) + r")(?=$|[\s_-])",
@@ -116,21 +117,25 @@ def drop_boilerplate(body: etree._Element) -> int:
 
 def drop_controls(body: etree._Element) -> None:
     """Remove what is there to be clicked, not read, in place: permalink marks (a link whose
-    whole text is one: Sphinx's ``¶`` after each heading, Node.js's ``#``), the buttons and
-    inputs inside code blocks, and the links there (their text stays: a fenced block cannot
-    hold a link, and rustdoc's signatures link every type); the ``<code>`` variants of one
-    block (Node.js's ES module and CommonJS forms) each start on a line of their own. One walk
-    over the links and blocks. The page's links were read from the parse before this."""
+    whole text is one: Sphinx's ``¶`` after each heading, Node.js's ``#``), a button beside a
+    heading's words (rustdoc's "Copy item path"), the buttons and inputs inside code blocks,
+    and the links there (their text stays: a fenced block cannot hold a link, and rustdoc's
+    signatures link every type); the ``<code>`` variants of one block (Node.js's ES module and
+    CommonJS forms) each start on a line of their own. One walk over the links, blocks and
+    buttons. The page's links were read from the parse before this."""
     marks: list[etree._Element] = []
     blocks: list[etree._Element] = []
     # (an XPath asking for leaves whose text holds a mark's character was 2-3x slower than this)
-    for el in body.iter("a", "pre"):
+    for el in body.iter("a", "pre", "button"):
         if el.tag == "pre":
             blocks.append(el)
+        elif el.tag == "button":
+            if _beside_a_heading(el):
+                marks.append(el)
         elif len(el) == 0 and (el.text or "").strip() in PERMALINK_MARKS:
             marks.append(el)
     for a in marks:
-        if a.get("id") is None and a.get("name") is None:
+        if a.tag == "button" or (a.get("id") is None and a.get("name") is None):
             _drop(a)
         else:  # the section's anchor (Node.js's headings): kept as an empty target
             a.text = None
@@ -145,6 +150,17 @@ def drop_controls(body: etree._Element) -> None:
         # after the variants are told: the <code> a link held is no variant of the block
         # (Sphinx's grammar links each name of a rule: "atom ::= identifier | literal")
         etree.strip_tags(pre, "a")
+
+
+def _beside_a_heading(button: etree._Element) -> bool:
+    """A button inside a heading that has words of its own: rustdoc's "Copy item path" after
+    each item's name. (A heading that is all button, an accordion's question, keeps it.)"""
+    heading = next(button.iterancestors(*_HEADING_TAGS), None)
+    if heading is None:
+        return False
+    words = "".join(str(t) for t in button.itertext())
+    own = "".join(str(t) for t in heading.itertext()).replace(words, "", 1)
+    return bool(own.strip())
 
 
 def _drop(el: etree._Element) -> None:
