@@ -41,7 +41,8 @@ def _is_main(el: etree._Element) -> bool:
 
 
 def _is_frame(el: etree._Element, in_section: bool) -> bool:
-    if el.tag == "nav" or el.get("role") in ("navigation", "banner", "contentinfo", "search"):
+    frame_roles = ("navigation", "banner", "contentinfo", "search", "dialog", "alertdialog")
+    if el.tag in ("nav", "dialog") or el.get("role") in frame_roles:
         return True
     if el.tag in ("header", "footer"):
         return not in_section
@@ -79,11 +80,11 @@ def plain_anchor(el: etree._Element) -> str | None:
 # --- random pages ------------------------------------------------------------------------------
 
 _TAGS = ("div", "section", "nav", "header", "footer", "main", "article", "aside", "ul", "li", "p",
-         "span", "a", "h1", "h2", "h3", "dt", "dl", "table", "td")  # fmt: skip
+         "span", "a", "h1", "h2", "h3", "dt", "dl", "table", "td", "dialog")  # fmt: skip
 _NAMES = ("nav", "NavBar", "site-footer", "x_sidebar", "related", "body", "content", "menu-top",
           "skip", "toc", "sphinxsidebar", "navigation ", "Breadcrumbs", "nav-open",
-          "footer2")  # fmt: skip
-_ROLES = ("main", "navigation", "banner", "contentinfo", "search", "note")
+          "footer2", "mdbook-help-popup", "Modal_x", "popups")  # fmt: skip
+_ROLES = ("main", "navigation", "banner", "contentinfo", "search", "note", "dialog", "alertdialog")
 _TEXTS = ("", "word ", "¶", " § ", "#", "🔗", "⚓", "¶¶", "several words of content here ", "\xa0¶")
 
 

@@ -24,12 +24,19 @@ FRAME = """
  <h3>Next topic</h3><p><a href="/b">Wombat burrows</a></p></div>
 <header class="site">Marmalade portal</header>
 <footer>Copyright Glockenspiel Incorporated</footer>
+<div id="mdbook-help-container"><div id="mdbook-help-popup"><h2>Keyboard shortcuts</h2>
+ <p>Press Xylophone to search the book</p></div></div>
+<dialog><p>Subscribe to the Yodeling newsletter</p></dialog>
+<div role="alertdialog"><p>We use Kazoo cookies</p></div>
 """
 PAGES = {
     "/a": ("Cheese making", "Rennet curdles the warm milk. Whey drains from the curds overnight."),
     "/b": ("Bread baking", "Sourdough rises slowly. Knead the dough and bake it at high heat."),
 }
-FRAME_WORDS = ("zeppelinworks", "quokka", "wombat", "marmalade", "glockenspiel", "previous")
+FRAME_WORDS = (
+    "zeppelinworks", "quokka", "wombat", "marmalade", "glockenspiel", "previous",
+    "xylophone", "yodeling", "kazoo",  # what opens over the page: pop-ups and dialogs
+)  # fmt: skip
 
 
 def frame_site() -> web.Application:

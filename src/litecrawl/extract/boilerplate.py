@@ -8,6 +8,8 @@ held "previous" and "next", and a search for a menu word found every page. What 
 what the page's markup says is not content:
 
 - ``<nav>`` and the ARIA roles ``navigation``, ``banner``, ``contentinfo``, ``search``;
+- what opens over the page: ``<dialog>``, the roles ``dialog`` and ``alertdialog``, a class or
+  id naming a ``popup`` or ``modal`` (mdBook's keyboard help, a newsletter or cookie pop-up);
 - ``<header>`` and ``<footer>`` outside a ``<section>`` (inside one they hold its own title or
   notes);
 - an element whose class or id names a part of the page frame: a word (split at ``-`` and
@@ -40,10 +42,10 @@ __all__ = ["FRAME_WORDS", "PERMALINK_MARKS", "drop_boilerplate", "drop_controls"
 FRAME_WORDS = frozenset({
     "nav", "navbar", "navigation", "navheader", "navfooter", "navbox", "breadcrumb",
     "breadcrumbs", "sidebar", "sphinxsidebar", "sidebarwrapper", "footer", "related", "menu",
-    "menubar", "skiplink", "skip", "masthead", "cookie", "cookies", "topbar",
+    "menubar", "skiplink", "skip", "masthead", "cookie", "cookies", "topbar", "popup", "modal",
 })  # fmt: skip
 PERMALINK_MARKS = frozenset({"¶", "§", "#", "🔗", "⚓", "¶¶"})
-_ROLES = ("navigation", "banner", "contentinfo", "search")
+_ROLES = ("navigation", "banner", "contentinfo", "search", "dialog", "alertdialog")
 _MAX_SHARE = 0.5
 # The frame sits in the page's outer blocks: the walk looks this deep below <body>, never into
 # the main content or into blocks that hold text rather than layout (a full-tree XPath scan
@@ -91,7 +93,7 @@ def drop_boilerplate(body: etree._Element) -> int:
             role = el.get("role")
             if role == "main" or tag in _MAIN_TAGS:
                 continue  # the content's own contents list, sidebar or notes
-            if tag == "nav" or role in _ROLES:
+            if tag == "nav" or tag == "dialog" or role in _ROLES:
                 frame = True
             elif tag in _HEADER_FOOTER:
                 frame = not in_section
