@@ -296,7 +296,9 @@ def test_a_suspect_of_a_host_this_worker_only_asked_for_is_crawled(
         return live.worker_id, doomed.worker_id
 
     live, doomed = asyncio.run(setup())
-    flags = ["--per-host", "2", "--delay-ms", "0", "--lease-timeout", "4", "--no-cache", "-q"]
+    # a lease long enough that this test, beating as the live worker, is not taken for dead
+    # on a loaded machine (the worker elsewhere dies a lease after its last beat)
+    flags = ["--per-host", "2", "--delay-ms", "0", "--lease-timeout", "6", "--no-cache", "-q"]
     crawler = subprocess.Popen(
         [sys.executable, "-m", "litecrawl", "crawl", site.url(), "--db", db, *flags],
         stderr=subprocess.PIPE,

@@ -98,14 +98,14 @@ TEXT = "<p>" + " ".join(["Our aquarium keeps zebrafish, guppies and tetras in cl
 
 
 def _slow_site(pages: dict[str, str]) -> web.Application:
-    """HTML pages by path, each with TEXT, answered after 0.3 s (the crawl outlasts a poll)."""
+    """HTML pages by path, each with TEXT, answered after 0.5 s (a crawl outlasts many polls)."""
     app = web.Application()
 
     async def handler(request: web.Request) -> web.Response:
         body = pages.get(request.path)
         if body is None:
             return web.Response(status=404, text="not found")
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.5)
         return web.Response(text=html_page(TEXT + body, request.path), content_type="text/html")
 
     app.router.add_get("/{tail:.*}", handler)
