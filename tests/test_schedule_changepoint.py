@@ -57,6 +57,19 @@ def test_without_a_hazard_the_posterior_is_bayes_on_the_grid() -> None:
     assert grid.weights(runs, np.log(grid.vague)) == pytest.approx(expected, abs=1e-12)
 
 
+def test_a_check_no_rate_explains_leaves_the_page_as_it_was() -> None:
+    # a change seen over no time at all (a sitemap fetched twice within its second): before,
+    # every run's mass was -inf and observe raised (the crawl recorded an internal error)
+    grid = RateGrid(HOUR, 30 * DAY)
+    log_prior = np.log(grid.vague)
+    runs = watch(grid, [Check(DAY, False), Check(DAY, True)], 1e-3)
+    after, weights, factor = observe(grid, runs, Check(0.0, True), log_prior, 1e-3)
+    assert after == runs and factor is None
+    assert weights == pytest.approx(grid.weights(runs, log_prior))
+    first, _, _ = observe(grid, (), Check(0.0, True), log_prior, 1e-3)
+    assert first == (Run(),)
+
+
 def test_a_page_that_never_changes_is_taken_for_static() -> None:
     grid = RateGrid(HOUR, 30 * DAY)
     quiet = watch(grid, [Check(DAY, False)] * 30, 1e-4)

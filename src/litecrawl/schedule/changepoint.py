@@ -114,10 +114,14 @@ def observe(
     it (what :class:`Hazard` learns from; None when the page's posterior gives the check no
     chance at all)."""
     runs = tuple(runs) or (Run(),)
+    ell = grid.check_log_likelihood(check)
+    if not np.isfinite(ell).any():
+        # a check no rate explains (a change seen over no time at all: a sitemap fetched twice
+        # within a second) tells nothing: the page's runs stay as they were
+        return runs, grid.weights(runs, log_prior), None
     stats, masses_before = _arrays([runs])
     n = len(runs)
     mass = masses_before[0, :n]
-    ell = grid.check_log_likelihood(check)
     x = log_prior + grid.log_likelihood(stats[0, :n])
     before = _lse(x)
     predictive = _lse(x + ell) - before  # each run's, of this check
