@@ -27,17 +27,20 @@ Serve = Callable[[web.Application], LocalServer]
 A, B, C = "http://a.test/", "http://b.test/", "http://c.test/"
 
 
-def _waiting(conn: psycopg.Connection[Any], n: int, what: str) -> None:
-    """Until ``n`` backends of this database wait for a lock."""
+def _waiting(url: str, n: int, what: str) -> None:
+    """Until ``n`` backends of this database wait for a lock. Asked on a connection of its own
+    in autocommit: inside a transaction pg_stat_activity is read once and kept, and a backend
+    the pool connects later (a loaded machine) was never seen."""
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        row = conn.execute(
-            "SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-            "WHERE NOT l.granted AND a.datname = current_database()"
-        ).fetchone()
-        if row is not None and row[0] >= n:
-            return
-        time.sleep(0.02)
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            row = conn.execute(
+                "SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+                " WHERE NOT l.granted AND a.datname = current_database()"
+            ).fetchone()
+            if row is not None and row[0] >= n:
+                return
+            time.sleep(0.02)
     raise AssertionError(f"{n} waiting for {what} never seen")
 
 
@@ -72,8 +75,10 @@ def test_checkins_of_sites_linking_each_other_never_deadlock(
                 pool.submit(checkin, site.id, worker, site.base_url)
                 for site, worker in ((out_a, "w1"), (out_b, "w2"))
             ]
-            _waiting(gate, 2, "the two checkins")
-            gate.commit()
+            try:
+                _waiting(pg_url, 2, "the two checkins")
+            finally:
+                gate.commit()  # let them go (seen waiting or not: the pool waits for them)
             queued = [d.result(timeout=60) for d in done]
     finally:
         store.close()
@@ -143,7 +148,7 @@ def test_a_run_counts_the_sites_found_by_checkins_that_overlap(
                     assert held is not None and held[0], f"{url} checked in before it was held"
             time.sleep(0.01)
         assert set(gates) == {a.url(), b.url()}, (gates, run.poll())
-        _waiting(gates[a.url()], 2, "the two checkins")
+        _waiting(pg_url, 2, "the two checkins")
         gates.pop(a.url()).commit()
         while db_query(pg_url, f"SELECT locked_by FROM sites WHERE base_url = '{a.url()}'") != [
             (None,)
