@@ -66,6 +66,26 @@ def test_a_database_away_is_waited_for_a_bounded_time_then_named() -> None:
         outage.pause(error, 4)
 
 
+def test_a_deadlock_is_run_again_and_not_called_a_database_away(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # session 12's log said "database ... unreachable (deadlock detected)" and "back after 0s"
+    caplog.set_level(logging.INFO)
+    outage = Outage("db.test")
+    assert outage.pause(psycopg.errors.DeadlockDetected("deadlock detected"), 0) == 0.5
+    outage.back()
+    said = [r.getMessage() for r in caplog.records if r.name == "litecrawl"]
+    assert said == [
+        "database db.test rolled a transaction back (deadlock detected): running it again",
+        "database db.test: the transaction went through again",
+    ]
+    caplog.clear()
+    outage.pause(_connection_error(), 0)  # a database away after it: named so again
+    outage.back()
+    said = [r.getMessage() for r in caplog.records if r.name == "litecrawl"]
+    assert "unreachable" in said[0] and "is back after" in said[1], said
+
+
 def test_a_reader_that_must_not_wait_fails_on_the_first_error() -> None:
     with pytest.raises(FrontierError, match=r"cannot read db\.test"):
         Outage("db.test", max_away=0).pause(_connection_error(), 0)

@@ -81,6 +81,7 @@ class Outage:
         self.shown = shown
         self.max_away = max_away
         self._since: float | None = None
+        self._rolled_back = False  # a deadlock or serialization failure, not a database away
 
     def pause(self, exc: psycopg.OperationalError, attempt: int) -> float:
         """How long to wait before try ``attempt + 1`` (0.5 s, doubling up to 10 s);
@@ -93,7 +94,16 @@ class Outage:
         now = time.monotonic()
         if self._since is None:
             self._since = now
-            if self.max_away > 0:
+            # class 40: the server is there and rolled this transaction back to end a deadlock
+            # or a serialization conflict; the retry runs it again whole
+            self._rolled_back = (exc.sqlstate or "").startswith("40")
+            if self.max_away > 0 and self._rolled_back:
+                log.warning(
+                    "database %s rolled a transaction back (%s): running it again",
+                    self.shown,
+                    reason(exc),
+                )
+            elif self.max_away > 0:
                 log.warning(
                     "database %s unreachable (%s): retrying; fetched pages are kept until it "
                     "is back",
@@ -105,17 +115,20 @@ class Outage:
             self._since = None
             if self.max_away <= 0:
                 raise FrontierError(f"cannot read {self.shown}: {reason(exc)}") from exc
+            what = "rolling transactions back" if self._rolled_back else "unreachable"
             raise FrontierError(
-                f"database {self.shown} unreachable for {away:.0f}s: {reason(exc)}"
+                f"database {self.shown} {what} for {away:.0f}s: {reason(exc)}"
             ) from exc
         return min(0.5 * 2.0**attempt, _MAX_PAUSE)
 
     def back(self) -> None:
-        """The work went through: say so if the database was away."""
+        """The work went through: say so if the database was away (or rolled it back)."""
         if self._since is not None:
-            log.warning(
-                "database %s is back after %.0fs", self.shown, time.monotonic() - self._since
-            )
+            away = time.monotonic() - self._since
+            if self._rolled_back:
+                log.warning("database %s: the transaction went through again", self.shown)
+            else:
+                log.warning("database %s is back after %.0fs", self.shown, away)
             self._since = None
 
 
