@@ -774,13 +774,16 @@ def test_menus_and_a_table_of_contents_the_engine_left_out_are_dropped() -> None
     assert "sqlite3_reset() sqlite3_finalize()" in text  # links inside the article: its own
 
 
+def _article(html: str, engine: str) -> tuple[Extracted, str]:
+    """The page in article mode by ``engine`` (which must find an article), and its Markdown."""
+    page = extract_page(html.encode(), NEWS_URL, "text/html", main_article=True, engine=engine)  # type: ignore[arg-type]
+    assert page.extraction_mode == "article"
+    return page, to_markdown(page)
+
+
 @pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
 def test_sqlite_shaped_pages_lose_their_menus_in_article_mode(engine: str) -> None:
-    page = extract_page(
-        SQLITE_SHAPED.encode(), NEWS_URL, "text/html", main_article=True, engine=engine
-    )  # type: ignore[arg-type]
-    assert page.extraction_mode == "article"
-    md = to_markdown(page)
+    page, md = _article(SQLITE_SHAPED, engine)
     assert "Download" not in md and "Purchase" not in md, md
     assert "An SQL statement is compiled" in page.text and "sqlite3_prepare_v2(sqlite3" in md
 
@@ -813,11 +816,7 @@ MDBOOK_SHAPED = (
 
 @pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
 def test_the_article_stays_inside_the_pages_main_element(engine: str) -> None:
-    page = extract_page(
-        MDBOOK_SHAPED.encode(), NEWS_URL, "text/html", main_article=True, engine=engine
-    )  # type: ignore[arg-type]
-    assert page.extraction_mode == "article"
-    md = to_markdown(page)
+    _, md = _article(MDBOOK_SHAPED, engine)
     for chrome in ("Keyboard shortcuts", "Press", "Coal", "Print this book", "Next chapter"):
         assert chrome not in md, (chrome, md)
     assert "## What Is Ownership?" in md and "```rust" in md
