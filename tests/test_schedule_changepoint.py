@@ -70,6 +70,14 @@ def test_a_check_no_rate_explains_leaves_the_page_as_it_was() -> None:
     assert first == (Run(),)
 
 
+def test_checks_over_no_time_give_no_hazard() -> None:
+    # re-fetches within their second (a test's quick re-crawl): the mean interval was 0 and
+    # chance() divided by it (the crawl recorded an internal error for every page)
+    hazard = Hazard(30 * DAY)
+    assert hazard.chance(0.0) == 0.0 and hazard.chance(0.0) == 0.0
+    assert 0.0 < hazard.chance(DAY) < 1.0
+
+
 def test_a_page_that_never_changes_is_taken_for_static() -> None:
     grid = RateGrid(HOUR, 30 * DAY)
     quiet = watch(grid, [Check(DAY, False)] * 30, 1e-4)

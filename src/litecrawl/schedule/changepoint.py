@@ -161,6 +161,8 @@ class Hazard:
         """H for a check ``interval`` seconds after the fetch before, counted in the mean."""
         self.intervals.append(interval)
         mean = sum(self.intervals) / len(self.intervals)
+        if mean <= 0:  # checks over no time yet (re-fetches within their second): no move
+            return 0.0
         floor = 1 / (HAZARD_EVERY * self.max_interval)
         return -math.expm1(-max(self.pi / mean, floor) * interval)
 
