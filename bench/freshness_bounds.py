@@ -358,7 +358,12 @@ class Vague(Learned):
 class Empirical(Vague):
     """``vague``'s prior learned from the crawl every day (``NEW`` ticks): the mean of the pages'
     posteriors under it (an EM step towards the distribution of rates that makes the crawl's
-    checks likeliest), with a hundredth of the vague prior kept so no rate is ruled out."""
+    checks likeliest), with a hundredth of the vague prior kept so no rate is ruled out. The
+    budget followed as litecrawl's planner does since session 13 (src/litecrawl/schedule/
+    planner.py's ``Spend``): a first visit's new_interval is not counted as the plan's (a page
+    counts at the budget's share until its first check), and the scale on the posterior
+    decision is ``Spend.scale``, moved each tick while the budget binds (not only once every
+    page has been set due)."""
 
     def tick(self, t: float) -> None:
         if t > 0 and t % NEW == 0 and hasattr(self, "runs"):
@@ -366,6 +371,15 @@ class Empirical(Vague):
             vague = np.concatenate([[0.5], np.full(len(self.grid) - 1, 0.5 / (len(self.grid) - 1))])
             self.log_prior = np.log(0.99 * mean + 0.01 * vague)
         super().tick(t)
+        self.scale = self.spend.scale
+
+    def visited(
+        self, page: int, t: float, due: float, changed: bool | None, age: float | None
+    ) -> float:
+        if changed is None:  # a first visit: new_interval, not counted as the plan's
+            self.fetched[page] = t
+            return t + NEW
+        return super().visited(page, t, due, changed, age)
 
 
 def _lse(x: np.ndarray) -> np.ndarray:
