@@ -20,6 +20,9 @@ before it is due) and the same change history (common random numbers):
   bench/freshness_bounds.py's ``empirical``, measured through the crawler), revisits from
   the allocation under the budget (`allocate`), solved again every day and planned over the
   budget by what the intervals the pages hold take of a plan (`Spend`);
+- ``empirical``: litecrawl's planner itself (``Planner``, ``--schedule freshness`` since session
+  13: change points per page, prior and hazard learned, intervals decided on each page's
+  posterior), called as the crawler's write-back calls it, in virtual seconds;
 - ``unspent``: the same planned at the budget (session 8's);
 - ``due-sum``: what a page spends read from its due time less its visit (session 9's; a late
   page's due time is closer than the interval it was given, so a late queue reads as spending more);
@@ -60,7 +63,7 @@ from freshness_estimate import ChangeHistory, Estimator, StopShare
 
 from litecrawl.schedule import Schedule
 from litecrawl.schedule.allocate import RateGroup, allocate
-from litecrawl.schedule.planner import Spend
+from litecrawl.schedule.planner import Planner, Spend
 
 DAY = 86400.0  # the policies work in virtual seconds, as the crawler does in real ones
 EPOCH = 1.7e9  # Last-Modified: virtual seconds after this
@@ -343,10 +346,52 @@ class Oracle(Freshness):
         return self.after(page, now, self.allocation.interval(self.rate[page]))
 
 
-POLICIES: dict[str, type[Uniform | Multiplicative | Freshness]] = {
+class Empirical:
+    """litecrawl's own planner (``Planner``, policy ``freshness``: change points per page, the
+    prior and hazard learned, each interval decided on the page's posterior), called as the
+    crawler's write-back calls it, in virtual seconds: what ``crawl --schedule freshness`` does
+    without the crawler's machinery (lateness, whole seconds of real time)."""
+
+    def __init__(self, sc: Scenario, site: Site) -> None:
+        self.planner = Planner(replace(SCHEDULE, policy="freshness", budget=sc.budget / DAY))
+        # due times it set are its own from virtual second 0 (not from the wall clock's now)
+        self.planner._started = 0
+        # page -> (change record, last visit, next visit, interval given), as the row keeps them
+        self.rows: dict[int, tuple[str, int, int, int]] = {}
+        self.versions: dict[int, int] = {}  # what the change hash stands for: changes seen
+
+    def tick(self, now: float) -> None:
+        planner = self.planner
+        rates = [("site", planner.rate(row[0])) for row in self.rows.values()]
+        records = [(row[0], row[1]) for row in self.rows.values()]
+        if planner.due_read(now):
+            planner.refresh(rates, now, 0.0, records if planner.wants_records(now) else None)
+
+    def visited(
+        self, page: int, now: float, changed: bool | None, age: float | None = None
+    ) -> float:
+        planner, at = self.planner, int(now)
+        row = self.rows.get(page)
+        history, last, due, held = row if row is not None else (None, None, None, None)
+        self.versions[page] = self.versions.get(page, 0) + bool(changed)
+        change = planner.observe(history, last, at, str(self.versions[page]), False, age)
+        if planner.due_refresh(now):
+            planner.solve(now)
+        visit = planner.next_visit(
+            at, last, due, bool(changed), "site", change.change_rate, change.change_history
+        )
+        before = planner.rate(history) if last is not None else None
+        planner.moved("site", before, change.change_rate)
+        planner.set_due(last, held, visit.interval, history)
+        self.rows[page] = (change.change_history, at, visit.due, visit.interval)
+        return float(visit.due)
+
+
+POLICIES: dict[str, type[Uniform | Multiplicative | Freshness | Empirical]] = {
     "uniform": Uniform,
     "multiplicative": Multiplicative,
     "freshness": Freshness,
+    "empirical": Empirical,
     "unspent": Unspent,
     "due-sum": DueSum,
     "fixed": Fixed,
@@ -361,7 +406,7 @@ POLICIES: dict[str, type[Uniform | Multiplicative | Freshness]] = {
 @dataclass
 class Client:
     name: str
-    policy: Uniform | Multiplicative | Freshness
+    policy: Uniform | Multiplicative | Freshness | Empirical
     base: str
     sc: Scenario
     clock: Callable[[], float]
