@@ -125,7 +125,10 @@ def observe(
     x = log_prior + grid.log_likelihood(stats[0, :n])
     before = _lse(x)
     predictive = _lse(x + ell) - before  # each run's, of this check
-    grown = mass + math.log1p(-hazard) + predictive
+    # a hazard of 1 (an interval hundreds of max_intervals long: a crawl resumed after months)
+    # says the rate surely moved: no run grows, the new one alone is left
+    stay = math.log1p(-hazard) if hazard < 1 else -math.inf
+    grown = mass + stay + predictive
     prior_odds = float(_lse(log_prior + ell))
     born = math.log(hazard) + prior_odds if hazard > 0 else -math.inf
     masses = np.concatenate([grown, [born]])
