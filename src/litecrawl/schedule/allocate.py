@@ -35,6 +35,7 @@ __all__ = ["ENOUGH", "Allocation", "Level", "RateGroup", "allocate", "expected_f
 
 Array = npt.NDArray[np.float64]
 _ROUNDS = 100  # bisection steps in log space: far below any clock's resolution
+_TINY, _HUGE = float(np.finfo(np.float64).tiny), float(np.finfo(np.float64).max)
 ENOUGH = 0.95  # a page current this share of the time is visited no more often
 
 
@@ -219,9 +220,13 @@ def allocate(
     index = {h: i for i, h in enumerate(names)}
     hosts = np.array([index[g.host] for g in groups], dtype=np.intp)
     moving = rates[rates > 0]
-    # below lo every page gets f_max, above hi every page f_min
+    # below lo every page gets f_max, above hi every page f_min; kept within the positive
+    # floats: g(λ/f_max) is 0 in floats for a page all but certainly static (a posterior mean
+    # of 1e-300), whose frequency ENOUGH holds at f_min whatever the multiplier
     lo = float(np.min(_g(moving / f_max) / moving)) / 2 if moving.size else 1.0
-    hi = float(np.max(1.0 / moving)) * 2 if moving.size else 1.0
+    with np.errstate(over="ignore"):
+        hi = float(np.max(1.0 / moving)) * 2 if moving.size else 1.0
+    lo, hi = max(lo, _TINY), min(hi, _HUGE)
     zeros = np.zeros(len(names))
     host = (zeros, zeros, zeros)
     if host_budget is not None:
