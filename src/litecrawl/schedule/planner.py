@@ -213,7 +213,8 @@ class Planner:
         self._solve_every = max(REFRESH_SEC, (time.process_time() - began) / FULL_SHARE)
 
     def _rate_or_prior(self, rate: float | None) -> float:
-        return rate if rate is not None and rate > 0 else self.prior_rate
+        # a damaged record's rate (infinite) counts at the prior's too: no bin holds it
+        return rate if rate is not None and 0 < rate < math.inf else self.prior_rate
 
     def rate(self, change_history: str | None) -> float:
         """A page's change rate as its record stored it (the prior's without one): the rate the
