@@ -97,7 +97,7 @@ def decode(text: str | None) -> Record | None:
             str(data["hash"]),
             None if rate is None else float(rate),
         )
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
         return None
 
 
