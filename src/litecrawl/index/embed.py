@@ -33,7 +33,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-from collections import Counter
 from itertools import compress, repeat
 from operator import is_
 from pathlib import Path
@@ -130,59 +129,51 @@ class Embedder:
     def words_vectors(self, texts: list[list[str]]) -> list[Vector | None]:
         """:meth:`words_vector` of each of ``texts`` (a page's and its sections'): the words
         that none of them has cached are made into rows together first (:meth:`_learn`)."""
-        # Each distinct word once, weighted by its count (counted in C): a page repeats its
-        # words, and gathering a 1 KiB row per word cost more than the rest (bench/README.md,
-        # issue 29)
-        counted = [Counter(words) for words in texts]
-        rows, new = self._look_up(counted)
+        rows, new = self._look_up(texts)
         if len(self._rows) + len(new) > self._cache_words:
             self._keep_repeated()  # renumbers the rows kept
             if len(texts) > 1 and len(self._rows) + len(new) > self._cache_words:
                 return [self.words_vector(words) for words in texts]  # too many at once
-            rows, new = self._look_up(counted)
+            rows, new = self._look_up(texts)
         if new:
             self._learn(new)
             get = self._rows.get
             rows = [
                 list(map(get, words)) if None in found else found
-                for words, found in zip(counted, rows, strict=True)
+                for words, found in zip(texts, rows, strict=True)
             ]
-        return [
-            self._vector(words, count, found)
-            for words, count, found in zip(counted, map(len, texts), rows, strict=True)
-        ]
+        return [self._vector(found) for found in rows]
 
-    def _look_up(self, counted: list[Counter[str]]) -> tuple[list[list[int | None]], list[str]]:
+    def _look_up(self, texts: list[list[str]]) -> tuple[list[list[int | None]], list[str]]:
         """Each text's words' cached rows (None for a word not cached), and the words not
         cached, each once, in the order they come."""
         get = self._rows.get
-        rows = [list(map(get, words)) for words in counted]
+        rows = [list(map(get, words)) for words in texts]
         # the missing words picked in C (compress by "row is None"): a Python step per word of
         # each text with a miss cost the kit's worker more than its few new words saved
         new = [
             word
-            for words, found in zip(counted, rows, strict=True)
+            for words, found in zip(texts, rows, strict=True)
             if None in found
             for word in compress(words, map(is_, found, repeat(None)))
         ]
         return rows, list(dict.fromkeys(new))
 
-    def _vector(self, counted: Counter[str], words: int, rows: list[int | None]) -> Vector | None:
-        """The unit vector of a text of ``words`` words, counted, from its words' cached rows."""
-        if not words:
+    def _vector(self, rows: list[int | None]) -> Vector | None:
+        """The unit vector of a text from its words' cached rows (a word's row once for each
+        time the text has it)."""
+        if not rows:
             return None
         at = np.array(rows, dtype=np.intp)
         self._uses[at] += 1  # a word twice in one text counts once
-        # a weighted sum of rows, no matrix product: BLAS would start its threads in every
-        # worker process and spin them against the crawl (measured: twice the crawl's CPU).
-        # Only the repeated words' rows are multiplied (x * 1.0 is x): multiplying every row by
-        # a broadcast weight was a fifth of a page's embedding instructions (session 7)
-        gathered = self._sums.take(at, axis=0)
-        if len(counted) < words:
-            weights = np.fromiter(counted.values(), dtype=np.float32, count=len(counted))
-            repeated = np.flatnonzero(weights != 1)
-            gathered[repeated] *= weights[repeated, None]
-        total: Vector = gathered.sum(axis=0, dtype=np.float32)
+        # Every word's row gathered, a repeated word's again, and summed: counting the words
+        # first to gather each row once and weight it (a Counter, then the repeated rows
+        # multiplied) cost more than the repeated rows' gathers on every site measured: the
+        # kit's pages 445 -> 291 us, Python's documentation 977 -> 627, bench/site.py's (52
+        # distinct words of 400) 129 -> 121 (bench/README.md, issue 29, session 14).
+        # A sum of rows, no matrix product: BLAS would start its threads in every worker
+        # process and spin them against the crawl (measured: twice the crawl's CPU).
+        total: Vector = self._sums.take(at, axis=0).sum(axis=0, dtype=np.float32)
         norm = float(np.sqrt(np.square(total).sum()))
         if norm == 0.0:
             return None
