@@ -743,7 +743,8 @@ SQLITE_SHAPED = (
 
 
 def _cut(html: str, engine_text: str) -> etree._Element:
-    from litecrawl.extract.boundaries import drop_unchosen_links, keep_between, locate_article
+    from litecrawl.extract.boundaries import keep_between, locate_article
+    from litecrawl.extract.unchosen import drop_unchosen_links
 
     body = etree.HTML(html).find("body")
     found = locate_article(body, engine_text)
@@ -840,6 +841,67 @@ def test_an_engines_choice_outside_a_small_main_element_is_kept() -> None:
     mostly_inside = "Keyboard shortcuts\nPress S or / to search in the book\n" + chosen
     text = " ".join(" ".join(_cut(MDBOOK_SHAPED, mostly_inside).itertext()).split())
     assert text.startswith("Ownership is a set of rules") and "Keyboard" not in text
+
+
+# MediaWiki's shape (cppreference): the title above the content, then a navigation bar of
+# tables (class t-navbar) that no engine takes, the article, and the wiki's footer lines
+CPPREFERENCE_SHAPED = (
+    "<html><head><title>std::vector - cppreference.com</title></head><body>"
+    '<div id="content"><h1 id="firstHeading">std::vector</h1><div id="bodyContent">'
+    '<div id="siteSub">From cppreference.com</div><div id="contentSub">'
+    '<a href="/cpp">cpp</a> | <a href="/cpp/container">container</a></div>'
+    '<div id="mw-content-text"><div class="t-navbar"><div class="t-navbar-head">'
+    '<a href="/cpp">C++</a></div><table><tr><td><a href="/cpp/language">Language</a></td></tr>'
+    '<tr><td><a href="/cpp/container">Containers library</a></td></tr>'
+    '<tr><td><a href="/cpp/experimental">Technical Specifications</a></td></tr></table></div>'
+    "<table class='t-dcl-begin'><tr><td>Defined in header &lt;vector&gt;</td></tr></table>"
+    + "<p>std::vector is a sequence container that encapsulates dynamic size arrays.</p>"
+    * 4
+    + '<div class="sidebar"><p>A vector of bool is specialized to save space, one bit each.'
+    "</p></div><h3>Member functions</h3><table><tr><td><a href='/v/push_back'>push_back</a>"
+    "</td><td>adds an element to the end</td></tr></table><h3>Example</h3>"
+    "<pre>std::vector&lt;int&gt; v = {7, 5, 16, 8};</pre></div>"
+    '<div class="printfooter">Retrieved from "http://en.cppreference.com/w/cpp/vector"</div>'
+    '<div id="catlinks"><a href="/Special:Categories">Category</a>: Todo</div>'
+    "</div></div></body></html>"
+)
+
+
+def test_navigation_the_engine_left_out_is_dropped_inside_the_article() -> None:
+    # what resiliparse takes of the page: the title, the tagline and breadcrumbs, then the
+    # article; none of the navigation bar, nor the wiki's footer lines
+    chosen = "\n".join([
+        "std::vector", "From cppreference.com", "cpp | container", "Defined in header <vector>",
+        *["std::vector is a sequence container that encapsulates dynamic size arrays."] * 4,
+        "Member functions",
+        "Example", "std::vector<int> v = {7, 5, 16, 8};",
+    ])  # fmt: skip
+    text = " ".join(" ".join(_cut(CPPREFERENCE_SHAPED, chosen).itertext()).split())
+    for frame in ("Containers library", "Technical Specifications", "Language", "C++"):
+        assert frame not in text, (frame, text)
+    assert text.startswith("std::vector From cppreference.com cpp | container Defined in")
+    assert "adds an element to the end" in text  # the article's own table of links
+    # a sidebar the engine skipped stays: inside an article a box is often the article's own
+    # (the Debian handbook's "TIP" boxes); only navigation goes
+    assert "one bit each" in text
+    assert text.endswith("{7, 5, 16, 8};")  # and the footer's lines are frame words too
+    # a navigation bar the engine took lines from stays (the engine's text in page order)
+    lines = chosen.split("\n")
+    taken = [*lines[:3], "C++", "Language", "Containers library", *lines[3:]]
+    assert "Containers library" in " ".join(_cut(CPPREFERENCE_SHAPED, "\n".join(taken)).itertext())
+
+
+@pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])
+def test_mediawiki_shaped_pages_lose_their_navigation_and_footer(engine: str) -> None:
+    page = extract_page(
+        CPPREFERENCE_SHAPED.encode(), URL, "text/html", main_article=True, engine=engine
+    )  # type: ignore[arg-type]
+    md = to_markdown(page)
+    assert "Containers library" not in md and "Technical Specifications" not in md, md
+    assert "encapsulates dynamic size arrays" in md and "Defined in header" in md
+    full = extract_page(CPPREFERENCE_SHAPED.encode(), URL, "text/html")  # the index's text
+    assert "Retrieved from" not in full.text and "Todo" not in full.text, full.text
+    assert "Containers library" not in full.text  # class t-navbar: the frame's, as before
 
 
 # --- metadata from markup only -------------------------------------------------------------------

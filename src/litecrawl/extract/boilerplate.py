@@ -15,7 +15,8 @@ what the page's markup says is not content:
 - an element whose class or id names a part of the page frame: a word (split at ``-`` and
   ``_``) among :data:`FRAME_WORDS` (``nav``, ``navbar``, ``sidebar``, ``footer``,
   ``breadcrumb``, ``related``... e.g. Sphinx's ``sphinxsidebar`` and ``related``, DocBook's
-  ``navheader``/``navfooter``);
+  ``navheader``/``navfooter``, MediaWiki's ``printfooter`` ("Retrieved from ...") and
+  ``catlinks`` (the page's categories));
 - (by :func:`drop_controls`, before the Markdown's HTML is taken) a link whose whole text is a
   permalink mark (``¶``, ``§``, ``#``, ``🔗``), and the buttons and inputs inside a ``<pre>``
   (a "copy" button's word is not the code's).
@@ -37,16 +38,35 @@ from typing import cast
 
 from lxml import etree
 
-__all__ = ["FRAME_WORDS", "PERMALINK_MARKS", "drop_boilerplate", "drop_controls"]
+__all__ = [
+    "FRAME_WORDS",
+    "NAVIGATION_WORDS",
+    "PERMALINK_MARKS",
+    "drop_boilerplate",
+    "drop_controls",
+    "names_navigation",
+]
 
 FRAME_WORDS = frozenset({
     "nav", "navbar", "navigation", "navheader", "navfooter", "navbox", "breadcrumb",
     "breadcrumbs", "sidebar", "sphinxsidebar", "sidebarwrapper", "footer", "related", "menu",
     "menubar", "skiplink", "skip", "masthead", "cookie", "cookies", "topbar", "popup", "modal",
+    "printfooter", "catlinks",
+})  # fmt: skip
+# the frame words that name navigation and nothing else, even inside an article
+NAVIGATION_WORDS = frozenset({
+    "nav", "navbar", "navigation", "navbox", "breadcrumb", "breadcrumbs", "menu", "menubar",
+    "popup", "modal", "printfooter", "catlinks",
 })  # fmt: skip
 PERMALINK_MARKS = frozenset({"¶", "§", "#", "🔗", "⚓", "¶¶"})
 _ROLES = ("navigation", "banner", "contentinfo", "search", "dialog", "alertdialog")
 _MAX_SHARE = 0.5
+_NAVIGATION_NAME = re.compile(
+    r"(?:^|[\s_-])(?:"
+    + "|".join(sorted(NAVIGATION_WORDS, key=len, reverse=True))
+    + r")(?=$|[\s_-])",
+    re.IGNORECASE,
+)
 # The frame sits in the page's outer blocks: the walk looks this deep below <body>, never into
 # the main content or into blocks that hold text rather than layout (a full-tree XPath scan
 # cost more than the rest of the page's extraction).
@@ -74,6 +94,21 @@ def _frame_name(value: str) -> bool:
     """Whether a class or id value names a part of the frame. A site repeats a few hundred
     values on every page: the regex runs once per value."""
     return _FRAME_NAME.search(value) is not None
+
+
+def names_navigation(el: etree._Element) -> bool:
+    """Whether the markup names ``el`` a way around the site, for a block inside an article
+    (docs/search.md#main-article): ``<nav>``, ``<dialog>``, one of the frame's ARIA roles, a
+    word of :data:`NAVIGATION_WORDS` in its class, or an id that is one whole. Narrower than
+    the frame: inside an article a ``sidebar`` or a ``footer`` is often the article's own (the
+    Debian handbook's "TIP" and "GOING FURTHER" boxes), and an id's words come from headings
+    and names (``new-features-related-to-type-hints``, ``EmailMessage.make_related``)."""
+    if el.tag == "nav" or el.tag == "dialog" or el.get("role") in _ROLES:
+        return True
+    value = el.get("class")
+    if value and _NAVIGATION_NAME.search(value) is not None:
+        return True
+    return (el.get("id") or "").lower() in NAVIGATION_WORDS
 
 
 def drop_boilerplate(body: etree._Element) -> int:

@@ -6,10 +6,9 @@ tables and nested lists flatten). So only its choice is used: the article's firs
 are found in the page's own text (whitespace ignored, which differs between any two renderings),
 each is widened to the block that holds it (a whole table or ``<pre>``, never half of one), then
 to the children of the smallest element holding both, and the tree is cut down to what lies
-between. What lies between is kept whatever the engine thought of it, but for one kind of
-block: a menu or table of contents (mostly link text, no table or code in it) of which the
-engine took no line (:func:`drop_unchosen_links`). The result goes through the same Markdown
-converter and plain-text pass as a full page.
+between. What lies between is kept whatever the engine thought of it, but for the menus and
+the navigation it skipped (:mod:`litecrawl.extract.unchosen`). The result goes through the
+same Markdown converter and plain-text pass as a full page.
 """
 
 from __future__ import annotations
@@ -18,34 +17,38 @@ from bisect import bisect_right
 
 from lxml import etree
 
-__all__ = ["drop_unchosen_links", "keep_between", "locate_article"]
+__all__ = [
+    "BLOCKS",
+    "GAP",
+    "HEADINGS",
+    "MAX_HITS",
+    "WHOLE",
+    "engine_lines",
+    "keep_between",
+    "locate_article",
+    "squeeze",
+]
 
-_BLOCKS = frozenset({
+BLOCKS = frozenset({
     "address", "article", "aside", "blockquote", "caption", "dd", "details", "div", "dl", "dt",
     "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li",
     "main", "nav", "ol", "p", "pre", "section", "summary", "table", "td", "th", "tr", "ul",
 })  # fmt: skip
-_WHOLE = frozenset({"table", "pre"})  # never cut inside
-_GAP = 40  # characters (whitespace aside) an engine may leave out between two of its lines
+WHOLE = frozenset({"table", "pre"})  # never cut inside
+GAP = 40  # characters (whitespace aside) an engine may leave out between two of its lines
 _MIN_ANCHOR = 4  # shorter lines ("¶", "A") occur anywhere: not used to place a boundary
 _TRIES = 6  # lines tried at each end before giving up
-_MAX_HITS = 64
+MAX_HITS = 64
 _BULLETS = ("- ", "* ", "• ")
-_LINK_SHARE = 0.75  # a block at least this much link text, none of it chosen: navigation
-# ... unless such blocks together are this large beside the text the engine chose: then the
-# links are what the page is about (an index, a list of functions), the engine took its frame
-_NAV_SHARE = 0.2
-_NAV_FLOOR = 1000  # characters: a site's menus beside a short article are not its content
-_STEADY = 12  # an engine line this long placed in the page moves the search on past it
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MAIN = etree.XPath(".//main | .//*[@role='main'][not(self::a)]")
 
 
-def _squeeze(text: str) -> str:
+def squeeze(text: str) -> str:
     return "".join(text.split())
 
 
-def _anchors(text: str) -> list[str]:
+def engine_lines(text: str) -> list[str]:
     """The engine's lines, without whitespace or list bullets; table rows (cells joined by
     "|", an engine's own spelling) are left out."""
     out = []
@@ -53,7 +56,7 @@ def _anchors(text: str) -> list[str]:
         line = line.strip()
         if line.startswith(_BULLETS):
             line = line[2:]
-        squeezed = _squeeze(line)
+        squeezed = squeeze(line)
         if len(squeezed) >= _MIN_ANCHOR and "|" not in squeezed:
             out.append(squeezed)
     return out
@@ -73,7 +76,7 @@ def _text_chunks(body: etree._Element) -> tuple[list[etree._Element], list[int],
             if el is body:
                 break
             text, owner = el.tail, el.getparent()
-        if text and (squeezed := _squeeze(text)):
+        if text and (squeezed := squeeze(text)):
             total += len(squeezed)
             owners.append(owner)
             ends.append(total)
@@ -90,10 +93,10 @@ def _find_head(page: str, lines: list[str]) -> int | None:
         hits: list[int] = []
         best: tuple[int, int] | None = None  # (gap, offset)
         pos = page.find(first)
-        while pos != -1 and len(hits) < _MAX_HITS:
+        while pos != -1 and len(hits) < MAX_HITS:
             hits.append(pos)
             after = pos + len(first)
-            found = page.find(follow, after, after + _GAP + len(follow)) if follow else after
+            found = page.find(follow, after, after + GAP + len(follow)) if follow else after
             if found != -1 and (best is None or found - after < best[0]):
                 best = (found - after, pos)
             pos = page.find(first, pos + 1)
@@ -112,11 +115,11 @@ def _find_tail(page: str, lines: list[str]) -> int | None:
         hits: list[int] = []
         best: tuple[int, int] | None = None
         pos = page.rfind(last)
-        while pos != -1 and len(hits) < _MAX_HITS:
+        while pos != -1 and len(hits) < MAX_HITS:
             hits.append(pos)
             found = pos
             if before:
-                found = page.rfind(before, max(0, pos - _GAP - len(before)), pos)
+                found = page.rfind(before, max(0, pos - GAP - len(before)), pos)
                 found = found + len(before) if found != -1 else -1
             if found != -1 and (best is None or pos - found < best[0]):
                 best = (pos - found, pos)
@@ -134,9 +137,9 @@ def _block(el: etree._Element, body: etree._Element) -> etree._Element:
     block = whole = None
     node: etree._Element | None = el
     while node is not None and node is not body:
-        if block is None and node.tag in _BLOCKS:
+        if block is None and node.tag in BLOCKS:
             block = node
-        if node.tag in _WHOLE:
+        if node.tag in WHOLE:
             whole = node
         node = node.getparent()
     return whole if whole is not None else block if block is not None else el
@@ -194,7 +197,7 @@ def locate_article(
     its first or last lines cannot be found in the page. On a page that marks its main part
     (HTML's ``<main>``, ``role="main"``), within it, unless most of the engine's text is
     elsewhere."""
-    lines = _anchors(engine_text)
+    lines = engine_lines(engine_text)
     if not lines:
         return None
     owners, ends, page = _text_chunks(body)
@@ -278,120 +281,3 @@ def keep_between(body: etree._Element, first: etree._Element, last: etree._Eleme
         _drop_before(parent, node)
         _drop_after(parent, node)
         node = parent
-
-
-def _spans(body: etree._Element) -> tuple[list[tuple[etree._Element, int, int]], str]:
-    """Each element under ``body`` with the offsets of its text in the squeezed page text
-    (start, end; its tail is not its own), in document order; and that text."""
-    spans: list[tuple[etree._Element, int, int]] = []
-    opened: list[tuple[etree._Element, int]] = []
-    parts: list[str] = []
-    total = 0
-    for event, el in etree.iterwalk(body, events=("start", "end")):
-        if el is body:
-            if event == "end":
-                break
-            text = el.text
-        elif event == "start":
-            opened.append((el, total))
-            text = el.text
-        else:
-            node, start = opened.pop()
-            spans.append((node, start, total))
-            text = el.tail
-        if text and (squeezed := _squeeze(text)):
-            total += len(squeezed)
-            parts.append(squeezed)
-    return spans, "".join(parts)
-
-
-def _chosen(page: str, lines: list[str]) -> tuple[list[int], list[int]]:
-    """Where the engine's lines are in ``page``, in order: (starts, ends), sorted. A line is
-    placed where the next one follows it closely (a table of contents repeats the headings,
-    each followed by the next entry), else at its first place; it is looked for after the
-    last long one placed, so a short one ("Home") met early in a menu hides nothing after."""
-    starts: list[int] = []
-    ends: list[int] = []
-    cursor = 0
-    for i, line in enumerate(lines):
-        follow = lines[i + 1] if i + 1 < len(lines) else ""
-        pos = first = page.find(line, cursor)
-        for _ in range(_MAX_HITS):
-            if pos == -1 or not follow:
-                break
-            after = pos + len(line)
-            if page.find(follow, after, after + _GAP + len(follow)) != -1:
-                break
-            pos = page.find(line, after)
-        pos = first if pos == -1 else pos
-        if pos == -1:
-            continue
-        if not ends or pos >= ends[-1]:
-            starts.append(pos)
-            ends.append(pos + len(line))
-        if len(line) >= _STEADY:
-            cursor = pos + len(line)
-    return starts, ends
-
-
-def _remove_keeping_tail(el: etree._Element) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail and el.tail.strip():
-        before = el.getprevious()
-        if before is not None:
-            before.tail = (before.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
-    parent.remove(el)
-
-
-def _head_gap(starts: list[int], ends: list[int]) -> tuple[int, int]:
-    """The first stretch of the page the engine skipped between two of its lines (at least
-    ``_GAP`` characters): where a stray first line (a tagline) pulled the cut wider than the
-    article; (0, 0) when there is none."""
-    for i in range(len(starts) - 1):
-        if starts[i + 1] - ends[i] >= _GAP:
-            return ends[i], starts[i + 1]
-    return 0, 0
-
-
-def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
-    """Remove from the cut ``body`` each block that is mostly link text and holds none of the
-    engine's lines, no table, no code, no heading, no paragraph, nor is in a table, and lies
-    in the first stretch the engine skipped, before any heading: a menu between a stray first
-    line and the article (SQLite's pages hold their menus beside the tagline an engine
-    keeps). Link lists inside the article stay (an engine skips lists of functions, an
-    index's entries), and so do blocks without text (an image, a rule: no evidence). When
-    such blocks together are large beside the engine's choice they are the page itself, and
-    all stay. Returns how many went."""
-    spans, page = _spans(body)
-    starts, ends = _chosen(page, _anchors(engine_text))
-    lo, hi = _head_gap(starts, ends)
-    if any(el.tag in _HEADINGS and start < lo for el, start, _ in spans):
-        return 0  # the article had begun: what the engine skipped after its title is its own
-    where = {id(el): (start, end) for el, start, end in spans}  # spans holds the proxies
-    most = max(_NAV_SHARE * sum(b - a for a, b in zip(starts, ends, strict=True)), _NAV_FLOOR)
-    doomed: list[etree._Element] = []
-    for el, start, end in spans:
-        if end == start or el.tag not in _BLOCKS:
-            continue
-        if el.tag in _HEADINGS or el.tag in _WHOLE or el.tag == "p":  # a paragraph is prose
-            continue
-        if not (lo <= start and end <= hi):
-            continue
-        if next(el.iter("table", "pre"), None) is not None:
-            continue
-        if any(a.tag in _WHOLE for a in el.iterancestors()):  # a table's cells: its own
-            continue
-        linked = sum(b - a for a, b in (where[id(x)] for x in el.iter("a")))
-        if linked >= (end - start) * _LINK_SHARE:
-            doomed.append(el)
-    gone = {id(el) for el in doomed}
-    outermost = [el for el in doomed if not any(id(a) in gone for a in el.iterancestors())]
-    if sum(where[id(el)][1] - where[id(el)][0] for el in outermost) > most:
-        return 0
-    for el in outermost:
-        _remove_keeping_tail(el)
-    return len(outermost)

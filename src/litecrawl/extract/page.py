@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from litecrawl.extract.article import DEFAULT_ENGINE, ArticleEngine, engine_text
-from litecrawl.extract.boundaries import drop_unchosen_links, keep_between, locate_article
+from litecrawl.extract.boundaries import keep_between, locate_article
 from litecrawl.extract.decode import decode_html
 from litecrawl.extract.dom import LxmlDoc, parse_html
 from litecrawl.extract.fallback import RegexDoc
@@ -22,6 +22,7 @@ from litecrawl.extract.language import detect_language
 from litecrawl.extract.metadata import markup_metadata
 from litecrawl.extract.sections import Section
 from litecrawl.extract.text import normalize_lines, preview
+from litecrawl.extract.unchosen import drop_unchosen_links
 from litecrawl.extract.vocabulary import keywords
 from litecrawl.parse.links import PageLinks
 
