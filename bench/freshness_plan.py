@@ -17,6 +17,12 @@ orders of magnitude). Measured, in one process:
 - ``learn``: the prior's EM step over every page's record (``Learning.read``, a record of four
   runs a page), once every new_interval: at a process's first read, the steps until it settles.
 
+``--records DIR``: instead, the records read as the crawler reads them, from a frontier of N
+pages each with its own stored record (kept in DIR, filled once), in a fresh child process
+each: the store's read of every page's record and the prior's first EM step, the child's CPU
+and its peak memory over what it held before. Run it with another tree's ``src/`` on
+PYTHONPATH to measure that tree (the read all at once before session 14, a batch at a time since).
+
 All in CPU seconds of this process (the SQLite read runs in a thread of it): the wall clock means
 little on a shared machine.
 """
@@ -25,7 +31,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -108,7 +118,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000, 1_000_000])
     ap.add_argument("--hosts", type=int, default=1000)
+    ap.add_argument("--records", type=Path, help="measure the records read (databases kept here)")
+    ap.add_argument("--records-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.records_child:
+        print(json.dumps(asyncio.run(read_records(args.records_child))))
+        return
+    if args.records:
+        records_table(args.rows, args.records)
+        return
     print(
         "| pages | hosts | histogram groups | read all rates (s) | build histogram + solve (s) "
         "| solve from histogram (ms) | page moved (µs) | before: share of each minute "
@@ -133,6 +151,81 @@ def main() -> None:
             f"| {r['first']:.1f}, {r['steps']:.0f} |",
             flush=True,
         )
+
+
+def fill_records(location: str, rows: int) -> None:
+    """N crawled pages, each with a change record of four runs of its own numbers."""
+    from litecrawl.schedule.record import Record, Run, encode
+
+    rng = random.Random(2)
+
+    def record() -> str:
+        runs = tuple(
+            Run(
+                -rng.uniform(0, 9),
+                rng.randint(0, 9),
+                rng.uniform(0, 5e6),
+                rng.randint(0, 9),
+                rng.uniform(0, 5e6),
+            )
+            for _ in range(4)
+        )
+        rate = rng.uniform(1e-8, 1e-4)
+        digest = f"{rng.getrandbits(256):064x}"
+        return encode(Record(20, 9, runs, rng.uniform(0.1, 9), 86400.0, digest, rate))
+
+    conn = connect(location)
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO pages (norm_url, host, depth, last_crawl_time, next_crawl_time,"
+        " change_rate, change_history) VALUES (?, ?, 1, ?, 2, 1e-5, ?)",
+        ((f"http://h{i % 1000}.test/p{i}", f"h{i % 1000}.test", 1 + i, record())
+         for i in range(rows)),
+    )  # fmt: skip
+    conn.execute("COMMIT")
+    conn.close()
+
+
+async def read_records(location: str) -> dict[str, float]:
+    """The crawler's read of every page's record and the prior's first EM step (this tree's
+    way: a batch at a time when the store pages them, else all at once)."""
+    planner = Planner(Schedule(policy="freshness", budget=1.0))
+    assert planner.learned.grid  # numpy and the grid loaded before the start: not the read's
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.process_time()
+    async with open_frontier(location) as frontier:
+        paged = hasattr(planner, "records_read")
+        if paged:
+            records, after = planner.records_read(), ""
+            while batch := await frontier.change_records(after, 10_000):  # type: ignore[call-arg]
+                after = batch[-1][0]
+                records.add((text, last) for _, text, last in batch)
+        else:
+            records = await frontier.change_records()  # type: ignore[call-arg,assignment]
+    planner.learned.read(records)
+    cpu = time.process_time() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"cpu": cpu, "peak_mib": (peak - base) / 1024, "paged": float(paged)}
+
+
+def records_table(rows_list: list[int], keep: Path) -> None:
+    print(
+        "| pages | read | records read + first EM step (CPU s) | peak memory over the start (MiB) |"
+    )
+    print("|---|---|---|---|")
+    keep.mkdir(parents=True, exist_ok=True)
+    for rows in rows_list:
+        location = str(keep / f"records{rows}.db")
+        if not Path(location).exists():
+            asyncio.run(_create(location))
+            fill_records(location, rows)
+        out = subprocess.run(
+            [sys.executable, __file__, "--records-child", location],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        r = json.loads(out.stdout)
+        how = "a batch at a time" if r["paged"] else "all at once"
+        print(f"| {rows:,} | {how} | {r['cpu']:.1f} | {r['peak_mib']:.0f} |", flush=True)
 
 
 async def _create(location: str) -> None:

@@ -233,3 +233,38 @@ def test_robots_txt_is_claimed_by_one_worker_until_its_record_or_expiry(
             await b.close()
 
     run(go())
+
+
+def test_change_records_come_a_batch_at_a_time_in_url_order(new_frontier: Open) -> None:
+    # the freshness schedule reads every crawled page's change record for its prior, a batch at
+    # a time (docs/freshness.md): all of them once, none twice, no page not crawled yet
+    from litecrawl.schedule.planner import PageChange
+
+    async def go() -> None:
+        f = new_frontier()
+        await f.open()
+        try:
+            paths = ["/c", "/a", "/e", "/b", "/d"]
+            await f.add([_link(p) for p in [*paths, "/z"]])
+            claimed = [p for p in await f.claim(10, NOW) if not p.norm_url.endswith("/z")]
+            await f.finalize(
+                [
+                    _done(
+                        p.norm_url, last_crawl_time=NOW - i, change=PageChange(i, 0, None, f"r{i}")
+                    )
+                    for i, p in enumerate(claimed)
+                ]
+            )
+            await f.release(["http://a.test/z"])  # known, never crawled
+            read, after = [], ""
+            while batch := await f.change_records(after, 2):
+                assert len(batch) <= 2
+                read.extend(batch)
+                after = batch[-1][0]
+            assert [url for url, _, _ in read] == [f"http://a.test{p}" for p in sorted(paths)]
+            by_url = {p.norm_url: i for i, p in enumerate(claimed)}
+            assert all((text, last) == (f"r{by_url[u]}", NOW - by_url[u]) for u, text, last in read)
+        finally:
+            await f.close()
+
+    run(go())

@@ -19,11 +19,13 @@ from litecrawl.schedule.changepoint import (
     HAZARD_WINDOW,
     RUNS,
     Hazard,
+    Learning,
     PriorTally,
     RateGrid,
+    RecordsRead,
     observe,
 )
-from litecrawl.schedule.record import Check, Run
+from litecrawl.schedule.record import Check, Record, Run, decode, encode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -254,3 +256,36 @@ def test_the_prior_is_learned_from_the_pages() -> None:
     steps = tally.steps
     tally.step(pages)
     assert tally.steps == steps + 1  # after the first, one step a read
+
+
+def test_records_read_a_batch_at_a_time_teach_what_all_of_them_at_once_do() -> None:
+    # the planner reads every page's record in batches of the store's (docs/freshness.md) and
+    # keeps their runs as 32-bit arrays: the prior learned is the one every decoded record gives
+    # at once, and the hazard's window is the pages checked last, oldest first
+    grid = RateGrid(HOUR, 30 * DAY)
+    rng = random.Random(3)
+    records: list[tuple[str | None, int | None]] = []
+    pages = []
+    for i in range(300):
+        checks = [Check(DAY * rng.uniform(0.2, 5), rng.random() < 0.4) for _ in range(8)]
+        runs = watch(grid, checks, 1e-3)
+        pages.append(runs)
+        factor = rng.uniform(0.1, 5)
+        text = encode(Record(8, 3, runs, factor, DAY, "h", 1e-5))
+        records.append((text, 1000 + (i * 7919) % 300))  # last visits in no order
+    records.insert(5, ("not a record", 5))
+    whole = PriorTally(grid)
+    whole.step(pages)
+    batched = Learning(HOUR, 30 * DAY)
+    read = RecordsRead()
+    for i in range(0, len(records), 7):
+        read.add(records[i : i + 7])
+    batched.read(read)
+    assert read.pages == 300
+    assert batched.prior.steps == whole.steps
+    assert np.exp(batched.log_prior) == pytest.approx(np.exp(whole.log_prior), abs=1e-6)
+    last = sorted(range(300), key=lambda i: 1000 + (i * 7919) % 300)[-HAZARD_WINDOW:]
+    assert len(batched.hazard.factors) == min(300, HAZARD_WINDOW)
+    assert list(batched.hazard.factors) == pytest.approx(
+        [decode(records[i + (i >= 5)][0]).factor for i in last]  # type: ignore[union-attr]
+    )

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["PageWriter", "content_hash"]
 
 log = logging.getLogger("litecrawl")
+# pages' change records read at once for the prior: the whole crawl at once held every record's
+# JSON (docs/freshness.md, the allocation)
+_RECORDS_BATCH = 10_000
 
 
 def content_hash(content: bytes) -> str:
@@ -223,7 +226,12 @@ class PageWriter:
         if planner.due_read(now):
             began = time.monotonic()
             rates = await self.frontier.change_rates()
-            records = await self.frontier.change_records() if planner.wants_records(now) else None
+            records = None
+            if planner.wants_records(now):  # a batch at a time (docs/freshness.md)
+                records, after = planner.records_read(), ""
+                while batch := await self.frontier.change_records(after, _RECORDS_BATCH):
+                    after = batch[-1][0]
+                    records.add((text, last) for _, text, last in batch)
             planner.refresh(rates, now, time.monotonic() - began, records)
         else:
             planner.solve(now)

@@ -27,9 +27,10 @@ hazard too (:class:`Hazard`): the share of recent checks a new rate explains bet
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +38,7 @@ import numpy.typing as npt
 
 from litecrawl.schedule.record import Check, Run, decode
 
-__all__ = ["RUNS", "Hazard", "Learning", "PriorTally", "RateGrid", "observe"]
+__all__ = ["RUNS", "Hazard", "Learning", "PriorTally", "RateGrid", "RecordsRead", "observe"]
 
 Array = npt.NDArray[np.float64]
 RUNS = 4  # hypotheses of when a page's rate last moved
@@ -46,6 +47,7 @@ KEEP_VAGUE = 0.01  # of the vague prior kept in the learned one, so no rate is r
 HAZARD_WINDOW = 400  # checks the hazard is learned from
 HAZARD_EVERY = 16 / 3  # the least hazard: one move a page in this many max_intervals (160 days)
 FACTOR_MOST = 1e6
+_EM_BATCH = 4096  # pages an EM step's arrays hold at once (pages x RUNS x grid, 64-bit)
 
 
 class RateGrid:
@@ -199,7 +201,11 @@ class PriorTally:
 
     def step(self, pages: Sequence[Sequence[Run]]) -> None:
         """An EM step over every crawled page's runs (up to ``FIRST_STEPS`` at the first)."""
-        batches = [_arrays(pages[i : i + 4096]) for i in range(0, len(pages), 4096)]
+        batches = [_arrays(pages[i : i + _EM_BATCH]) for i in range(0, len(pages), _EM_BATCH)]
+        self.step_over(batches, len(pages))
+
+    def step_over(self, batches: Sequence[tuple[Array, Array]], pages: int) -> None:
+        """The same over the pages' runs as arrays (:func:`_arrays`), a batch at a time."""
         for _ in range(self.FIRST_STEPS if self.steps == 0 else 1):
             self.steps += 1
             if not pages:
@@ -208,10 +214,48 @@ class PriorTally:
             for stats, mass in batches:  # a batch's arrays stay small
                 total += self.grid.weights_of(stats, mass, self.log_prior).sum(axis=0)
             before = np.exp(self.log_prior)
-            learned = (1 - KEEP_VAGUE) * total / len(pages) + KEEP_VAGUE * self.grid.vague
+            learned = (1 - KEEP_VAGUE) * total / pages + KEEP_VAGUE * self.grid.vague
             self.log_prior = np.log(learned)
             if float(np.abs(learned - before).sum()) < 1e-4:
                 return
+
+
+class RecordsRead:
+    """Every crawled page's record, read a batch at a time (the store's pages in URL order):
+    each batch's runs kept as arrays of 32-bit floats (80 bytes a page) rather than the records'
+    JSON and their decoded objects (at 10^6 pages ~400 MB of strings at once; bench/README.md),
+    and the ``HAZARD_WINDOW`` pages checked last, for a restarted hazard."""
+
+    def __init__(self) -> None:
+        self.batches: list[tuple[Array, Array]] = []
+        self.pages = 0
+        # (last visit, order read, interval, factor): a min-heap of the pages checked last
+        self._last: list[tuple[int, int, float, float]] = []
+        self._read = 0
+
+    def add(self, records: Iterable[tuple[str | None, int | None]]) -> None:
+        """A batch of (record, last visit)."""
+        runs = []
+        for text, at in records:
+            record = decode(text)
+            if record is None:
+                continue
+            runs.append(record.runs)
+            self._read += 1
+            if record.factor is not None and at:
+                item = (at, self._read, record.interval, record.factor)
+                if len(self._last) < HAZARD_WINDOW:
+                    heapq.heappush(self._last, item)
+                elif item > self._last[0]:
+                    heapq.heapreplace(self._last, item)
+        for i in range(0, len(runs), _EM_BATCH):  # an EM step's arrays stay small
+            stats, mass = _arrays(runs[i : i + _EM_BATCH])
+            self.batches.append((stats.astype(np.float32), mass.astype(np.float32)))
+        self.pages += len(runs)
+
+    def last_checks(self) -> list[tuple[float, float]]:
+        """(interval, Bayes factor) of the pages checked last, oldest first."""
+        return [(interval, factor) for _, _, interval, factor in sorted(self._last)]
 
 
 class Learning:
@@ -230,19 +274,20 @@ class Learning:
     def weights(self, runs: Sequence[Run]) -> Array:
         return self.grid.weights(runs, self.prior.log_prior)
 
-    def read(self, records: Sequence[tuple[str | None, int | None]]) -> None:
-        """Every crawled page's (record, last visit): the prior's EM step over their runs and,
-        at a process's first read, the hazard's window from the pages checked last."""
-        decoded = [(decode(text), last) for text, last in records]
-        self.prior.step([d.runs for d, _ in decoded if d is not None])
+    def read(self, records: Sequence[tuple[str | None, int | None]] | RecordsRead) -> None:
+        """Every crawled page's (record, last visit), or those read a batch at a time: the
+        prior's EM step over their runs and, at a process's first read, the hazard's window from
+        the pages checked last."""
+        if not isinstance(records, RecordsRead):
+            read = RecordsRead()
+            for i in range(0, len(records), _EM_BATCH):
+                read.add(records[i : i + _EM_BATCH])
+            records = read
+        self.prior.step_over(records.batches, records.pages)
         if not self.hazard.factors:
-            last = sorted(
-                ((at, d) for d, at in decoded if d is not None and d.factor is not None and at),
-                key=lambda pair: pair[0],
-            )
-            for _, d in last[-HAZARD_WINDOW:]:
-                self.hazard.intervals.append(d.interval)
-                self.hazard.seen(d.factor)
+            for interval, factor in records.last_checks():
+                self.hazard.intervals.append(interval)
+                self.hazard.seen(factor)
 
 
 def _arrays(pages: Sequence[Sequence[Run]]) -> tuple[Array, Array]:

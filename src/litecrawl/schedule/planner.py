@@ -28,7 +28,7 @@ from litecrawl.schedule.record import Record, decode, encode
 
 if TYPE_CHECKING:
     from litecrawl.schedule.allocate import Allocation, Array
-    from litecrawl.schedule.changepoint import Learning
+    from litecrawl.schedule.changepoint import Learning, RecordsRead
 
 __all__ = ["NextVisit", "PageChange", "Planner", "Spend", "change_age"]
 
@@ -121,12 +121,13 @@ class Planner:
         rates: Sequence[tuple[str, float | None]],
         now: float | None = None,
         took: float = 0.0,
-        records: Sequence[tuple[str | None, int | None]] | None = None,
+        records: Sequence[tuple[str | None, int | None]] | RecordsRead | None = None,
     ) -> None:
         """Rebuild the histogram from every crawled page's (host, change rate), read in ``took``
         seconds, and solve the allocation; a page without a rate yet counts at the prior's.
-        ``records``: every crawled page's (record, last visit), for the prior's EM step and, at
-        a process's first read, the hazard's last checks."""
+        ``records``: every crawled page's (record, last visit), or those read a batch at a time
+        (:meth:`records_read`), for the prior's EM step and, at a process's first read, the
+        hazard's last checks."""
         now = time.time() if now is None else now
         self._read_at = now
         self._read_every = max(min(FULL_SEC, self.schedule.new_interval_sec), took / FULL_SHARE)
@@ -141,6 +142,12 @@ class Planner:
             self._stepped = now
             self.learned.read(records)
         self.solve(now)
+
+    def records_read(self) -> RecordsRead:
+        """What the pages' records are read into, a batch at a time, for :meth:`refresh`."""
+        from litecrawl.schedule.changepoint import RecordsRead
+
+        return RecordsRead()
 
     def moved(self, host: str, before: float | None, after: float | None) -> None:
         """A page of ``host`` written with rate ``after``: it had ``before`` (None: it was not

@@ -22,8 +22,9 @@ _CHANGE_RATES = (
     "SELECT host, change_rate FROM pages WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
 )
 _CHANGE_RECORDS = (
-    "SELECT change_history, last_crawl_time FROM pages"
-    " WHERE last_crawl_time IS NOT NULL AND kind = 'page'"
+    "SELECT norm_url, change_history, last_crawl_time FROM pages"
+    " WHERE norm_url > ? AND last_crawl_time IS NOT NULL AND kind = 'page'"
+    " ORDER BY norm_url LIMIT ?"
 )
 # One robots.txt fetch per origin for all workers: an empty record claims the fetch until it
 # expires; a record in force (or another worker's claim) is left alone.
@@ -97,8 +98,11 @@ class SQLFrontier(Frontier):
     async def change_rates(self) -> list[tuple[str, float | None]]:
         return [(h, r) for h, r in await self._query(_CHANGE_RATES)]
 
-    async def change_records(self) -> list[tuple[str | None, int | None]]:
-        return [(text, last) for text, last in await self._query(_CHANGE_RECORDS)]
+    async def change_records(
+        self, after: str, limit: int
+    ) -> list[tuple[str, str | None, int | None]]:
+        rows = await self._query(_CHANGE_RECORDS, (after, limit))
+        return [(url, text, last) for url, text, last in rows]
 
     # -- crawling strategies --------------------------------------------------------------------
 

@@ -297,8 +297,11 @@ class PageQueue(abc.ABC):
         least once: what the re-crawl budget is shared among (docs/freshness.md)."""
 
     @abc.abstractmethod
-    async def change_records(self) -> list[tuple[str | None, int | None]]:
-        """(change record, last visit) of every page crawled at least once: what the freshness
+    async def change_records(
+        self, after: str, limit: int
+    ) -> list[tuple[str, str | None, int | None]]:
+        """Up to ``limit`` (URL, change record, last visit) of pages crawled at least once, after
+        ``after`` in URL order: every page's record a batch at a time, what the freshness
         schedule learns its prior of change rates and its hazard from (docs/freshness.md)."""
 
     async def make_all_due(self, now: int, match: Callable[[str], bool] | None = None) -> int:
