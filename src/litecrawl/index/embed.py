@@ -129,35 +129,39 @@ class Embedder:
     def words_vectors(self, texts: list[list[str]]) -> list[Vector | None]:
         """:meth:`words_vector` of each of ``texts`` (a page's and its sections'): the words
         that none of them has cached are made into rows together first (:meth:`_learn`)."""
-        rows, new = self._look_up(texts)
+        rows, missing = self._look_up(texts)
+        new = list(dict.fromkeys(texts[t][at] for t, at in missing))
         if len(self._rows) + len(new) > self._cache_words:
             self._keep_repeated()  # renumbers the rows kept
             if len(texts) > 1 and len(self._rows) + len(new) > self._cache_words:
                 return [self.words_vector(words) for words in texts]  # too many at once
-            rows, new = self._look_up(texts)
+            rows, missing = self._look_up(texts)
+            new = list(dict.fromkeys(texts[t][at] for t, at in missing))
         if new:
             self._learn(new)
+            # only the missing places filled: a page's title is in each of its texts, so a
+            # new word there (a kit page's number) would look up every word of the page twice
             get = self._rows.get
-            rows = [
-                list(map(get, words)) if None in found else found
-                for words, found in zip(texts, rows, strict=True)
-            ]
+            for t, at in missing:
+                rows[t][at] = get(texts[t][at])
         return [self._vector(found) for found in rows]
 
-    def _look_up(self, texts: list[list[str]]) -> tuple[list[list[int | None]], list[str]]:
-        """Each text's words' cached rows (None for a word not cached), and the words not
-        cached, each once, in the order they come."""
+    def _look_up(
+        self, texts: list[list[str]]
+    ) -> tuple[list[list[int | None]], list[tuple[int, int]]]:
+        """Each text's words' cached rows (None for a word not cached), and where the words
+        not cached are: (text, place), in order."""
         get = self._rows.get
         rows = [list(map(get, words)) for words in texts]
-        # the missing words picked in C (compress by "row is None"): a Python step per word of
-        # each text with a miss cost the kit's worker more than its few new words saved
-        new = [
-            word
-            for words, found in zip(texts, rows, strict=True)
+        # the places picked in C (compress by "row is None"): a Python step per word of each
+        # text with a miss cost the kit's worker more than its few new words saved
+        missing = [
+            (t, at)
+            for t, found in enumerate(rows)
             if None in found
-            for word in compress(words, map(is_, found, repeat(None)))
+            for at in compress(range(len(found)), map(is_, found, repeat(None)))
         ]
-        return rows, list(dict.fromkeys(new))
+        return rows, missing
 
     def _vector(self, rows: list[int | None]) -> Vector | None:
         """The unit vector of a text from its words' cached rows (a word's row once for each
