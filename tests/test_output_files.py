@@ -75,6 +75,10 @@ def h8(text: str) -> str:
         ("https://example.com/docs/intro#section-2", "example.com/docs/intro.md"),
         ("https://example.com/a/b/c/", "example.com/a/b/c/index.md"),
         ("https://example.com/genindex.html", "example.com/genindex.html.md"),
+        ("https://example.com/vector/push_back.html", "example.com/vector/push_back.html.md"),
+        ("https://example.com/child_process/", "example.com/child_process/index.md"),
+        ("https://example.com/a/__init__.py", f"example.com/a/init-py-{h8('__init__.py')}.md"),
+        ("https://example.com/Main_Page", f"example.com/main-page-{h8('Main_Page')}.md"),
         (
             "https://example.com/genindex-_.html",
             f"example.com/genindex-html-{h8('genindex-_.html')}.md",
@@ -120,6 +124,7 @@ def test_markdown_path_keeps_folded_spellings_apart() -> None:
     spellings = ("", "?q=a", "?q=b", "?q=a&page=2", "?q=A", "?q-a", "?q=a%20b", "?q=a+b")
     assert len({markdown_path(OUT, f"https://example.com/search{q}") for q in spellings}) == 8
     folded = ("/about", "/About", "/ABOUT", "/about_", "/about.", "/-about", "/about%20")
+    folded += ("/a_b", "/a-b", "/a.b", "/a__b", "/a?b", "/a_b-" + h8("b"))
     assert len({markdown_path(OUT, f"https://example.com{p}") for p in folded}) == len(folded)
     same_path = ("http://example.com/a", "https://example.com/a", "https://example.com:80/a")
     assert len({markdown_path(OUT, url) for url in same_path}) == 3
@@ -221,6 +226,47 @@ def test_304_rewrites_the_sidecar_fetch_fields(tmp_path: Path, serve: Serve) -> 
         k: v for k, v in first.items() if k not in ("fetched_at", "status")
     }
     assert meta_path.with_name("doc.md").read_text("utf-8") == markdown
+
+
+def test_a_page_written_again_leaves_the_name_an_earlier_litecrawl_gave_it(
+    tmp_path: Path, serve: Serve
+) -> None:
+    """Before session 14 a path segment with "_" was slugged and hashed: the page's files move to
+    the readable name, and the earlier ones go, only when their sidecar names this URL."""
+    links = '<a href="/push_back.html">push_back</a> <a href="/pop_back.html">pop_back</a>'
+    links += ' <a href="/forward_list/sort.html">sort</a>'
+    site = serve(
+        site_app({
+            "/": html_page(f"<p>Containers.</p>{links}", "Home"),
+            "/push_back.html": html_page("<p>Appends an element to the end.</p>", "push_back"),
+            "/pop_back.html": html_page("<p>Removes the last element.</p>", "pop_back"),
+            "/forward_list/sort.html": html_page("<p>Sorts the elements.</p>", "sort"),
+        })
+    )  # fmt: skip
+    out = markdown_path(tmp_path / "out", site.url("/")).parent
+
+    def earlier(name: str, owner: str) -> tuple[Path, Path]:
+        md = out / f"{name.replace('_', '-').replace('.', '-')}-{h8(name)}.md"  # as 000c255
+        md.parent.mkdir(parents=True, exist_ok=True)
+        md.write_text("the earlier file\n")
+        sidecar_path(md).write_text(json.dumps({"url": owner}))
+        return md, sidecar_path(md)
+
+    ours = earlier("push_back.html", site.url("/push_back.html"))
+    in_directory = out / f"forward-list-{h8('forward_list')}" / "sort.html.md"
+    in_directory.parent.mkdir()
+    in_directory.write_text("the earlier file\n")
+    sidecar_path(in_directory).write_text(json.dumps({"url": site.url("/forward_list/sort.html")}))
+    not_ours = earlier("pop_back.html", "https://elsewhere.example/pop_back.html")
+    assert crawl(tmp_path, str(tmp_path / "c.db"), site.url("/")).exit_code == 0
+    found = sidecars(tmp_path)
+    assert found[site.url("/push_back.html")]["_path"] == out / "push_back.html.meta.json"
+    assert found[site.url("/pop_back.html")]["_path"] == out / "pop_back.html.meta.json"
+    assert "Appends an element" in (out / "push_back.html.md").read_text("utf-8")
+    assert not any(path.exists() for path in ours)
+    assert (out / "forward_list" / "sort.html.md").exists()
+    assert not in_directory.parent.exists()  # the earlier name's directory, left empty: gone
+    assert all(path.exists() for path in not_ours)
 
 
 # --- bodies that are not pages: not downloaded past their headers --------------------------------

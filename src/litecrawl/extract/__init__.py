@@ -8,7 +8,12 @@ from litecrawl.extract.decode import decode_html
 from litecrawl.extract.language import detect_language
 from litecrawl.extract.markdown import to_markdown, write_atomic
 from litecrawl.extract.page import Extracted, ExtractionMode, extract_page
-from litecrawl.extract.paths import markdown_path, sidecar_path, url_domain
+from litecrawl.extract.paths import (
+    earlier_markdown_path,
+    markdown_path,
+    sidecar_path,
+    url_domain,
+)
 from litecrawl.extract.selectors import HAVE_CSSSELECT
 from litecrawl.extract.vocabulary import keywords
 
@@ -18,6 +23,7 @@ __all__ = [
     "ExtractionMode",
     "decode_html",
     "detect_language",
+    "earlier_markdown_path",
     "extract_page",
     "keywords",
     "markdown_path",

@@ -7,14 +7,15 @@ Layout::
     https://example.com/docs/intro       -> example.com/docs/intro.md
     https://example.com/genindex.html    -> example.com/genindex.html.md
     https://example.com/genindex-_.html  -> example.com/genindex-html-<hash8>.md
+    https://example.com/push_back.html   -> example.com/push_back.html.md
     https://example.com/About            -> example.com/about-<hash8>.md
     https://example.com/list?page=2      -> example.com/list_page-2-<hash8>.md
     http://example.com/a                 -> example.com_80/a.md
     http://localhost:8080/a              -> localhost_8080/a.md
 
 The rule that keeps two URLs apart: a path segment that is already a plain name (lower-case
-ASCII letters and digits, joined by single ``-`` or ``.``) is used as it is; any other segment
-becomes its python-slugify slug (``[a-z0-9-]``, transliterated, at most 80 characters) with
+ASCII letters and digits, joined by single ``-``, ``.`` or ``_``) is used as it is; any other
+segment becomes its python-slugify slug (``[a-z0-9-]``, transliterated, at most 80 characters) with
 ``-<hash8>`` appended, the first 8 hex digits of the SHA-256 of the segment as the URL spells it
 (percent-decoded). A plain name is its own spelling, and a slug is told apart from every other
 spelling by its hash, so the name depends on the URL alone: the same on every run, on every
@@ -22,7 +23,12 @@ machine, whatever was crawled before, and two different URLs never share a file 
 a hash collision, or a URL spelled to look like another's hash). The last segment ``index``
 takes a hash too (``/docs/`` owns ``docs/index.md``), as does a directory segment ending in
 ``.md`` or ``.json`` (no directory can have a file's name). A query adds
-``_<slug of the query>-<hash8 of the query>``; a plain name never holds ``_``.
+``_<slug of the query>-<hash8 of the query>``; a last segment that ends so is not a plain
+name.
+
+Before session 14 a plain name held no ``_`` (``push_back.html`` was
+``push-back-html-<hash8>.md``): :func:`earlier_markdown_path` gives that name, so a page
+written again moves out of it (docs/datasets.md#file-names).
 
 The directory of a host is its IDNA name for ``https`` on port 443, ``host_port`` for ``http``
 (``example.com_80``) and ``host_port_https`` for ``https`` on another port, so the same path
@@ -39,11 +45,15 @@ from urllib.parse import unquote, urlsplit
 
 from slugify import slugify
 
-__all__ = ["markdown_path", "sidecar_path", "url_domain"]
+__all__ = ["earlier_markdown_path", "markdown_path", "sidecar_path", "url_domain"]
 
 _MAX_SEGMENT = 80  # characters of slug per path segment; longer ones are cut and hashed
 _MAX_QUERY_SLUG = 40
-_PLAIN = re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)*")
+_PLAIN = re.compile(r"[a-z0-9]+(?:[-._][a-z0-9]+)*")
+_PLAIN_EARLIER = re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)*")  # the rule before session 14
+# the end a query gives a name ("_<slug>-<hash8>", "_<hash8>"): a last segment ending so is not
+# plain, or "/list_page-2-<hash8>" would be "/list?page=2"'s file
+_QUERY_SHAPED = re.compile(r"_(?:[a-z0-9-]*-)?[0-9a-f]{8}$")
 _PLAIN_HOST = re.compile(r"[a-z0-9]+(?:[-.]+[a-z0-9]+)*")
 _HOST_UNSAFE = re.compile(r"[^a-z0-9.\-]+")
 
@@ -75,11 +85,11 @@ def url_domain(url: str) -> str:
     return name
 
 
-def _segment_name(segment: str, last: bool) -> str:
+def _segment_name(segment: str, last: bool, plain: re.Pattern[str] = _PLAIN) -> str:
     if (
         len(segment) <= _MAX_SEGMENT
-        and _PLAIN.fullmatch(segment)
-        and not (last and segment == "index")
+        and plain.fullmatch(segment)
+        and not (last and (segment == "index" or _QUERY_SHAPED.search(segment)))
         and not (not last and segment.endswith((".md", ".json")))
     ):
         return segment
@@ -90,6 +100,19 @@ def _segment_name(segment: str, last: bool) -> str:
 
 def markdown_path(output_dir: Path, url: str) -> Path:
     """Where the Markdown file of ``url`` goes (see the module docstring for the rule)."""
+    return _markdown_path(output_dir, url, _PLAIN)
+
+
+def earlier_markdown_path(output_dir: Path, url: str) -> Path | None:
+    """Where litecrawl before session 14 put the Markdown file of ``url``, when that differs
+    from :func:`markdown_path` (a path segment holding ``_``); else None."""
+    if "_" not in url:
+        return None
+    earlier = _markdown_path(output_dir, url, _PLAIN_EARLIER)
+    return None if earlier == markdown_path(output_dir, url) else earlier
+
+
+def _markdown_path(output_dir: Path, url: str, plain: re.Pattern[str]) -> Path:
     try:
         parts = urlsplit(url.strip())
         path, query = parts.path, parts.query
@@ -113,8 +136,8 @@ def markdown_path(output_dir: Path, url: str) -> Path:
         raws.pop()  # the trailing "/"
     # "/docs/", "/docs/." and "/docs/x/.." all name the directory "docs"
     is_dir = not raws or unquote(last) in ("", ".", "..")
-    directories = [_segment_name(raw, last=False) for raw in (raws if is_dir else raws[:-1])]
-    name = "index" if is_dir else _segment_name(raws[-1], last=True)
+    directories = [_segment_name(raw, False, plain) for raw in (raws if is_dir else raws[:-1])]
+    name = "index" if is_dir else _segment_name(raws[-1], True, plain)
     if query:
         query_slug = slugify(unquote(query))[:_MAX_QUERY_SLUG].rstrip("-")
         name = f"{name}_{query_slug}-{_hash8(query)}" if query_slug else f"{name}_{_hash8(query)}"

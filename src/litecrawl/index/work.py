@@ -21,7 +21,14 @@ from typing import Any
 
 from litecrawl.cache import open_cache
 from litecrawl.errors import ConfigError
-from litecrawl.extract import extract_page, markdown_path, sidecar_path, to_markdown, write_atomic
+from litecrawl.extract import (
+    earlier_markdown_path,
+    extract_page,
+    markdown_path,
+    sidecar_path,
+    to_markdown,
+    write_atomic,
+)
 from litecrawl.extract.page import Extracted
 from litecrawl.extract.sections import Section
 from litecrawl.index.analyze import AnalyzerSettings
@@ -276,7 +283,36 @@ def _write_outputs(
     meta_path = sidecar_path(md_path)
     if status == 304 or not _same_except_fetch_time(meta_path, record):
         write_atomic(meta_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    _drop_earlier_files(settings.output_dir, url, md_path)
     return md_path
+
+
+def _drop_earlier_files(output_dir: Path, url: str, md_path: Path) -> None:
+    """Remove the page's files under the name an earlier litecrawl gave them (a path segment
+    with ``_``: docs/datasets.md#file-names), once the new ones are written: an output
+    directory never holds one page twice. Only files whose sidecar names this URL; then the
+    earlier name's directories left empty (the new rule never makes those names, so no other
+    page is being written into them)."""
+    earlier = earlier_markdown_path(output_dir, url)
+    if earlier is None:
+        return
+    earlier_meta = sidecar_path(earlier)
+    try:
+        owner: Any = json.loads(earlier_meta.read_text("utf-8"))
+    except (OSError, ValueError):
+        return  # none there (the usual case), or not ours to judge
+    if not (isinstance(owner, dict) and owner.get("url") == url):
+        return
+    earlier.unlink(missing_ok=True)
+    earlier_meta.unlink(missing_ok=True)
+    kept = {output_dir, *md_path.parents}
+    for directory in earlier.parents:
+        if directory in kept or output_dir not in directory.parents:
+            break
+        try:
+            directory.rmdir()
+        except OSError:
+            break  # not empty: another page's files are there
 
 
 def _same_except_fetch_time(path: Path, record: Mapping[str, object]) -> bool:
