@@ -67,11 +67,20 @@ settings.register_profile(
 )
 settings.load_profile("litecrawl")
 
-# Test crawls (in-process and `python -m litecrawl` subprocesses alike, which inherit this) start
-# one analysis worker process instead of one per CPU: a few pages need no more, and each worker
-# costs ~0.5 s of CPU to start, hundreds of crawls over. The worker path is the same; a test that
-# needs more sets `extract.workers` itself (test_analyze.py runs crawls with 0, 3 and the default).
-os.environ.setdefault("LITECRAWL_EXTRACT_WORKERS", "1")
+# Test crawls in this process (CliRunner, run_crawl) analyse their pages inline (extract.workers
+# = 0): each of the ~250 of a run started an analysis worker process, ~0.3 s of CPU to start even
+# with bytecode, about a sixth of the suite's CPU. Crawler processes a test starts keep the
+# product's path, a pool, of one worker (a few pages need no more): they are started with
+# crawler_env(), whose value wins over this one they would inherit. A test that needs other
+# workers sets `extract.workers` itself (test_analyze.py runs crawls with 0, 3 and the default).
+os.environ.setdefault("LITECRAWL_EXTRACT_WORKERS", "0")
+
+
+def crawler_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a crawler process (``crawl``, ``sites run``) a test starts: ``env``
+    (this process's by default) with one analysis worker process, not the inline analysis of
+    this process's own crawls (a test that kills a crawler checks its workers die with it)."""
+    return {**(os.environ if env is None else env), "LITECRAWL_EXTRACT_WORKERS": "1"}
 
 
 @dataclass

@@ -21,6 +21,7 @@ from conftest import (
     PATIENCE_SEC,
     LocalServer,
     NewDb,
+    crawler_env,
     db_execute,
     db_query,
     db_rows,
@@ -309,6 +310,7 @@ def _spawn(log_path: Path, db: str, url: str, *extra: str) -> subprocess.Popen[b
         ],
         stdout=log,
         stderr=log,
+        env=crawler_env(),
     )
 
 
@@ -344,6 +346,7 @@ def test_interrupt_and_resume(
         time.sleep(0.05)
     assert len(fetched(site)) >= 5, "the crawl never got going"
     helpers = _children(proc.pid)  # the analysis worker processes (and their server)
+    assert helpers, "no analysis worker started (crawler_env: a pool of one)"
     os.kill(proc.pid, sig)
     proc.wait(PATIENCE_SEC)
     deadline = time.monotonic() + PATIENCE_SEC

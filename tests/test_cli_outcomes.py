@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, db_rows, html_page, site_app
+from conftest import LocalServer, crawler_env, db_rows, html_page, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -244,7 +244,7 @@ def test_max_retries_counts_retries_after_the_first_try(tmp_path: Path) -> None:
 
 
 def test_summary_is_a_table_on_a_terminal(tmp_path: Path, refused_base: str) -> None:
-    env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "120"}  # rich: behave as on a terminal
+    env = crawler_env({**os.environ, "FORCE_COLOR": "1", "COLUMNS": "120"})  # rich: a terminal
     done = subprocess.run(
         [
             sys.executable,

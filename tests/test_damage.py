@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_execute, db_query, site_app
+from conftest import LocalServer, crawler_env, db_execute, db_query, site_app
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -92,7 +92,9 @@ def test_a_full_disk_ends_the_crawl_with_one_line_and_loses_nothing(
         f"{' '.join(crawl_cmd)} {disk}/c.db {flags} 2> {tmp_path}/err; "
         f"echo $? > {tmp_path}/rc; cp -a {disk}/. {kept}/"
     )
-    subprocess.run(["unshare", "-m", "sh", "-c", script], check=True, timeout=240)
+    subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], check=True, timeout=240, env=crawler_env()
+    )
     err = (tmp_path / "err").read_text()
     assert (tmp_path / "rc").read_text().strip() == "1", err
     lines = [line for line in err.splitlines() if line.strip()]
@@ -102,7 +104,9 @@ def test_a_full_disk_ends_the_crawl_with_one_line_and_loses_nothing(
     assert db_query(db, "PRAGMA integrity_check") == [("ok",)]
     assert db_query(db, "SELECT norm_url FROM pages WHERE source = 'seed'") == [(site.url("/"),)]
     # with room again, the same command goes on from there and crawls the rest
-    again = subprocess.run([*crawl_cmd, str(db), *flags.split()], capture_output=True, timeout=240)
+    again = subprocess.run(
+        [*crawl_cmd, str(db), *flags.split()], capture_output=True, timeout=240, env=crawler_env()
+    )
     assert again.returncode == 0, again.stderr.decode()
     rows = db_query(db, "SELECT count(*) FROM pages WHERE last_crawl_time IS NULL")
     assert rows == [(0,)] and len(db_query(db, "SELECT 1 FROM pages")) == 161

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from conftest import PATIENCE_SEC, LocalServer, db_query, html_page
+from conftest import PATIENCE_SEC, LocalServer, crawler_env, db_query, html_page
 
 from litecrawl.frontier.lost import PARK_AFTER
 
@@ -77,6 +77,7 @@ def crawl(db: Path, site: LocalServer) -> subprocess.Popen[bytes]:
         stdout=log,
         stderr=log,
         start_new_session=True,  # kill -9 of its process group: its analysis workers too
+        env=crawler_env(),
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from conftest import PATIENCE_SEC, LocalServer, db_rows, html_page
+from conftest import PATIENCE_SEC, LocalServer, crawler_env, db_rows, html_page
 
 from litecrawl.lease import Lease, LeaseRules, current_identity
 from litecrawl.store.queue import NewLink
@@ -53,6 +53,7 @@ def spawn_crawl(db: Path, url: str, *extra: str) -> subprocess.Popen[bytes]:
         [sys.executable, "-m", "litecrawl", "crawl", url, "--db", str(db), *args],
         stdout=log,
         stderr=log,
+        env=crawler_env(),
     )
 
 

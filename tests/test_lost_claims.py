@@ -19,6 +19,7 @@ from conftest import (
     PATIENCE_SEC,
     LocalServer,
     NewDb,
+    crawler_env,
     db_execute,
     db_query,
     html_page,
@@ -302,6 +303,7 @@ def test_a_suspect_of_a_host_this_worker_only_asked_for_is_crawled(
     crawler = subprocess.Popen(
         [sys.executable, "-m", "litecrawl", "crawl", site.url(), "--db", db, *flags],
         stderr=subprocess.PIPE,
+        env=crawler_env(),
     )
     try:
         deadline = time.monotonic() + PATIENCE_SEC

@@ -18,7 +18,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from aiohttp import web
-from conftest import PATIENCE_SEC, LocalServer, NewDb, SeenRequest, db_query, html_page
+from conftest import PATIENCE_SEC, LocalServer, NewDb, SeenRequest, crawler_env, db_query, html_page
 
 Serve = Callable[[web.Application], LocalServer]
 
@@ -52,7 +52,9 @@ def _workers(db: str, url: str | list[str], n: int, *flags: str) -> list[subproc
     urls = [url] if isinstance(url, str) else url
     cmd = [sys.executable, "-m", "litecrawl", "crawl", *urls, "--db", db, "--no-cache", "-q"]
     return [
-        subprocess.Popen([*cmd, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [*cmd, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=crawler_env()
+        )
         for _ in range(n)
     ]
 

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_query, html_page
+from conftest import LocalServer, crawler_env, db_query, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -133,7 +133,10 @@ def test_a_run_counts_the_sites_found_by_checkins_that_overlap(
     assert runner.invoke(app, ["sites", "add", a.url(), b.url(), "--db", pg_url]).exit_code == 0
     cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--workers", "2"]
     run = subprocess.Popen(
-        [*cmd, "--db", pg_url, "--config", str(conf)], stdout=subprocess.PIPE, text=True
+        [*cmd, "--db", pg_url, "--config", str(conf)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=crawler_env(),
     )
     gates: dict[str, psycopg.Connection[Any]] = {}
     try:

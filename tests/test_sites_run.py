@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, NewDb, db_query, html_page
+from conftest import LocalServer, NewDb, crawler_env, db_query, html_page
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -121,7 +121,9 @@ def test_a_killed_worker_loses_its_site_after_the_lock_expires(
     site, db, conf = _slow_site(serve, tmp_path, new_db("s"), 40, conf_text)
     runner.invoke(app, ["sites", "check", "--db", str(db)])
     cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
-    proc = subprocess.Popen([*cmd, "--config", str(conf)], stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*cmd, "--config", str(conf)], stdout=subprocess.DEVNULL, env=crawler_env()
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(site.paths()) < 8:
         time.sleep(0.05)
@@ -155,7 +157,9 @@ def test_ctrl_c_releases_the_site_and_the_next_run_goes_on(
     )
     cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
     cmd += ["--config", str(conf)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=crawler_env()
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(site.paths()) < 6:
         time.sleep(0.05)
@@ -182,7 +186,10 @@ def test_two_processes_never_crawl_one_site_at_once(
     runner.invoke(app, ["sites", "check", "--db", str(db)])
     cmd = [sys.executable, "-m", "litecrawl", "sites", "run", "--once", "--db", str(db)]
     cmd += ["--config", str(conf)]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=crawler_env())
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=60)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     assert sorted("1 crawled" in out for out in outs) == [False, True], outs

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 from aiohttp import web
-from conftest import LocalServer, db_query, db_rows, html_page, site_app
+from conftest import LocalServer, crawler_env, db_query, db_rows, html_page, site_app
 from pg_cluster import Cluster
 
 from litecrawl.store.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
@@ -169,7 +169,9 @@ def test_a_crawl_outlives_a_database_restart(
     log = (tmp_path / "crawl.log").open("wb")
     cmd = [sys.executable, "-m", "litecrawl", "crawl", site.url("/"), "--db", db, "--no-cache"]
     # 5 pages a second: the restart comes early in an 8-second crawl
-    proc = subprocess.Popen([*cmd, "--delay-ms", "200"], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [*cmd, "--delay-ms", "200"], stdout=log, stderr=subprocess.STDOUT, env=crawler_env()
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(site.paths()) < 8:
         time.sleep(0.05)
@@ -195,6 +197,7 @@ def test_passwords_stay_out_of_run_records_stats_and_logs(
         capture_output=True,
         text=True,
         check=False,
+        env=crawler_env(),
     )
     assert crawl.returncode == 0, crawl.stderr
     stats = subprocess.run(
@@ -245,7 +248,7 @@ def test_sites_run_outlives_a_database_restart(
     subprocess.run([*litecrawl, "check", "--db", db], check=True, capture_output=True)
     log = (tmp_path / "run.log").open("wb")
     cmd = [*litecrawl, "run", "--once", "--db", db, "--config", str(conf)]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=crawler_env())
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(site.paths()) < 8:
         time.sleep(0.05)

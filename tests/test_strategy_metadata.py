@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from conftest import LocalServer, NewDb, db_query
+from conftest import LocalServer, NewDb, crawler_env, db_query
 from test_many_workers import _site
 
 from litecrawl.store.backends import open_frontier
@@ -32,7 +32,7 @@ def test_two_workers_count_every_page(serve: Serve, new_db: NewDb) -> None:
         *("-q", "--delay-ms", "0", "--concurrency", "2"),
         *("--strategy", "strategies.frontera_style:CountDomains"),
     ]
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    env = crawler_env({**os.environ, "PYTHONPATH": str(TESTS)})
     procs = [
         subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         for _ in range(2)
