@@ -12,7 +12,8 @@ there when it keeps to these fixtures:
   (a port where nothing listens). Never a fixed port.
 - Files: ``tmp_path`` (one directory per test), never a fixed path, the working directory
   (``monkeypatch.chdir(tmp_path)`` if the code under test writes there) or the home directory.
-- PostgreSQL: ``pg_url`` (a new empty database), ``new_db`` (a test run once per backend), or
+- PostgreSQL: ``pg_url`` (a new empty database), ``new_db`` (a test run once per backend; its
+  PostgreSQL databases come migrated), or
   ``pg_cluster`` (the server itself: ``create_database()``, ``restart()``). Each xdist worker
   starts its own server (session scope is per worker), so a test may restart it without
   disturbing another worker's tests.
@@ -377,11 +378,12 @@ NewDb = Callable[[str], str]
 @pytest.fixture(params=["sqlite", "postgres"])
 def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> NewDb:
     """Databases for a test run once per backend: ``new_db("name")`` is a SQLite file in
-    ``tmp_path`` or a fresh database on the shared PostgreSQL server (its URL)."""
+    ``tmp_path`` or a fresh database on the shared PostgreSQL server (its URL), with the schema
+    in force already (a copy of one migrated once; ``pg_url`` is empty, for migration tests)."""
     if request.param == "sqlite":
         return lambda name: str(tmp_path / f"{name}.db")
     cluster: Cluster = request.getfixturevalue("pg_cluster")
-    return lambda name: cluster.create_database()
+    return lambda name: cluster.create_database(migrated=True)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -392,7 +394,7 @@ def module_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         folder = tmp_path_factory.mktemp("module_db")
         return lambda name: str(folder / f"{name}.db")
     cluster: Cluster = request.getfixturevalue("pg_cluster")
-    return lambda name: cluster.create_database()
+    return lambda name: cluster.create_database(migrated=True)
 
 
 OpenFrontier = Callable[[], Frontier]
