@@ -27,7 +27,7 @@ _LINK_SHARE = 0.75  # a block at least this much link text, none of it chosen: n
 _NAV_SHARE = 0.2
 _NAV_FLOOR = 1000  # characters: a site's menus beside a short article are not its content
 _STEADY = 12  # an engine line this long placed in the page moves the search on past it
-_SECTIONS = frozenset({"section", "article", "main"})
+_NAVIGATION_BLOCKS = (BLOCKS | {"dialog"}) - {"section", "article", "main", *HEADINGS}
 
 
 def _spans(body: etree._Element) -> tuple[list[tuple[etree._Element, int, int]], str]:
@@ -129,8 +129,10 @@ def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
     doomed = [
         el
         for el, start, end in spans
-        if end > start
-        and el.tag not in _SECTIONS
+        # blocks only (a navigation bar is one; the ~nine in ten elements of a page that are
+        # inline are not asked: Python's stdtypes.html, 17,070 elements, 23 ms -> 3)
+        if el.tag in _NAVIGATION_BLOCKS
+        and end > start
         and names_navigation(el)
         and not _holds_chosen(starts, ends, start, end)
         and next(el.iter(*HEADINGS), None) is None
