@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -24,7 +25,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 _WARM = 200
@@ -41,9 +44,29 @@ def _stat(pid: int) -> tuple[float, int, int]:
     return cpu, int(parts[7]), sum(map(int, _SWITCHES.findall(status)))
 
 
+@contextlib.asynccontextmanager
+async def _analyzer(workers: int) -> AsyncIterator[tuple[Any, Any]]:
+    """The analyzer and the object whose ``pids`` are its workers: the pool since session 15,
+    the analyzer itself (its ``_pool``) in the trees before, which ``--tree`` may run."""
+    from litecrawl.index import analyze
+
+    if hasattr(analyze, "AnalysisPool"):
+        async with analyze.AnalysisPool(workers) as pool:
+            yield analyze.PageAnalyzer(analyze.AnalyzerSettings(), pool), pool
+        return
+    old: Any = analyze.PageAnalyzer
+    async with old(analyze.AnalyzerSettings(), workers=workers) as analyzer:
+
+        class Pids:
+            @property
+            def pids(self) -> list[int]:
+                return analyzer._pool.pids if analyzer._pool is not None else []
+
+        yield analyzer, Pids()
+
+
 async def _measure(site: Path, n: int, workers: int) -> dict[str, float]:
     from litecrawl.fetch.base import FetchResult
-    from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
     from litecrawl.parse.resolve import LinkRules
     from litecrawl.urls import UrlRules
 
@@ -52,7 +75,7 @@ async def _measure(site: Path, n: int, workers: int) -> dict[str, float]:
     pages = [(f"{base}/{f.relative_to(site)}", f.read_bytes()) for f in files]
     rules = LinkRules(UrlRules())
     limit = asyncio.Semaphore(_CONCURRENT)
-    async with PageAnalyzer(AnalyzerSettings(), workers=workers) as analyzer:
+    async with _analyzer(workers) as (analyzer, pool):
 
         async def one(url: str, body: bytes) -> None:
             async with limit:
@@ -60,7 +83,7 @@ async def _measure(site: Path, n: int, workers: int) -> dict[str, float]:
                 await analyzer(url, result, 1, "link", rules)
 
         await asyncio.gather(*(one(u, b) for u, b in pages[:_WARM]))
-        pids = analyzer._pool.pids if analyzer._pool is not None else []
+        pids = pool.pids
         before = [_stat(p) for p in [os.getpid(), *pids]]
         began = time.monotonic()
         await asyncio.gather(*(one(u, b) for u, b in pages[_WARM:]))

@@ -84,6 +84,42 @@ def crawler_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return {**(os.environ if env is None else env), "LITECRAWL_EXTRACT_WORKERS": "1"}
 
 
+def analysis_workers_of(pid: int) -> set[int]:
+    """The analysis worker processes (``python -m litecrawl.index.pool``) whose parent is pid."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        parent = int(stat.rpartition(")")[2].split()[1])
+        if parent == pid and b"litecrawl.index.pool" in cmdline:
+            found.add(int(entry))
+    return found
+
+
+def analysis_workers_during(run: Callable[[], object]) -> set[int]:
+    """This process's analysis worker processes seen while ``run`` runs (read every 20 ms)."""
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.02):
+            seen.update(analysis_workers_of(os.getpid()))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        run()
+    finally:
+        done.set()
+        watcher.join()
+    return seen
+
+
 @dataclass
 class SeenRequest:
     path: str  # path with query string

@@ -11,20 +11,25 @@ import os
 import random
 import re
 import signal
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from conftest import LocalServer, html_page, site_app
+from conftest import (
+    LocalServer,
+    analysis_workers_during,
+    analysis_workers_of,
+    html_page,
+    site_app,
+)
 
 from litecrawl.cache import DiskCache
 from litecrawl.config_load import load_config
-from litecrawl.crawl import run_crawl
+from litecrawl.crawl import crawl, run_crawl
 from litecrawl.fetch.base import FetchResult
-from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer, analyze_page
+from litecrawl.index.analyze import AnalysisPool, AnalyzerSettings, PageAnalyzer, analyze_page
 from litecrawl.index.document import IndexDocument, PageAnalysis
 from litecrawl.index.simhash import simhash
 from litecrawl.parse.links import extract_links
@@ -78,7 +83,8 @@ def result(url: str, body: bytes = ARTICLE, **headers: str) -> FetchResult:
 async def analyses(
     settings: AnalyzerSettings, workers: int, *pages: tuple[str, FetchResult]
 ) -> list[PageAnalysis]:
-    async with PageAnalyzer(settings, workers=workers) as analyzer:
+    async with AnalysisPool(workers) as pool:
+        analyzer = PageAnalyzer(settings, pool)
         return list(await asyncio.gather(*(analyzer(u, r, 1, "link") for u, r in pages)))
 
 
@@ -255,10 +261,9 @@ def test_a_dead_worker_is_replaced(caplog: pytest.LogCaptureFixture) -> None:
     slow = FetchResult(url, url, 200, HEADERS, slow_body)
 
     async def run() -> list[PageAnalysis]:
-        async with PageAnalyzer(workers=1) as analyzer:
+        async with AnalysisPool(1) as pool:
+            analyzer = PageAnalyzer(AnalyzerSettings(), pool)
             first = await analyzer(url, result(url), 0, "seed")
-            pool = analyzer._pool
-            assert pool is not None
             (pid,) = pool.pids
             busy = asyncio.create_task(analyzer(url, slow, 0, "seed"))
             await asyncio.sleep(0.5)  # the worker is parsing the big page
@@ -274,44 +279,32 @@ def test_a_dead_worker_is_replaced(caplog: pytest.LogCaptureFixture) -> None:
     assert any("worker died" in r.getMessage() and url in r.getMessage() for r in caplog.records)
 
 
-def _pool_workers() -> set[int]:
-    """This process's children running litecrawl.index.pool (read from /proc)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
-            continue
-        if ppid == os.getpid() and b"litecrawl.index.pool" in cmdline:
-            found.add(int(stat.parent.name))
-    return found
-
-
 def test_workers_start_with_the_first_page_not_before() -> None:
     """A run with nothing to analyze (cron's run with nothing due) starts no worker process,
     so it does not wait for their imports to end; the first page starts them."""
     url = "https://rail.example/a"
 
     async def run() -> tuple[set[int], set[int], PageAnalysis]:
-        async with PageAnalyzer(workers=2) as analyzer:
+        async with AnalysisPool(2) as pool:
+            analyzer = PageAnalyzer(AnalyzerSettings(), pool)
             await asyncio.sleep(0.5)  # a worker would have been started by now
-            before = _pool_workers()
+            before = analysis_workers_of(os.getpid())
             first = await analyzer(url, result(url), 0, "seed")
-            return before, _pool_workers(), first
+            return before, analysis_workers_of(os.getpid()), first
 
     before, during, first = asyncio.run(run())
     assert before == set() and len(during) >= 1 and first.document is not None
-    assert not _pool_workers() & during  # and they leave with the run
+    assert not analysis_workers_of(os.getpid()) & during  # and they leave with the run
 
 
 def test_bad_workers_and_use_outside_async_with() -> None:
     with pytest.raises(ValueError, match="workers"):
-        PageAnalyzer(workers=-1)
-    assert 1 <= PageAnalyzer().workers <= (os.cpu_count() or 1)
+        AnalysisPool(-1)
+    assert 1 <= AnalysisPool().workers <= (os.cpu_count() or 1)
 
     async def call() -> None:
-        await PageAnalyzer(workers=1)("https://x.example/", result("https://x.example/"), 0, "seed")
+        analyzer = PageAnalyzer(AnalyzerSettings(), AnalysisPool(1))
+        await analyzer("https://x.example/", result("https://x.example/"), 0, "seed")
 
     with pytest.raises(RuntimeError, match="async with"):
         asyncio.run(call())
@@ -353,7 +346,7 @@ def test_crawl_with_the_analyzer_indexes_and_writes_markdown(
             "output.dir": str(out),
         },
     )
-    asyncio.run(run_crawl(config, asyncio.Event()))  # the analyzer is on by default
+    crawl(config)  # the analyzer is on by default
     conn = connect(db)
     rows = dict(conn.execute("SELECT url, resource_id FROM documents").fetchall())
     conn.close()
@@ -364,23 +357,6 @@ def test_crawl_with_the_analyzer_indexes_and_writes_markdown(
     assert _search(db, "roses")[0].url == site.url("/c")
     host = site.base.removeprefix("http://").replace(":", "_")
     assert (out / host / "a.md").is_file() and (out / host / "index.meta.json").is_file()
-
-
-def _analysis_workers_of(pid: int) -> set[int]:
-    """The analysis worker processes (``python -m litecrawl.index.pool``) whose parent is pid."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:  # gone meanwhile
-            continue
-        parent = int(stat.rpartition(")")[2].split()[1])
-        if parent == pid and b"litecrawl.index.pool" in cmdline:
-            found.add(int(entry))
-    return found
 
 
 @pytest.mark.parametrize("workers", [0, 3])
@@ -395,22 +371,55 @@ def test_extract_workers_is_how_many_analysis_processes_a_crawl_starts(
         {"LITECRAWL_EXTRACT_WORKERS": str(workers)},
         {"seeds": [site.url("/")], "db": str(db), "rate_limit.per_host_delay_ms": 0},
     )
-    seen: set[int] = set()
-    done = threading.Event()
-
-    def watch() -> None:  # the workers live from the crawl's start to its end
-        while not done.wait(0.02):
-            seen.update(_analysis_workers_of(os.getpid()))
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        asyncio.run(run_crawl(config, asyncio.Event()))
-    finally:
-        done.set()
-        watcher.join()
+    seen = analysis_workers_during(lambda: crawl(config))
     assert len(seen) == workers
     assert {hit.url for hit in _search(db, "sleeper")} == {site.url("/a")}  # analyzed all the same
+
+
+def test_one_pool_serves_crawls_of_different_settings_at_once(
+    tmp_path: Path, serve: Callable[[web.Application], LocalServer]
+) -> None:
+    """Whoever runs the crawls owns the analysis pool (``sites run``: every site crawl of a
+    pass): two crawls at once on one worker, each page analysed by its own crawl's settings."""
+    home = html_page('<p>Start <a href="/a">a</a></p>', "Home")
+    promo = "<p class='promo'>Subscribe to Rail Weekly today</p></article>"
+    site = serve(site_app({"/": home, "/a": ARTICLE.decode().replace("</article>", promo)}))
+    configs = {
+        mode: load_config(
+            [],
+            {},
+            {
+                "seeds": [site.url("/")],
+                "db": str(tmp_path / f"{mode}.db"),
+                "rate_limit.per_host_delay_ms": 0,
+                "extract.main_article": mode == "article",
+                "filter.extra_remove": [".promo"] if mode == "article" else [],
+                "output.dir": str(tmp_path / mode),
+            },
+        )
+        for mode in ("article", "fullpage")
+    }
+
+    async def both() -> None:
+        async with AnalysisPool(1) as pool:
+            await asyncio.gather(*(run_crawl(c, asyncio.Event(), pool) for c in configs.values()))
+
+    seen = analysis_workers_during(lambda: asyncio.run(both()))
+    assert len(seen) == 1
+    for mode in configs:
+        conn = connect(tmp_path / f"{mode}.db")
+        rows = conn.execute(
+            "SELECT d.url, d.extraction_mode, r.text FROM documents d "
+            "JOIN resources r ON r.id = d.resource_id"
+        ).fetchall()
+        conn.close()
+        by_url = {url: (how, text) for url, how, text in rows}
+        assert set(by_url) == {site.url("/"), site.url("/a")}
+        how, text = by_url[site.url("/a")]
+        assert how == mode and "night trains connect" in text
+        assert ("Subscribe to Rail Weekly" in text) == (mode == "fullpage")
+        markdown = next((tmp_path / mode).rglob("a.md")).read_text()
+        assert ("Subscribe to Rail Weekly" in markdown) == (mode == "fullpage")
 
 
 def test_settings_are_plain_data() -> None:
@@ -428,7 +437,8 @@ def test_each_task_resolves_links_by_the_rules_it_was_given() -> None:
     url = "https://rail.example/news/0"
 
     async def resolved(workers: int) -> list[tuple[str, ...]]:
-        async with PageAnalyzer(AnalyzerSettings(), workers=workers) as analyzer:
+        async with AnalysisPool(workers) as pool:
+            analyzer = PageAnalyzer(AnalyzerSettings(), pool)
             found = []
             for rules in (everything, no_news, everything):
                 analysis = await analyzer(url, result(url), 1, "link", rules)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litecrawl.fetch.base import FetchResult
-from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
+from litecrawl.index.analyze import AnalysisPool, AnalyzerSettings, PageAnalyzer
 from litecrawl.index.document import IndexDocument
 from litecrawl.index.work import analyze
 from litecrawl.parse.links import PageLinks, extract_links
@@ -147,8 +147,8 @@ async def _through_a_worker() -> None:
     body = _page(["../a", "b.html#x", "mailto:x", "/x/", "http://b.org/y"], None, "e.html", [])
     how = LinkRules(UrlRules(exclude_patterns=[r"/x/"]), canonical=True)
     result = FetchResult(url, url, 200, {"content-type": "text/html"}, body)
-    async with PageAnalyzer(_NO_VECTORS, workers=1) as analyzer:
-        analysis = await analyzer(url, result, 1, "link", how)
+    async with AnalysisPool(1) as pool:
+        analysis = await PageAnalyzer(_NO_VECTORS, pool)(url, result, 1, "link", how)
     assert analysis.links is None  # the raw values stay in the worker
     assert analysis.resolved == ResolvedLinks(
         ("http://a.com/a", "http://a.com/d/b.html", "http://b.org/y", "http://a.com/d/e.html"),

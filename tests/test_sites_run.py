@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from conftest import LocalServer, NewDb, crawler_env, db_query, html_page
+from conftest import (
+    LocalServer,
+    NewDb,
+    analysis_workers_during,
+    crawler_env,
+    db_query,
+    html_page,
+)
 from typer.testing import CliRunner
 
 from litecrawl.cli import app
@@ -76,8 +83,15 @@ def test_run_crawls_due_sites_and_counts_links_between_sites(
     other.update({"/": f'<a href="{a.url("/")}">A</a>'})
     db = new_db("s")
     assert runner.invoke(app, ["sites", "add", a.url("/"), b.url("/"), "--db", str(db)])
-    result = runner.invoke(app, ["sites", "run", "--once", "--workers", "2", "--db", str(db)])
+    run = ["sites", "run", "--once", "--workers", "2", "--db", str(db)]
+    # a pool of one worker process (this test process's child, as the command runs here) for
+    # the pass: both site crawls share it, where each started its own
+    env = {"LITECRAWL_EXTRACT_WORKERS": "1"}
+    results = []
+    workers = analysis_workers_during(lambda: results.append(runner.invoke(app, run, env=env)))
+    (result,) = results
     assert result.exit_code == 0, result.output
+    assert len(workers) == 1
     # (failed once at load ~10 with "0 new sites": what the database held is in the message)
     assert "2 sites checked, 2 crawled, 1 new sites found through links" in result.stdout, (
         result.stdout,

@@ -23,7 +23,7 @@ from litecrawl.engine_options import Analyzer, EngineOptions
 from litecrawl.fetch.base import Fetcher
 from litecrawl.fetch.http import HttpFetcher
 from litecrawl.fetch.policy import FetchPolicy
-from litecrawl.index.analyze import AnalyzerSettings, PageAnalyzer
+from litecrawl.index.analyze import AnalysisPool, AnalyzerSettings, PageAnalyzer
 from litecrawl.lease import Lease, LeaseRules
 from litecrawl.politeness.gate import PoliteGate, PolitenessSettings
 from litecrawl.resume import known_sites, make_due_again
@@ -33,7 +33,7 @@ from litecrawl.strategy.loader import strategy_for
 from litecrawl.strategy.runner import StrategyRunner, close_strategy
 from litecrawl.urls import DomainScope, UrlRules, without_passwords
 
-__all__ = ["PAGE_TYPES", "CrawlReport", "Focus", "crawl", "run_crawl"]
+__all__ = ["PAGE_TYPES", "CrawlReport", "Focus", "analysis_pool", "crawl", "run_crawl"]
 
 #: The media types of pages whose bodies a crawl reads (HTML, docs/crawling.md; a link may turn out
 #: to be a feed). Others (PDF, images, archives) are skipped after their headers unless
@@ -148,14 +148,25 @@ def _rules(config: CrawlConfig) -> UrlRules:
 
 def crawl(config: CrawlConfig) -> CrawlReport:
     """Run a whole crawl from Python with a validated config (see :func:`load_config`)."""
-    return asyncio.run(run_crawl(config, asyncio.Event()))
+
+    async def run() -> CrawlReport:
+        async with analysis_pool(config) as pool:
+            return await run_crawl(config, asyncio.Event(), pool)
+
+    return asyncio.run(run())
+
+
+def analysis_pool(config: CrawlConfig) -> AnalysisPool:
+    """The analysis workers ``config`` asks for (``extract.workers``), for every crawl its
+    owner runs: each crawl's pages go to it with that crawl's own settings."""
+    return AnalysisPool(config.extract.workers)
 
 
 async def run_crawl(
     config: CrawlConfig,
     stop: asyncio.Event,
+    analysis: AnalysisPool | None,
     *,
-    index: bool = True,
     on_progress: Callable[[CrawlStats, int], None] | None = None,
     grace: float = 10.0,
     command: str = "crawl",
@@ -163,7 +174,9 @@ async def run_crawl(
     recrawl: Callable[[str], bool] | None = None,
 ) -> CrawlReport:
     """One crawl of ``config`` until nothing is due (or ``stop``), of all the frontier or of
-    its ``focus``; ``recrawl``: the known pages it takes are due now."""
+    its ``focus``; its pages analysed (extraction, index rows, Markdown) by ``analysis``'s
+    workers, which the caller owns (:func:`analysis_pool`; None: fetched, not indexed);
+    ``recrawl``: the known pages it takes are due now."""
     seeds = list(config.seeds)
     command = without_passwords(command)  # kept in run and worker records, shown by stats
     factory = strategy_for(config.strategy.name)  # unknown: fails before network or DB work
@@ -186,10 +199,8 @@ async def run_crawl(
         gate = await stack.enter_async_context(PoliteGate(frontier, settings))
         fetcher = await stack.enter_async_context(_fetcher(config))
         analyzer = None
-        if index:  # extraction, index rows, Markdown: in worker processes, off the event loop
-            analyzer = await stack.enter_async_context(
-                PageAnalyzer(_analyzer_settings(config), workers=config.extract.workers)
-            )
+        if analysis is not None:  # in worker processes, off the event loop
+            analyzer = PageAnalyzer(_analyzer_settings(config), analysis)
         sites = seeds
         if focus is None and not seeds and not config.sitemap.url:
             sites = await known_sites(frontier, config.db)

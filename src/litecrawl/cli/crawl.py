@@ -304,7 +304,7 @@ async def _run(
 ) -> CrawlReport:
     # the engine, aiohttp and the rest of the crawl: only this command needs them (stats, search,
     # export and seeds start in half the time without)
-    from litecrawl.crawl import run_crawl
+    from litecrawl.crawl import analysis_pool, run_crawl
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -321,13 +321,15 @@ async def _run(
         loop.add_signal_handler(sig, on_signal)
     progress = _Progress() if console.is_terminal and not cfg.quiet else None
     try:
-        return await run_crawl(
-            cfg,
-            stop,
-            on_progress=progress.update if progress else None,
-            command=command,
-            recrawl=recrawl,
-        )
+        async with analysis_pool(cfg) as pool:
+            return await run_crawl(
+                cfg,
+                stop,
+                pool,
+                on_progress=progress.update if progress else None,
+                command=command,
+                recrawl=recrawl,
+            )
     finally:
         if progress is not None:
             progress.close()

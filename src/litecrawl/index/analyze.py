@@ -1,16 +1,18 @@
 """Page analysis off the event loop: extraction, hashes, Markdown + sidecar, the index document.
 
-:class:`PageAnalyzer` is the engine's ``analyzer`` (``EngineOptions.analyzer``)::
+:class:`PageAnalyzer` is the engine's ``analyzer`` (``EngineOptions.analyzer``), one a crawl, on
+the :class:`AnalysisPool` of whoever runs the crawls (one for all of them)::
 
-    async with PageAnalyzer(AnalyzerSettings(output_dir=Path("output"))) as analyzer:
+    async with AnalysisPool() as pool:
+        analyzer = PageAnalyzer(AnalyzerSettings(output_dir=Path("output")), pool)
         ...  # EngineOptions(..., analyzer=analyzer)
 
 It returns a :class:`~litecrawl.index.document.PageAnalysis`: the index document and the page's
-links, both made in a worker. It owns a :class:`~litecrawl.index.pool.WorkerPool` (one worker
-per usable CPU by default; ``workers=0`` runs inline in the event loop thread, for tests and tiny
-crawls). Workers are fresh interpreters (``python -m litecrawl.index.pool``), never forks of the
-crawler with its threads; a worker that dies (killed, out of memory) costs the pages it held, and
-a new one takes its place.
+links, both made in a worker. The pool owns a :class:`~litecrawl.index.pool.WorkerPool` (one
+worker per usable CPU by default; ``workers=0`` runs inline in the event loop thread, for tests
+and tiny crawls). Workers are fresh interpreters (``python -m litecrawl.index.pool``), never
+forks of the crawler with its threads; a worker that dies (killed, out of memory) costs the pages
+it held, and a new one takes its place.
 
 The work for one page never raises: a page that cannot be analyzed yields None and a warning
 naming its URL, and the crawl goes on. :func:`analyze_page` does the same work in the calling
@@ -37,7 +39,7 @@ from litecrawl.index.pool import NoWorker, WorkerDied, WorkerPool
 from litecrawl.parse.links import PageLinks
 from litecrawl.parse.resolve import LinkRules, ResolvedLinks
 
-__all__ = ["AnalyzerSettings", "PageAnalyzer", "analyze_page"]
+__all__ = ["AnalysisPool", "AnalyzerSettings", "PageAnalyzer", "analyze_page"]
 
 log = logging.getLogger("litecrawl.index")
 
@@ -88,18 +90,18 @@ def analyze_page(
     return outcome
 
 
-class PageAnalyzer:
-    """The engine's analyzer: ``await analyzer(url, result, depth, source)``."""
+class AnalysisPool:
+    """The analysis worker processes of whoever runs crawls (``crawl``, ``sites run``): every
+    crawl it runs at once or in turn shares them. A task carries its crawl's settings and link
+    rules (:class:`PageAnalyzer`), so one pool serves crawls of different settings; a pool per
+    crawl held N pools of a worker per CPU under ``sites run --workers N`` (docs/sites.md)."""
 
-    def __init__(self, settings: AnalyzerSettings | None = None, *, workers: int | None = None):
+    def __init__(self, workers: int | None = None):
         if workers is not None and workers < 0:
             raise ConfigError(f"analyzer workers must be >= 0 (0 = inline), not {workers}")
-        self.settings = settings or AnalyzerSettings()
         self.workers = _usable_cpus() if workers is None else workers
         self._pool: WorkerPool | None = None
         self._entered = False
-        # (link rules, the settings and those rules pickled): what every page's task repeats
-        self._context: tuple[LinkRules | None, bytes] | None = None
 
     async def __aenter__(self) -> Self:
         # The workers start with the first page, not here: a run with nothing due (cron's
@@ -118,33 +120,34 @@ class PageAnalyzer:
         if pool is not None:
             await pool.__aexit__(exc_type, exc, tb)
 
-    async def __call__(
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the running workers (none before the first page)."""
+        return self._pool.pids if self._pool is not None else []
+
+    async def analyze(
         self,
-        url: str,
-        result: FetchResult,
-        depth: int,
-        source: str,
-        link_rules: LinkRules | None = None,
+        settings: AnalyzerSettings,
+        context: bytes,
+        link_rules: LinkRules | None,
+        page: _PageArgs,
     ) -> PageAnalysis:
-        """The page's index document (None if it could not be made) and its links, resolved
-        by ``link_rules`` if given, all made in a worker so the event loop parses nothing."""
-        page = _page_args(url, result, depth, source, time.time())
+        """One page by ``settings`` and ``link_rules`` (``context``: both pickled)."""
+        url = page[0]
         links: PageLinks | ResolvedLinks | None = None
         if self.workers == 0:
-            outcome, links, body_hash = _inline(self.settings, link_rules, page)
+            outcome, links, body_hash = _inline(settings, link_rules, page)
         else:
             if not self._entered:
-                raise RuntimeError("use 'async with PageAnalyzer(...)' before calling it")
+                raise RuntimeError("use 'async with AnalysisPool(...)' before analyzing")
             if self._pool is None:  # the first page: start the workers (WorkerPool's
                 # __aenter__ only creates tasks, never suspends: no second page starts a pool)
                 self._pool = await WorkerPool(_WORK, self.workers).__aenter__()
             try:
-                outcome, links, body_hash = await self._pool.run(
-                    self._context_for(link_rules), *page
-                )
+                outcome, links, body_hash = await self._pool.run(context, *page)
             except NoWorker:
                 log.warning("no analysis worker could be started: analyzing %s inline", url)
-                outcome, links, body_hash = _inline(self.settings, link_rules, page)
+                outcome, links, body_hash = _inline(settings, link_rules, page)
             except WorkerDied:
                 # killed, out of memory, a crash in C code: the pool starts a new worker
                 log.warning("analysis worker died on %s; a new worker takes over", url)
@@ -160,6 +163,31 @@ class PageAnalyzer:
         if isinstance(links, ResolvedLinks):
             return PageAnalysis(document, resolved=links, content_hash=body_hash)
         return PageAnalysis(document, links, content_hash=body_hash)
+
+
+class PageAnalyzer:
+    """One crawl's analyzer, the engine's: ``await analyzer(url, result, depth, source)``, each
+    page analyzed by this crawl's ``settings`` in ``pool``'s workers."""
+
+    def __init__(self, settings: AnalyzerSettings, pool: AnalysisPool):
+        self.settings = settings
+        self.pool = pool
+        # (link rules, the settings and those rules pickled): what every page's task repeats
+        self._context: tuple[LinkRules | None, bytes] | None = None
+
+    async def __call__(
+        self,
+        url: str,
+        result: FetchResult,
+        depth: int,
+        source: str,
+        link_rules: LinkRules | None = None,
+    ) -> PageAnalysis:
+        """The page's index document (None if it could not be made) and its links, resolved
+        by ``link_rules`` if given, all made in a worker so the event loop parses nothing."""
+        page = _page_args(url, result, depth, source, time.time())
+        context = self._context_for(link_rules) if self.pool.workers else b""
+        return await self.pool.analyze(self.settings, context, link_rules, page)
 
     def _context_for(self, link_rules: LinkRules | None) -> bytes:
         """The settings and ``link_rules`` as one pickle, made once: a task carries these bytes

@@ -182,7 +182,9 @@ def analyze_task(
     )
 
 
-@lru_cache(maxsize=4)
+# a context per crawl sharing the pool at once: `sites run --workers N` interleaves N site crawls'
+# pages in each worker (N is at most 64, config.py), each with its own link rules
+@lru_cache(maxsize=64)
 def _context(blob: bytes) -> tuple[AnalyzerSettings, LinkRules | None]:
     settings, link_rules = pickle.loads(blob)
     return settings, link_rules

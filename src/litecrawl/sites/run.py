@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from litecrawl.config import CrawlConfig
-from litecrawl.crawl import CrawlReport, Focus, run_crawl
+from litecrawl.crawl import CrawlReport, Focus, analysis_pool, run_crawl
+from litecrawl.index.analyze import AnalysisPool
 from litecrawl.sites.check import check_sites
 from litecrawl.sites.model import Site, SiteCrawl, SiteSchedule
 from litecrawl.sites.relevance import PathFilter, load_path_filter
@@ -58,9 +59,16 @@ async def run_sites(
             # sites due when the pass began: one crawled and due again at once (an interval
             # of 0, an interrupted crawl) waits for the next pass, and --once ends
             due_by = time.time()
-            await asyncio.gather(
-                *(_worker(config, store, stop, n, report, paths, due_by) for n in range(workers))
-            )
+            # one analysis pool for the pass's site crawls (each page carries its crawl's
+            # settings), not one a crawl: [sites] workers pools of a worker per CPU before;
+            # none is held through site_delay (docs/sites.md)
+            async with analysis_pool(config) as pool:
+                await asyncio.gather(
+                    *(
+                        _worker(config, store, stop, n, report, paths, due_by, pool)
+                        for n in range(workers)
+                    )
+                )
             if once:
                 break
             with contextlib.suppress(TimeoutError):
@@ -78,6 +86,7 @@ async def _worker(
     report: SitesReport,
     paths: PathFilter | None,
     due_by: float,
+    pool: AnalysisPool,
 ) -> None:
     worker = f"{socket.gethostname()}:{os.getpid()}:{n}"
     while not stop.is_set():
@@ -86,7 +95,7 @@ async def _worker(
         )
         if site is None:
             return
-        crawl, links = await _crawl_site(config, store, site, worker, stop, paths)
+        crawl, links = await _crawl_site(config, store, site, worker, stop, paths, pool)
         queued = await asyncio.to_thread(
             store.checkin, crawl, _schedule(config, site, crawl), links, time.time()
         )
@@ -123,6 +132,7 @@ async def _crawl_site(
     worker: str,
     stop: asyncio.Event,
     paths: PathFilter | None,
+    pool: AnalysisPool,
 ) -> tuple[SiteCrawl, dict[str, int]]:
     seed = site.final_url or site.base_url
     host = host_of(seed)
@@ -135,9 +145,9 @@ async def _crawl_site(
         if kind == "full":
             # all of the site from its start page and sitemaps, within max_pages_per_site
             focus = Focus(ClaimFocus((host,)), accept, site.sitemaps, site.feeds)
-            reports = [await _run(config, crawl_stop, site, [seed], focus)]
+            reports = [await _run(config, crawl_stop, site, [seed], focus, pool)]
         else:
-            reports = await _feed_crawl(config, store, site, host, accept, crawl_stop)
+            reports = await _feed_crawl(config, store, site, host, accept, crawl_stop, pool)
     finally:
         keeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -164,6 +174,7 @@ async def _feed_crawl(
     host: str,
     accept: Callable[[str], bool] | None,
     stop: asyncio.Event,
+    pool: AnalysisPool,
 ) -> list[CrawlReport]:
     """The site's feeds, read again (conditional GET), then only those of their entries that
     are due: new ones, and known ones whose feed date is newer than their last crawl."""
@@ -173,16 +184,21 @@ async def _feed_crawl(
     focus = Focus(ClaimFocus((host,), feeds), accept, feeds=feeds)
     # the start page stays the seed (it sets the crawl's scope) but is not claimed
     seeds = [site.final_url or site.base_url]
-    read = await _run(config, stop, site, seeds, focus)
+    read = await _run(config, stop, site, seeds, focus, pool)
     if read.interrupted:
         return [read]
     entries = tuple(await asyncio.to_thread(store.listed, feeds))
     focus = Focus(ClaimFocus((host,), entries), accept)
-    return [read, await _run(config, stop, site, seeds, focus)]
+    return [read, await _run(config, stop, site, seeds, focus, pool)]
 
 
 async def _run(
-    config: CrawlConfig, stop: asyncio.Event, site: Site, seeds: list[str], focus: Focus
+    config: CrawlConfig,
+    stop: asyncio.Event,
+    site: Site,
+    seeds: list[str],
+    focus: Focus,
+    pool: AnalysisPool,
 ) -> CrawlReport:
     site_config = config.model_copy(
         update={
@@ -195,7 +211,9 @@ async def _run(
             ),
         }
     )
-    return await run_crawl(site_config, stop, focus=focus, command=f"sites run {site.base_url}")
+    return await run_crawl(
+        site_config, stop, pool, focus=focus, command=f"sites run {site.base_url}"
+    )
 
 
 def _accept(site: Site, host: str, paths: PathFilter | None) -> Callable[[str], bool] | None:
