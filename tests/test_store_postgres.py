@@ -17,7 +17,15 @@ from typing import Any
 import psycopg
 import pytest
 from aiohttp import web
-from conftest import LocalServer, crawler_env, db_query, db_rows, html_page, site_app
+from conftest import (
+    LocalServer,
+    crawler_env,
+    db_query,
+    db_rows,
+    html_page,
+    index_document,
+    site_app,
+)
 from pg_cluster import Cluster
 
 from litecrawl.store.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
@@ -300,3 +308,36 @@ def test_a_finalize_does_not_wait_for_another_workers_write_of_a_linked_page(pg_
         return {url.removeprefix("http://a.test"): d for url, d in await cur.fetchall()}
 
     asyncio.run(go())
+
+
+def test_workers_writing_the_same_texts_at_once_share_one_resource_each(pg_url: str) -> None:
+    """Another worker is placing the same texts (the same pages on other hosts) and has not
+    committed: this write waits for it, then links its documents to those resources, instead
+    of failing on resources.text_hash (store/postgres/index.py's text locks)."""
+    from litecrawl.store.postgres import index
+    from litecrawl.store.postgres.frontier import PostgresFrontier
+
+    texts = [f"page /p{i} of the same site on two hosts" for i in range(20)]
+    mine = [index_document(f"http://a.test/p{i}", "p", t) for i, t in enumerate(texts)]
+    theirs = [index_document(f"http://b.test/p{i}", "p", t) for i, t in enumerate(texts)]
+
+    async def go() -> None:
+        f = PostgresFrontier(pg_url)
+        await f.open()
+        try:
+            async with await psycopg.AsyncConnection.connect(pg_url) as other:
+                await index.write_documents(other, theirs)  # the other worker's, not committed
+                write = asyncio.create_task(f.write_documents(mine))
+                await asyncio.sleep(0.5)
+                assert not write.done()  # waiting for the other worker's texts
+                await other.commit()
+                await asyncio.wait_for(write, 10)
+        finally:
+            await f.close()
+
+    asyncio.run(go())
+    assert db_query(pg_url, "SELECT count(*), count(DISTINCT text_hash) FROM resources") == [
+        (20, 20)
+    ]
+    documents = "SELECT count(*), count(DISTINCT resource_id) FROM documents"
+    assert db_query(pg_url, documents) == [(40, 20)]
