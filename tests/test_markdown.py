@@ -253,6 +253,29 @@ const fs = require('node:fs');</code><button class="copy-button">copy</button></
     assert [anchor for _, heading, anchor in places if heading == "File system"] == ["file-system"]
 
 
+def test_icon_links_and_script_links_are_left_out_of_the_markdown() -> None:
+    # The Erlang/OTP docs: a paperclip and a pencil drawn by CSS after each heading (links with
+    # no words, whose title the converter would write as their text) and types linked through
+    # javascript:erlhref(...), a script's call and no place to go
+    page = extract_page(
+        b"""<title>Erlang -- lists</title><body>
+        <h3 id="all-2"><a href="#all-2" title="Link to this place!"><span class="paperclip">\
+</span></a><a href="https://github.com/erlang/otp/edit/lists.xml#L65" title="Fix it!">\
+<span class="pencil"></span></a> all(Pred, List) -&gt; <span class="bold_code"><a \
+href="javascript:erlhref('../../','erts','erlang.html#type-boolean');">boolean()</a></span></h3>
+        <p>Returns true if Pred(Elem) returns true for all elements, as <a href="#any-2">any</a>
+        does for one; <a href="/logo"><img src="logo.png" alt="logo"></a> stays.</p>
+        </body>""",
+        "https://erlang.example/lists.html",
+        "text/html",
+    )
+    md = to_markdown(page)
+    assert "### all(Pred, List) -> boolean()" in md.splitlines(), md
+    assert "Link to this place" not in md and "Fix it" not in md and "javascript" not in md, md
+    assert "[any](https://erlang.example/lists.html#any-2)" in md  # a link with words stays
+    assert "[![logo](https://erlang.example/logo.png)](https://erlang.example/logo)" in md, md
+
+
 def test_links_inside_a_code_block_are_written_as_their_text() -> None:
     # rustdoc's (and Javadoc's) signatures link every type: a fenced block cannot hold a link,
     # so its Markdown would show "[RandomState](https://...)" inside the code

@@ -18,8 +18,10 @@ what the page's markup says is not content:
   ``navheader``/``navfooter``, MediaWiki's ``printfooter`` ("Retrieved from ...") and
   ``catlinks`` (the page's categories));
 - (by :func:`drop_controls`, before the Markdown's HTML is taken) a link whose whole text is a
-  permalink mark (``¶``, ``§``, ``#``, ``🔗``), and the buttons and inputs inside a ``<pre>``
-  (a "copy" button's word is not the code's).
+  permalink mark (``¶``, ``§``, ``#``, ``🔗``) or that shows no words nor image (an icon drawn
+  by CSS: the converter would write its ``title`` as its text), the target of a
+  ``javascript:`` link (its words stay), and the buttons and inputs inside a ``<pre>`` (a
+  "copy" button's word is not the code's).
 
 Never dropped: anything inside an ``<article>``, ``<main>`` or ``role="main"`` element (a
 contents list or a sidebar there is the content's own), an element holding one, or one holding
@@ -158,8 +160,10 @@ def drop_controls(body: etree._Element) -> None:
     heading's words (rustdoc's "Copy item path"), the buttons and inputs inside code blocks,
     and the links there (their text stays: a fenced block cannot hold a link, and rustdoc's
     signatures link every type); the ``<code>`` variants of one block (Node.js's ES module and
-    CommonJS forms) each start on a line of their own. One walk over the links, blocks and
-    buttons. The page's links were read from the parse before this."""
+    CommonJS forms) each start on a line of their own. A link that shows nothing (the Erlang
+    docs' paperclip and pencil icons, drawn by CSS) goes as a mark does, and a ``javascript:``
+    link keeps its words but no target (a script's call is no place to go). One walk over the
+    links, blocks and buttons. The page's links were read from the parse before this."""
     marks: list[etree._Element] = []
     blocks: list[etree._Element] = []
     # (an XPath asking for leaves whose text holds a mark's character was 2-3x slower than this)
@@ -169,8 +173,10 @@ def drop_controls(body: etree._Element) -> None:
         elif el.tag == "button":
             if _beside_a_heading(el):
                 marks.append(el)
-        elif len(el) == 0 and (el.text or "").strip() in PERMALINK_MARKS:
+        elif _is_mark(el):
             marks.append(el)
+        elif (el.get("href") or "").lstrip()[:11].lower() == "javascript:":
+            del el.attrib["href"]
     for a in marks:
         if a.tag == "button" or (a.get("id") is None and a.get("name") is None):
             _drop(a)
@@ -187,6 +193,14 @@ def drop_controls(body: etree._Element) -> None:
         # after the variants are told: the <code> a link held is no variant of the block
         # (Sphinx's grammar links each name of a rule: "atom ::= identifier | literal")
         etree.strip_tags(pre, "a")
+
+
+def _is_mark(a: etree._Element) -> bool:
+    """A link whose whole text is a permalink mark, or with no words and no image in it."""
+    own = (a.text or "").strip()
+    if own:
+        return len(a) == 0 and own in PERMALINK_MARKS
+    return next(a.iter("img"), None) is None and not "".join(str(t) for t in a.itertext()).strip()
 
 
 def _beside_a_heading(button: etree._Element) -> bool:
