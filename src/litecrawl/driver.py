@@ -102,6 +102,7 @@ def summary_dict(stats: CrawlStats) -> dict[str, object]:
         "skipped_type": stats.errors.get("content_type", 0) + stats.errors.get("not_text", 0),
         "skipped_lastmod": stats.skipped_lastmod,
         "skipped_scope": stats.skipped_scope,
+        "at_max_depth": stats.at_max_depth,
         "throttled": stats.throttled,
         "render_timeouts": stats.render_timeouts,
         "parked": stats.parked,

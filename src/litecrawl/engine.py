@@ -30,7 +30,7 @@ from litecrawl.index.document import IndexDocument
 from litecrawl.lease import Lease
 from litecrawl.link_scope import LinkScope
 from litecrawl.outcomes import CrawlStats, PageOutcomes
-from litecrawl.parse.links import extract_links, is_html
+from litecrawl.parse.links import extract_links, is_html, refresh_target
 from litecrawl.parse.resolve import LinkRules, resolve_links
 from litecrawl.parse.sniff import not_text
 from litecrawl.politeness.base import Gate, OpenGate
@@ -266,6 +266,10 @@ class Engine:
                 resolved = resolve_links(found, self._link_rules)
                 if document is not None and resolved.canonical:
                     document = dataclasses.replace(document, canonical=resolved.canonical)
+            refresh = resolved.refresh or self._refresh_header(result, url)
+            if refresh is not None and refresh != url:
+                await self._refreshed(page, url, result, refresh)
+                return
             links, hosts, extra, links_out = self.scope.page_links(resolved, page.depth)
         if self.options.transform_hook is not None:
             try:
@@ -287,6 +291,22 @@ class Engine:
         await self.writer.finish(
             page, url, result, content, links, extra, document, links_out, digest, hosts
         )
+
+    def _refresh_header(self, result: FetchResult, url: str) -> str | None:
+        value = result.headers.get("refresh")
+        raw = refresh_target(value) if value else None
+        return self.options.rules(raw, url) if raw else None
+
+    async def _refreshed(
+        self, page: ClaimedPage, url: str, result: FetchResult, target: str
+    ) -> None:
+        """A page whose refresh sends its reader on within seconds (docs/crawling.md#redirects)
+        is a redirect: nothing of it is kept, and its target is queued at the page's own depth
+        (a redirect is no step deeper), if in scope."""
+        self.stats.redirects += 1
+        extra = self.scope.in_scope([NewLink(target, host_of(target), page.depth, "redirect")])
+        moved = dataclasses.replace(result, final_url=target)  # the log says where it went
+        await self.writer.finish(page, url, moved, b"", [], extra, links_out=[target])
 
     def _unchanged_since_listed(self, page: ClaimedPage) -> bool:
         """A URL whose sitemap lastmod is older than its stored fetch time is not fetched."""

@@ -44,6 +44,8 @@ class LinkScope:
                 kept = [(u, h) for u, h in pairs if scope(u)]
             links, hosts = [u for u, _ in kept], [h for _, h in kept]
             self.stats.skipped_scope += len(normalized) - len(links)
+        elif o.follow_links and normalized:
+            self.stats.at_max_depth += 1  # the summary says why the crawl stopped there
         feeds: list[NewLink] = []
         if found.feeds:
             feeds = self.in_scope(

@@ -69,6 +69,7 @@ class CrawlStats:
     not_modified: int = 0  # 304 answered from the disk cache (the summary's cache hits)
     skipped_lastmod: int = 0
     skipped_scope: int = 0
+    at_max_depth: int = 0  # pages at --max-depth with links: those links were not followed
     throttled: int = 0  # 429/503: re-queued for later
     # rendered pages whose render ran out of time after their HTML came: kept as served
     render_timeouts: int = 0

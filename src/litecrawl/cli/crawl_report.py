@@ -42,6 +42,12 @@ def report_crawl(
         return code
     rows = _summary_rows(report, partition)
     notes = []
+    if report.stats.at_max_depth:
+        n = report.stats.at_max_depth
+        notes.append(
+            f"{n} page{'s' if n != 1 else ''} at the depth limit (--max-depth, 2 by default): "
+            "their links were not followed; --max-depth 0 follows every link"
+        )
     if unembedded is not None and unembedded[1]:
         model, missing = unembedded
         rows["without_model_vectors"] = missing

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import lxml.etree
 import lxml.html
 
-__all__ = ["PageLinks", "anchor_texts", "extract_links", "is_html", "links_in"]
+__all__ = [
+    "MAX_REFRESH_DELAY",
+    "PageLinks",
+    "anchor_texts",
+    "extract_links",
+    "is_html",
+    "links_in",
+    "refresh_target",
+]
 
 _FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/feed+json"})
 
@@ -21,6 +30,32 @@ class PageLinks:
     links: tuple[str, ...]  # href/action/src values
     feeds: tuple[str, ...] = ()  # <link rel=alternate type=rss/atom>
     canonical: str | None = None
+    refresh: str | None = None  # <meta http-equiv=refresh>'s URL: the page redirects there
+
+
+# A refresh after at most this many seconds is a redirect (Scrapy's METAREFRESH_MAXDELAY); a
+# longer one is a page reloading itself now and then (docs/crawling.md#redirects).
+MAX_REFRESH_DELAY = 100.0
+
+# HTML's "shared declarative refresh steps": a delay, then `;` or `,`, then an optional `url=`,
+# then the URL, perhaps quoted.
+_REFRESH = re.compile(r"\s*(\d*\.?[\d.]*)\s*[;,]?\s*(?:url\s*=\s*)?(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def refresh_target(value: str) -> str | None:
+    """The URL a refresh (``<meta http-equiv=refresh content>`` or the ``Refresh`` header) sends
+    the reader to within :data:`MAX_REFRESH_DELAY`, as written; None for none (a reload of
+    the page itself, a delay too long, no URL)."""
+    found = _REFRESH.match(value)
+    if found is None or not found.group(1).strip("."):
+        return None
+    delay = float(found.group(1).split(".")[0] or 0)
+    url = found.group(2).strip()
+    if url[:1] in ("'", '"'):
+        url = url[1:].split(url[0], 1)[0]
+    if delay > MAX_REFRESH_DELAY:
+        return None
+    return url.strip() or None
 
 
 def is_html(content_type: str) -> bool:
@@ -91,7 +126,8 @@ def links_in(root: lxml.html.HtmlElement, page_url: str) -> PageLinks:
     raw: list[str] = []
     feeds: list[str] = []
     canonical: str | None = None
-    for element in root.iter("a", "form", "iframe", "link", "base"):
+    refresh: str | None = None
+    for element in root.iter("a", "form", "iframe", "link", "base", "meta"):
         tag = element.tag
         if tag == "a":
             value = element.get("href")
@@ -103,6 +139,10 @@ def links_in(root: lxml.html.HtmlElement, page_url: str) -> PageLinks:
             href = element.get("href")
             if href:
                 base = _join(page_url, href) or page_url
+            continue
+        elif tag == "meta":
+            if refresh is None and (element.get("http-equiv") or "").lower() == "refresh":
+                refresh = _refresh_of(element)
             continue
         else:
             rel = (element.get("rel") or "").lower().split()
@@ -116,7 +156,15 @@ def links_in(root: lxml.html.HtmlElement, page_url: str) -> PageLinks:
             continue
         if value:
             raw.append(value)
-    return PageLinks(base, tuple(raw), tuple(feeds), canonical)
+    return PageLinks(base, tuple(raw), tuple(feeds), canonical, refresh)
+
+
+def _refresh_of(meta: lxml.html.HtmlElement) -> str | None:
+    """A meta refresh's target, unless it sits in ``<noscript>``: a browser running scripts (the
+    page's own way) does not follow that one."""
+    if any(parent.tag == "noscript" for parent in meta.iterancestors()):
+        return None
+    return refresh_target(meta.get("content") or "")
 
 
 def _join(base: str, href: str) -> str | None:

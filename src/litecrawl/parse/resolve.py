@@ -35,6 +35,7 @@ class ResolvedLinks(NamedTuple):
     # each link's host[:port] (urls.host_of), in the order of links: the scope check and the
     # frontier rows need it, and the event loop need not compute it
     hosts: tuple[str, ...] = ()
+    refresh: str | None = None  # the meta refresh's target, if valid: the page redirects there
 
 
 def resolve_links(found: PageLinks, how: LinkRules) -> ResolvedLinks:
@@ -47,7 +48,8 @@ def resolve_links(found: PageLinks, how: LinkRules) -> ResolvedLinks:
     # stored normalized, so search can compare it with the URLs of a resource
     canonical = rules.normalize(found.canonical, found.base) if found.canonical else None
     links = tuple(rules.many(raw, found.base))
-    return ResolvedLinks(links, feeds, canonical, _hosts(links))
+    refresh = rules(found.refresh, found.base) if found.refresh else None
+    return ResolvedLinks(links, feeds, canonical, _hosts(links), refresh)
 
 
 def _hosts(links: tuple[str, ...]) -> tuple[str, ...]:
