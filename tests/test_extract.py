@@ -743,7 +743,7 @@ SQLITE_SHAPED = (
 
 
 def _cut(html: str, engine_text: str) -> etree._Element:
-    from litecrawl.extract.boundaries import keep_between, locate_article
+    from litecrawl.extract.boundaries import drop_edge_navigation, keep_between, locate_article
     from litecrawl.extract.unchosen import drop_unchosen_links
 
     body = etree.HTML(html).find("body")
@@ -751,6 +751,7 @@ def _cut(html: str, engine_text: str) -> etree._Element:
     assert found is not None
     keep_between(body, *found)
     drop_unchosen_links(body, engine_text)
+    drop_edge_navigation(body)
     return body
 
 
@@ -885,10 +886,54 @@ def test_navigation_the_engine_left_out_is_dropped_inside_the_article() -> None:
     # (the Debian handbook's "TIP" boxes); only navigation goes
     assert "one bit each" in text
     assert text.endswith("{7, 5, 16, 8};")  # and the footer's lines are frame words too
-    # a navigation bar the engine took lines from stays (the engine's text in page order)
+    # a navigation bar the engine took lines from goes too when it is mostly links (the
+    # engine's text in page order)
     lines = chosen.split("\n")
     taken = [*lines[:3], "C++", "Language", "Containers library", *lines[3:]]
-    assert "Containers library" in " ".join(_cut(CPPREFERENCE_SHAPED, "\n".join(taken)).itertext())
+    text = " ".join(" ".join(_cut(CPPREFERENCE_SHAPED, "\n".join(taken)).itertext()).split())
+    assert "Containers library" not in text and "adds an element to the end" in text, text
+
+
+# LilyPond's manuals (texinfo): <div id="main"> opens and closes with Prev/Up/Next tables and
+# has one between its sections, then the site's footer; beside it a frame holding the manual's
+# table of contents. resiliparse takes the tables, and the frame's first two lines.
+_NAV = (
+    '<table class="nav_table"><tr><td>[<a href="tutorial.html">&lt;&lt; Tutorial</a>]</td>'
+    '<td>[<a href="index.html">Top</a>][<a href="index_toc.html">Contents</a>]</td>'
+    '<td>[<a href="common.html">Common notation &gt;&gt;</a>]</td></tr></table>'
+)
+LILYPOND_SHAPED = (
+    "<html><head><title>LilyPond Learning Manual: 2.2.1 Simple notation</title></head><body>"
+    '<div id="main"><a name="Simple-notation"></a>' + _NAV + "<h3>2.2.1 Simple notation</h3>"
+    "<p>LilyPond adds some notation elements automatically, such as a clef.</p>"
+    '<div class="menu-note"><p>A note on the menu of engravers: each draws one part of the'
+    " score, and the note explains which.</p></div>" + _NAV + "<h4>Pitches</h4>"
+    "<p>LilyPond uses lowercase letters for pitches.</p>" + _NAV + '<div id="footer">'
+    '<p class="footer_version">This page is for LilyPond-2.24.1.</p></div></div>'
+    '<div id="tocframe"><p class="toc_uplink"><a href="../web/manuals.html">&lt;&lt; Back to'
+    ' Documentation Index</a></p><h4 class="toc_header"><a href="index.html">LilyPond Learning'
+    ' Manual</a></h4><div class="contents"><ul class="toc"><li><a href="installing.html">1.'
+    ' Installing</a></li><li><a href="tutorial.html">2. Tutorial</a></li></ul></div></div>'
+    "</body></html>"
+)
+
+
+def test_a_texinfo_manuals_navigation_tables_footer_and_contents_frame_are_dropped() -> None:
+    nav = "[ << Tutorial ] [Top][Contents] [ Common notation >> ]"
+    chosen = "\n".join([
+        nav, "2.2.1 Simple notation",
+        "LilyPond adds some notation elements automatically, such as a clef.",
+        "A note on the menu of engravers: each draws one part of the score, and the note "
+        "explains which.",
+        nav, "Pitches", "LilyPond uses lowercase letters for pitches.", nav,
+        "<< Back to Documentation Index", "LilyPond Learning Manual",
+    ])  # fmt: skip
+    text = " ".join(" ".join(_cut(LILYPOND_SHAPED, chosen).itertext()).split())
+    assert text.startswith("2.2.1 Simple notation LilyPond adds"), text
+    assert text.endswith("lowercase letters for pitches."), text
+    for frame in ("Tutorial", "Top", "Installing", "Back to", "This page is for"):
+        assert frame not in text, (frame, text)
+    assert "each draws one part" in text  # named after a menu, but prose: the article's own
 
 
 @pytest.mark.parametrize("engine", ["trafilatura", "resiliparse"])

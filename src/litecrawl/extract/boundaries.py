@@ -13,6 +13,7 @@ same Markdown converter and plain-text pass as a full page.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 from lxml import etree
@@ -23,6 +24,7 @@ __all__ = [
     "HEADINGS",
     "MAX_HITS",
     "WHOLE",
+    "drop_edge_navigation",
     "engine_lines",
     "keep_between",
     "locate_article",
@@ -42,6 +44,12 @@ MAX_HITS = 64
 _BULLETS = ("- ", "* ", "• ")
 HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MAIN = etree.XPath(".//main | .//*[@role='main'][not(self::a)]")
+# a manual's table of contents in a frame beside its page (LilyPond's <div id="tocframe">), by
+# a class or id word; not a "toc" alone: PostgreSQL's part pages are their table of contents
+_CONTENTS = re.compile(r"(?:^|[\s_-])toc-?frame(?:$|[\s_-])")
+_FOOTER = re.compile(r"(?:^|[\s_-])footer(?:$|[\s_-])")
+# where an article's edge is looked for inside the block that holds it
+_CONTAINERS = frozenset({"body", "div", "section", "article", "main"})
 
 
 def squeeze(text: str) -> str:
@@ -236,13 +244,64 @@ def _drop_after(parent: etree._Element, child: etree._Element) -> None:
 
 def _is_navigation(el: etree._Element) -> bool:
     """Marked as navigation: ``<nav>``, ``role="navigation"``, a ``nav*`` or ``breadcrumb*``
-    class, or holding a table whose summary says so (DocBook's "Navigation header")."""
+    class, a table of contents in a frame by its class or id (``tocframe``), or holding a table
+    whose summary says so (DocBook's "Navigation header")."""
     if el.tag == "nav" or el.get("role") == "navigation":
         return True
     if any(w.startswith(("nav", "breadcrumb")) for w in (el.get("class") or "").lower().split()):
         return True
+    if _CONTENTS.search(f"{el.get('class') or ''} {el.get('id') or ''}".lower()) is not None:
+        return True
     table = el if el.tag == "table" else el.find("table")
     return table is not None and "navigation" in (table.get("summary") or "").lower()
+
+
+def drop_edge_navigation(body: etree._Element) -> None:
+    """After the cut (and after :func:`~litecrawl.extract.unchosen.drop_unchosen_links`, which
+    places the engine's lines in the page as the engine saw it): the navigation at the
+    article's edges inside the blocks that hold them (LilyPond's ``<div id="main">`` opens and
+    closes with a Prev/Up/Next table, which resiliparse takes), and at its end a footer
+    (LilyPond's ``<div id="footer">``)."""
+    _drop_edge_navigation(body, 0)
+    _drop_edge_navigation(body, -1)
+
+
+def _drop_edge_navigation(node: etree._Element, edge: int) -> None:
+    """Remove the navigation at one edge (``0`` the first child, ``-1`` the last) of ``node``
+    and of the container at that edge, down to where the edge is not a container, and at the
+    last edge a footer; a block that is all navigation stays."""
+    while node.tag in _CONTAINERS:
+        children = [c for c in node if isinstance(c.tag, str) and (len(c) or _text(c))]
+        if not children:
+            return
+        if len(children) > 1 and (
+            _is_navigation(children[edge]) or (edge and _is_footer(children[edge]))
+        ):
+            _drop_keeping_tail(children[edge])
+            continue
+        node = children[edge]
+
+
+def _is_footer(el: etree._Element) -> bool:
+    names = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+    return el.tag == "footer" or _FOOTER.search(names) is not None
+
+
+def _text(el: etree._Element) -> bool:
+    return bool((el.text or "").strip())
+
+
+def _drop_keeping_tail(el: etree._Element) -> None:
+    parent, tail = el.getparent(), el.tail
+    if parent is None:
+        return
+    if tail and tail.strip():
+        before = el.getprevious()
+        if before is not None:
+            before.tail = (before.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
 
 
 def keep_between(body: etree._Element, first: etree._Element, last: etree._Element) -> None:

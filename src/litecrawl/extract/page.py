@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from litecrawl.extract.article import DEFAULT_ENGINE, ArticleEngine, engine_text
-from litecrawl.extract.boundaries import keep_between, locate_article
+from litecrawl.extract.boundaries import drop_edge_navigation, keep_between, locate_article
 from litecrawl.extract.decode import decode_html
 from litecrawl.extract.dom import LxmlDoc, parse_html
 from litecrawl.extract.fallback import RegexDoc
@@ -134,6 +134,7 @@ def _keep_article(doc: LxmlDoc | None, chosen: str) -> bool:
         return False
     keep_between(body, *found)
     drop_unchosen_links(body, chosen)
+    drop_edge_navigation(body)
     return True
 
 

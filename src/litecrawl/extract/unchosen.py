@@ -114,8 +114,10 @@ def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
     A block the markup names navigation (``<nav>``, a ``navbar`` or ``breadcrumb`` class...:
     :func:`~litecrawl.extract.boilerplate.names_navigation`) that holds none of the engine's
     lines, wherever it is: the markup and the engine agree (cppreference's ``t-navbar``
-    tables of the library's parts, below the title of every page). Never a heading, a block
-    holding one, a section or an article, nor inside a table (its cells are its own).
+    tables of the library's parts, below the title of every page); or that is mostly link
+    text, the engine's lines or not (LilyPond's Prev/Up/Next tables between sections). Never a
+    heading, a block holding one, a section or an article, nor inside a table (its cells are
+    its own).
 
     A block that is mostly link text and holds none of the engine's lines, no table, no code,
     no heading, no paragraph, nor is in a table, and lies in the first stretch the engine
@@ -134,7 +136,7 @@ def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
         if el.tag in _NAVIGATION_BLOCKS
         and end > start
         and names_navigation(el)
-        and not _holds_chosen(starts, ends, start, end)
+        and (not _holds_chosen(starts, ends, start, end) or _mostly_links(el))
         and next(el.iter(*HEADINGS), None) is None
         and not any(a.tag in WHOLE for a in el.iterancestors())
     ]
@@ -144,6 +146,14 @@ def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
     for el in outermost:
         _remove_keeping_tail(el)
     return len(outermost)
+
+
+def _mostly_links(el: etree._Element) -> bool:
+    """At least :data:`_LINK_SHARE` of ``el``'s text is its links' (LilyPond's Prev/Up/Next
+    tables between a page's sections, which resiliparse takes for the article's)."""
+    text = len(squeeze("".join(str(t) for t in el.itertext())))
+    links = sum(len(squeeze("".join(str(t) for t in a.itertext()))) for a in el.iter("a"))
+    return text > 0 and links >= _LINK_SHARE * text
 
 
 def _holds_chosen(starts: list[int], ends: list[int], start: int, end: int) -> bool:
