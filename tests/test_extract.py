@@ -894,6 +894,40 @@ def test_navigation_the_engine_left_out_is_dropped_inside_the_article() -> None:
     assert "Containers library" not in text and "adds an element to the end" in text, text
 
 
+def test_a_table_of_contents_goes_unless_it_is_most_of_the_article() -> None:
+    # Node.js's API pages open with <details id="toc"> (the headings once more, as links),
+    # which resiliparse takes; a chapter's page whose text is mostly its contents (PostgreSQL's
+    # hash-index.html: a title and two entries) is that page
+    toc = (
+        '<details id="toc" open><summary>Table of contents</summary><ul><li><a href="#fs">'
+        'File system</a><ul><li><a href="#promises">Promises API</a></li><li><a href="#cb">'
+        "Callback API</a></li></ul></li></ul></details>"
+    )
+    node = (
+        "<html><body><div id='column1'>" + toc + "<div id='apicontent'><h2 id='fs'>File "
+        "system</h2><p>The node:fs module enables interacting with the file system.</p>"
+        "<h3 id='promises'>Promises API</h3><p>The fs/promises API provides asynchronous "
+        "file system methods that return promises.</p></div></div></body></html>"
+    )
+    chosen = "\n".join([
+        "Table of contents", "File system", "Promises API", "Callback API", "File system",
+        "The node:fs module enables interacting with the file system.", "Promises API",
+        "The fs/promises API provides asynchronous file system methods that return promises.",
+    ])  # fmt: skip
+    text = " ".join(" ".join(_cut(node, chosen).itertext()).split())
+    assert "Table of contents" not in text and "Callback API" not in text, text
+    assert text.startswith("File system The node:fs module"), text
+    chapter = (
+        "<html><body><div class='chapter'><h2>Chapter 72. Hash Indexes</h2><div class='toc'>"
+        "<p><b>Table of Contents</b></p><dl class='toc'><dt><a href='hash-intro.html'>72.1. "
+        "Overview</a></dt><dt><a href='hash-implementation.html'>72.2. Implementation</a></dt>"
+        "</dl></div></div></body></html>"
+    )
+    lines = "Chapter 72. Hash Indexes\nTable of Contents\n72.1. Overview\n72.2. Implementation"
+    text = " ".join(" ".join(_cut(chapter, lines).itertext()).split())
+    assert text.endswith("72.1. Overview 72.2. Implementation"), text
+
+
 # LilyPond's manuals (texinfo): <div id="main"> opens and closes with Prev/Up/Next tables and
 # has one between its sections, then the site's footer; beside it a frame holding the manual's
 # table of contents. resiliparse takes the tables, and the frame's first two lines.

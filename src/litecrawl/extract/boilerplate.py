@@ -58,7 +58,7 @@ FRAME_WORDS = frozenset({
 # the frame words that name navigation and nothing else, even inside an article
 NAVIGATION_WORDS = frozenset({
     "nav", "navbar", "navigation", "navbox", "breadcrumb", "breadcrumbs", "menu", "menubar",
-    "popup", "modal", "printfooter", "catlinks",
+    "popup", "modal", "printfooter", "catlinks", "toc",
 })  # fmt: skip
 PERMALINK_MARKS = frozenset({"¶", "§", "#", "🔗", "⚓", "¶¶"})
 _ROLES = ("navigation", "banner", "contentinfo", "search", "dialog", "alertdialog")

@@ -4,6 +4,7 @@ that the page marks, or shows, as navigation (:func:`drop_unchosen_links`; the c
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 from lxml import etree
@@ -28,6 +29,11 @@ _NAV_SHARE = 0.2
 _NAV_FLOOR = 1000  # characters: a site's menus beside a short article are not its content
 _STEADY = 12  # an engine line this long placed in the page moves the search on past it
 _NAVIGATION_BLOCKS = (BLOCKS | {"dialog"}) - {"section", "article", "main", *HEADINGS}
+# a table of contents inside the article goes (Node.js's, SQLite's: the headings once more)
+# unless it is most of it: a chapter's page whose text is its contents (PostgreSQL's, the
+# Debian handbook's) is that page
+_CONTENTS = re.compile(r"(?:^|[\s_-])toc(?:$|[\s_-])")
+_CONTENTS_SHARE = 0.5
 
 
 def _spans(body: etree._Element) -> tuple[list[tuple[etree._Element, int, int]], str]:
@@ -128,24 +134,43 @@ def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
     engine's choice they are the page itself, and all stay."""
     spans, page = _spans(body)
     starts, ends = _chosen(page, engine_lines(engine_text))
-    doomed = [
-        el
+    named = [
+        (el, start, end)
         for el, start, end in spans
         # blocks only (a navigation bar is one; the ~nine in ten elements of a page that are
         # inline are not asked: Python's stdtypes.html, 17,070 elements, 23 ms -> 3)
         if el.tag in _NAVIGATION_BLOCKS
         and end > start
         and names_navigation(el)
-        and (not _holds_chosen(starts, ends, start, end) or _mostly_links(el))
+        and (not _holds_chosen(starts, ends, start, end) or _mostly_links(el) or _is_contents(el))
         and next(el.iter(*HEADINGS), None) is None
         and not any(a.tag in WHOLE for a in el.iterancestors())
     ]
+    contents = [(start, end) for el, start, end in named if _is_contents(el)]
+    if _covered(contents) > _CONTENTS_SHARE * len(page):  # a chapter's page: its contents
+        named = [one for one in named if not _is_contents(one[0])]
+    doomed = [el for el, _, _ in named]
     doomed += _unchosen_menus(spans, starts, ends)
     gone = {id(el) for el in doomed}
     outermost = [el for el in doomed if not any(id(a) in gone for a in el.iterancestors())]
     for el in outermost:
         _remove_keeping_tail(el)
     return len(outermost)
+
+
+def _is_contents(el: etree._Element) -> bool:
+    """A table of contents by its class word or id (``toc``)."""
+    return _CONTENTS.search(f"{el.get('class') or ''} {el.get('id') or ''}".lower()) is not None
+
+
+def _covered(spans: list[tuple[int, int]]) -> int:
+    """Characters of the page text that ``spans`` (nested or not) cover."""
+    total, reached = 0, 0
+    for start, end in sorted(spans):
+        if end > reached:
+            total += end - max(start, reached)
+            reached = end
+    return total
 
 
 def _mostly_links(el: etree._Element) -> bool:
