@@ -1009,3 +1009,27 @@ def test_metadata_comes_from_markup_never_from_cited_works_or_stray_dates() -> N
     )
     page = extract_page(article_time, URL, "text/html")
     assert (page.date, page.author) == ("2024-05-02", "Kim Lee")
+
+
+def test_section_anchors_before_headings_and_shared_by_several() -> None:
+    # texinfo (LilyPond, SQLite's older pages) writes <a name> before each heading; the Erlang
+    # docs give every function an <h3 id="types"> whose link would lead to the first of them
+    words = " ".join(["words of the function's description"] * 8)
+    page = extract_page(
+        (
+            '<html><body><a name="pitches"></a><h3>Pitches</h3><p>' + words + "</p>"
+            '<h4 id="all-2">all(Pred, List)</h4><h3 id="types">Types</h3><p>Pred = fun()</p>'
+            "<p>" + words + '</p><h4 id="any-2">any(Pred, List)</h4><h3 id="types">Types</h3>'
+            "<p>List = [T]</p><p>" + words + "</p></body></html>"
+        ).encode(),
+        URL,
+        "text/html",
+        want_sections=True,
+    )
+    named = [(s.heading, s.anchor) for s in page.sections]
+    assert named == [
+        ("Pitches", "pitches"), ("all(Pred, List)", "all-2"), ("any(Pred, List)", "any-2")
+    ], named  # fmt: skip
+    assert "List = [T]" in page.sections[2].text
+    # a hit in a "Types" part names its function
+    assert [heading for _, heading, _ in page.sections[2].places] == ["any(Pred, List)"]

@@ -67,8 +67,14 @@ def plain_drop_boilerplate(body: etree._Element) -> None:
                 stack.append((el, depth + 1, in_section or el.tag == "section"))
 
 
+_BEFORE = etree.XPath("preceding-sibling::*[1][self::a][not(*)][not(normalize-space())]")
+
+
 def plain_anchor(el: etree._Element) -> str | None:
     found = el.get("id") or str(_NAMED(el)) or None
+    before = cast("list[etree._Element]", _BEFORE(el))
+    if not found and before:
+        found = before[0].get("id") or before[0].get("name")
     if found:
         return found
     parent = el.getparent()

@@ -12,8 +12,11 @@ join the one before them (a heading with one line under it says little alone), a
 has more, neighbours are merged until the count fits (each named by its first heading, and
 keeping every heading it holds with where its line starts in the page's text: a hit names the
 heading whose part matched, not the group's first). A section's anchor is the heading's ``id``,
-an ``<a id|name>`` inside it, or the id of the element it opens (Sphinx's ``<section id>``,
-DocBook's ``<div id>``): None when there is none.
+an ``<a id|name>`` inside it, an empty ``<a id|name>`` right before it (texinfo's), or the id of
+the element it opens (Sphinx's ``<section id>``, DocBook's ``<div id>``): None when there is
+none. A heading whose anchor the page gives several headings (the Erlang docs' ``<h3
+id="types">`` under every function) is no section of its own: a link to it would lead to the
+first of them, so its part joins the section before it.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ class Section:
 
 
 def _anchor(el: etree._Element) -> str | None:
-    found = el.get("id") or _named(el)
+    found = el.get("id") or _named(el) or _target_before(el)
     if found:
         return found
     parent = el.getparent()
@@ -70,6 +73,16 @@ def _named(el: etree._Element) -> str | None:
             if key in ("id", "name"):
                 return str(value)
     return None
+
+
+def _target_before(el: etree._Element) -> str | None:
+    """The ``id`` or ``name`` of an empty ``<a>`` right before ``el`` (texinfo writes
+    ``<a name="pitches"></a>`` before each heading)."""
+    before = el.getprevious()
+    if before is None or before.tag != "a" or len(before) or (before.text or "").strip():
+        return None
+    found = before.get("id") or before.get("name")
+    return str(found) if found else None
 
 
 def _first_child(parent: etree._Element) -> etree._Element | None:
@@ -123,6 +136,7 @@ def split_sections(marked: str, anchors: list[str | None]) -> tuple[str, tuple[S
 
 
 def _bounded(found: list[Section]) -> tuple[Section, ...]:
+    found = _own_anchors(found)
     if len(found) < 2:
         return tuple(found)  # nothing to merge: no need to count its words
     merged: list[Section] = []
@@ -142,6 +156,27 @@ def _bounded(found: list[Section]) -> tuple[Section, ...]:
         merged[i : i + 2] = [_join(merged[i], merged[i + 1])]
         sizes[i : i + 2] = [sizes[i] + sizes[i + 1]]
     return tuple(merged)
+
+
+def _own_anchors(found: list[Section]) -> list[Section]:
+    """``found`` with each section whose anchor several sections share joined to the one
+    before it, its heading's place left out (a hit in it names the heading before)."""
+    seen: dict[str, int] = {}
+    for section in found:
+        if section.anchor is not None:
+            seen[section.anchor] = seen.get(section.anchor, 0) + 1
+    if all(n == 1 for n in seen.values()):
+        return found
+    kept: list[Section] = []
+    for section in found:
+        if kept and section.anchor is not None and seen[section.anchor] > 1:
+            last = kept[-1]
+            kept[-1] = Section(
+                last.heading, last.anchor, last.text + "\n" + section.text, last.places
+            )
+        else:
+            kept.append(section)
+    return kept
 
 
 def _words(text: str) -> int:
