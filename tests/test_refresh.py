@@ -121,3 +121,28 @@ def test_a_refresh_is_followed_as_a_redirect_at_the_pages_depth(
     assert "redirects: 2" in " ".join(result.stderr.split()), result.stderr
     # the summary says why the crawl stopped at one.html
     assert "1 page at the depth limit (--max-depth, 2 by default)" in result.stderr
+
+
+def test_an_http_redirect_is_no_step_deeper_either(tmp_path: Path, serve: Serve) -> None:
+    # http://site/ answering 301 to /en/ (or to https) must not cost the crawl a level
+    app_ = web.Application()
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        if request.path == "/":
+            raise web.HTTPMovedPermanently("/en/")
+        if request.path == "/en/":
+            return web.Response(
+                text=html_page(WORDS + '<a href="/en/child">child</a>', "Home"),
+                content_type="text/html",
+            )
+        if request.path == "/en/child":
+            return web.Response(text=html_page(WORDS, "Child"), content_type="text/html")
+        return web.Response(status=404, text="not found")
+
+    app_.router.add_get("/{tail:.*}", handler)
+    site = serve(app_)
+    db = tmp_path / "c.db"
+    result = crawl(db, site.url("/"), "--max-depth", "1")
+    assert result.exit_code == 0, result.stderr
+    assert "/en/child" in site.paths(), site.paths()
+    assert db_rows(db)[site.url("/en/")]["depth"] == 0

@@ -221,7 +221,10 @@ class Engine:
             self.stats.redirects += 1
             valid = final is not None and rules.validate(final)
             target = [final] if valid and final is not None else []
-            await self.writer.finish(page, url, result, b"", target, links_out=target)
+            # queued at the page's own depth: a redirect is no step deeper (http:// -> https://
+            # of a seed must not cost a --max-depth 1 crawl its one level)
+            moved = [NewLink(u, host_of(u), page.depth, "redirect") for u in target]
+            await self.writer.finish(page, url, result, b"", [], moved, links_out=target)
             if not valid or final is None:
                 if final is not None:
                     await self._delete(final)
