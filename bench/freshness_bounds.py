@@ -55,6 +55,7 @@ import freshness_sim as sim
 from freshness_sim import MAX, MIN, NEW, ChangeHistory, Freshness, World
 
 from litecrawl.schedule.allocate import _R_ENOUGH, _g
+from litecrawl.schedule.planner import QUIET_FOR
 
 
 class Stopped(Freshness):
@@ -363,7 +364,13 @@ class Empirical(Vague):
     planner.py's ``Spend``): a first visit's new_interval is not counted as the plan's (a page
     counts at the budget's share until its first check), and the scale on the posterior
     decision is ``Spend.scale``, moved each tick while the budget binds (not only once every
-    page has been set due)."""
+    page has been set due). A page not seen to change for ``QUIET_FOR`` max_intervals since its
+    first visit or its last change is given max_interval, as the planner's promise to pages
+    that never change (the planner counts the quiet its record's runs hold, at most this)."""
+
+    def __init__(self, n: int, budget: int, world: World) -> None:
+        self.quiet_since: dict[int, float] = {}  # the first visit or the last change seen
+        super().__init__(n, budget, world)
 
     def tick(self, t: float) -> None:
         if t > 0 and t % NEW == 0 and hasattr(self, "runs"):
@@ -376,10 +383,20 @@ class Empirical(Vague):
     def visited(
         self, page: int, t: float, due: float, changed: bool | None, age: float | None
     ) -> float:
+        if changed is None or changed:
+            self.quiet_since[page] = t
         if changed is None:  # a first visit: new_interval, not counted as the plan's
             self.fetched[page] = t
             return t + NEW
         return super().visited(page, t, due, changed, age)
+
+    def _next(self, page: int, t: float, due: float) -> float:
+        if t - self.quiet_since.get(page, t) < QUIET_FOR * MAX:
+            return super()._next(page, t, due)
+        interval = float(MAX)  # the promise to pages that never change (planner.QUIET_FOR)
+        self.spend.set_due(interval, self.held.get(page))
+        self.held[page] = interval
+        return due + interval if t - interval < due <= t else t + interval
 
 
 def _lse(x: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +25,7 @@ from litecrawl.schedule import Schedule
 from litecrawl.schedule.allocate import RateGroup, allocate
 from litecrawl.schedule.changepoint import Hazard, RateGrid, observe
 from litecrawl.schedule.planner import NextVisit, PageChange, Planner
-from litecrawl.schedule.record import Check, Record, Run, decode, encode
+from litecrawl.schedule.record import Check, Record, Run, decode, encode, quiet_time
 
 YEAR = 365 * 86400
 START = 1_800_000_000
@@ -310,3 +311,63 @@ def test_an_allocation_gives_every_page_an_interval_within_the_bounds(
     for weights in (grid.vague, np.eye(len(grid.rates))[0], np.eye(len(grid.rates))[-1]):
         interval = allocation.posterior_interval(grid.rates, weights, "a", scale)
         assert low * (1 - 1e-9) <= interval <= high * (1 + 1e-9), interval
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(_CHECKS, min_size=1, max_size=30),
+    st.sampled_from([0.0, 1e-12, 0.3, 1.0 - 1e-12, 1.0]),
+    st.integers(0, 2**31),
+)
+def test_the_quiet_a_record_holds_is_at_most_the_quiet_since_its_last_change(
+    checks: list[Check], hazard: float, seed: int
+) -> None:
+    # what the promise to pages that never change reads (planner.QUIET_FOR): never more quiet
+    # than the checks since the last change seen, whatever the prior and the hazard dropped
+    grid = RateGrid(3600.0, 2592000.0)
+    log_prior = np.log(np.random.default_rng(seed).dirichlet(np.full(len(grid.rates), 0.5)))
+    runs: tuple[Run, ...] = ()
+    since = 0.0
+    for check in checks:
+        runs, _, _ = observe(grid, runs, check, log_prior, hazard)
+        explained = np.isfinite(grid.check_log_likelihood(check)).any()
+        since = 0.0 if check.changed and explained else since + (not check.changed) * check.interval
+        assert quiet_time(runs) <= since * (1 + 1e-12)
+    if hazard == 0 and not any(c.changed for c in checks):
+        assert quiet_time(runs) == pytest.approx(sum(c.interval for c in checks))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(0, 2**31),
+    st.floats(1e-6, 0.5),
+    st.lists(st.floats(0.05, 1.5), min_size=8, max_size=40),  # in max_intervals
+    st.sampled_from([None, 1e-5, 1e-3]),
+    st.sampled_from([(3600, 2592000), (60, 86400)]),
+)
+def test_a_page_quiet_for_two_max_intervals_gets_max_interval_whatever_was_learned(
+    seed: int, pi: float, gaps: list[float], budget: float | None, bounds: tuple[int, int]
+) -> None:
+    # the posterior alone may keep visiting such a page (a slow page looks the same, and a
+    # high hazard adds young runs): the promise holds under any prior and hazard learned
+    low, high = bounds
+    schedule = Schedule(new_interval_sec=low * 24, min_interval_sec=low, max_interval_sec=high,
+                        policy="freshness", budget=budget)  # fmt: skip
+    planner = Planner(schedule)
+    rng = np.random.default_rng(seed)
+    grid = planner.learned.grid
+    planner.learned.prior.log_prior = np.log(rng.dirichlet(np.full(len(grid.rates), 0.5)))
+    planner.learned.hazard.pi = pi
+    others = [("h", float(r)) for r in 10 ** rng.uniform(-9, -3, 30)]
+    history, last, due, now, quiet = None, None, None, START, 0.0
+    for gap in gaps:
+        change = planner.observe(history, last, now, "same")
+        planner.refresh([("h", change.change_rate), *others], now)
+        visit = planner.next_visit(now, last, due, False, "h", change.change_rate,
+                                   change.change_history)  # fmt: skip
+        _assert_visit_sound(schedule, visit, now)
+        if quiet >= 2 * high:
+            assert visit.interval == high, (quiet / high, visit.interval / high)
+        history, last, due = change.change_history, now, visit.due
+        step = max(int(gap * high), 1)
+        now, quiet = now + step, quiet + step

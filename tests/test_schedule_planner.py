@@ -160,6 +160,46 @@ def test_a_page_that_never_changes_reaches_max_interval(
     assert days_to_max_interval(Schedule(policy="freshness", budget=budget), others) <= 60
 
 
+def _after_a_shift(schedule: Schedule) -> Planner:
+    """A planner that has learned what a shifted site teaches (session 14's CLI run): a prior
+    a fifth "never" and the rest spread in log over the grid (a quiet page may be a slow one),
+    and half the checks from a new rate (fewer than the 50 factors it relearns from)."""
+    planner = Planner(schedule)
+    grid = planner.learned.grid
+    prior = np.concatenate([[0.2], np.full(len(grid.rates) - 1, 0.8 / (len(grid.rates) - 1))])
+    planner.learned.prior.log_prior = np.log(prior)
+    planner.learned.hazard.pi = 0.5
+    return planner
+
+
+def test_a_page_quiet_for_two_max_intervals_is_visited_once_a_max_interval_after_a_shift() -> None:
+    # the posterior alone kept such a page at 12-13 days after a shift (max_interval 30):
+    # quiet for two months it may still be a slow one, and the hazard keeps adding young runs
+    schedule = Schedule(policy="freshness", budget=20 / DAY)
+    planner = _after_a_shift(schedule)
+    others = [("h", 1 / DAY)] * 50 + [("h", 1 / (100 * DAY))] * 49
+    history, last, due, now = None, None, None, 0
+    given: list[tuple[float, int]] = []
+    while now < 200 * DAY:
+        change = planner.observe(history, last, now, "same")
+        planner.refresh([("h", change.change_rate), *others], now)
+        visit = planner.next_visit(
+            now, last, due, False, "h", change.change_rate, change.change_history
+        )
+        given.append((now / DAY, visit.interval))
+        history, last, due, now = change.change_history, now, visit.due, visit.due
+    assert planner.learned.hazard.pi == 0.5
+    assert min(i for day, i in given if day < 60) < 20 * DAY  # the posterior's own decision
+    assert [i for day, i in given if day >= 60] == [30 * DAY] * len(
+        [day for day, _ in given if day >= 60]
+    )
+    # and the first change seen ends it: the page is decided on its posterior again
+    change = planner.observe(history, last, now, "moved")
+    planner.refresh([("h", change.change_rate), *others], now)
+    visit = planner.next_visit(now, last, due, True, "h", change.change_rate, change.change_history)
+    assert visit.interval < 30 * DAY
+
+
 def test_writes_keep_the_rates_histogram_as_a_full_read_would() -> None:
     # read every page's rate once, then follow this process's writes: the allocation solved from
     # the histogram is the one a full read of the rates afterwards gives

@@ -24,7 +24,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from litecrawl.schedule.multiplicative import Schedule
-from litecrawl.schedule.record import Record, decode, encode
+from litecrawl.schedule.record import Record, decode, encode, quiet_time
 
 if TYPE_CHECKING:
     from litecrawl.schedule.allocate import Allocation, Array
@@ -36,6 +36,7 @@ REFRESH_SEC = 60.0  # how often the allocation is solved again, from the rates' 
 FULL_SEC = 3600.0  # how often at least the histogram is read again from every crawled page
 FULL_SHARE = 0.01  # and at most this share of the time goes into reading it
 _BINS_PER_DECADE = 20  # rates within 12% of each other are one group to the allocation
+QUIET_FOR = 2  # max_intervals of checks without a change: the page is visited every max_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,8 @@ class Planner:
         self.pages = 0
         self.allocation: Allocation | None = None
         self._learned: Learning | None = None  # made at the first check (it needs numpy)
-        self._weighed: tuple[str, Array] | None = None  # the last record observed, its weights
+        # the last record observed, its weights and its quiet time (next_visit decides on them)
+        self._weighed: tuple[str, Array, float] | None = None
         self._refreshed = -math.inf
         self._read_at = -math.inf  # the last full read of every page's rate
         self._read_every = min(FULL_SEC, schedule.new_interval_sec)
@@ -264,17 +266,18 @@ class Planner:
                         record.interval, change_hash, rate)  # fmt: skip
         text = encode(record)
         if record.checks:  # next_visit decides on these weights: not computed again
-            self._weighed = (text, weights)
+            self._weighed = (text, weights, quiet_time(record.runs))
         return PageChange(record.checks, record.changes, rate, text)
 
-    def _weights(self, change_history: str | None) -> Array | None:
-        """The page's posterior over the grid of rates (None: not checked yet)."""
+    def _estimate(self, change_history: str | None) -> tuple[Array, float] | None:
+        """The page's posterior over the grid of rates and the seconds of checks its record
+        holds without a change (None: not checked yet)."""
         if self._weighed is not None and self._weighed[0] == change_history:
-            return self._weighed[1]  # the record observe() just wrote
+            return self._weighed[1], self._weighed[2]  # the record observe() just wrote
         stored = decode(change_history)
         if stored is None or not stored.checks:
             return None
-        return self.learned.weights(stored.runs)
+        return self.learned.weights(stored.runs), quiet_time(stored.runs)
 
     def next_visit(
         self,
@@ -300,12 +303,16 @@ class Planner:
             if self.allocation is None:
                 self.solve()
             assert self.allocation is not None
-            weights = self._weights(change_history)
-            if weights is None:
+            estimate = self._estimate(change_history)
+            if estimate is None:
                 interval = self.allocation.interval(self._rate_or_prior(rate), host)
+            elif estimate[1] >= QUIET_FOR * s.max_interval_sec:
+                # a promise, not the posterior's decision: a page that never changes is visited
+                # once a max_interval, after a rate shift too (docs/freshness.md, the allocation)
+                interval = s.max_interval_sec
             else:
                 interval = self.allocation.posterior_interval(
-                    self.learned.grid.rates, weights, host, self.spend.scale
+                    self.learned.grid.rates, estimate[0], host, self.spend.scale
                 )
         seconds = int(min(max(round(interval), s.min_interval_sec), s.max_interval_sec))
         due = next_crawl_time

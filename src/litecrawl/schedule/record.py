@@ -8,7 +8,7 @@ import json
 import math
 from dataclasses import dataclass
 
-__all__ = ["Check", "Record", "Run", "decode", "encode"]
+__all__ = ["Check", "Record", "Run", "decode", "encode", "quiet_time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,12 @@ class Record:
     interval: float = 0.0
     hash: str = ""
     rate: float | None = None
+
+
+def quiet_time(runs: tuple[Run, ...]) -> float:
+    """Seconds of checks without a change that the runs hold: the longest run that saw none
+    (each run is the checks since some check, so that is the quiet since the earliest kept)."""
+    return max((r.exposure for r in runs if r.dated == 0 and r.undated == 0), default=0.0)
 
 
 # written with every fetched page by the event loop: one encoder, the runs as lists of five
