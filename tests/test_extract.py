@@ -943,7 +943,8 @@ LILYPOND_SHAPED = (
     '<div class="menu-note"><p>A note on the menu of engravers: each draws one part of the'
     " score, and the note explains which.</p></div>" + _NAV + "<h4>Pitches</h4>"
     "<p>LilyPond uses lowercase letters for pitches.</p>" + _NAV + '<div id="footer">'
-    '<p class="footer_version">This page is for LilyPond-2.24.1.</p></div></div>'
+    '<p class="footer_version">This page is for LilyPond-2.24.1.</p></div>'
+    '<div class="icon"><img src="contents.png"></div></div>'
     '<div id="tocframe"><p class="toc_uplink"><a href="../web/manuals.html">&lt;&lt; Back to'
     ' Documentation Index</a></p><h4 class="toc_header"><a href="index.html">LilyPond Learning'
     ' Manual</a></h4><div class="contents"><ul class="toc"><li><a href="installing.html">1.'

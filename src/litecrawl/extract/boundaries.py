@@ -271,7 +271,9 @@ def _drop_edge_navigation(node: etree._Element, edge: int) -> None:
     and of the container at that edge, down to where the edge is not a container, and at the
     last edge a footer; a block that is all navigation stays."""
     while node.tag in _CONTAINERS:
-        children = [c for c in node if isinstance(c.tag, str) and (len(c) or _text(c))]
+        # blocks with words only: an image or an empty list at the edge is no edge (Exim's
+        # contents icon after its footer)
+        children = [c for c in node if isinstance(c.tag, str) and _has_words(c)]
         if not children:
             return
         if len(children) > 1 and (
@@ -287,8 +289,8 @@ def _is_footer(el: etree._Element) -> bool:
     return el.tag == "footer" or _FOOTER.search(names) is not None
 
 
-def _text(el: etree._Element) -> bool:
-    return bool((el.text or "").strip())
+def _has_words(el: etree._Element) -> bool:
+    return any(str(t).strip() for t in el.itertext())
 
 
 def _drop_keeping_tail(el: etree._Element) -> None:
