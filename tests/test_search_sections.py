@@ -14,7 +14,7 @@ from test_semantic import HARBOUR_MORE, LONG, PAGES, SERVED, crawl, runner, topi
 
 from litecrawl.cli import app
 from litecrawl.extract.sections import MAX_SECTIONS
-from litecrawl.index.located import name_sections
+from litecrawl.index.located import name_sections, section_url
 from litecrawl.index.semantic import find
 from litecrawl.store.backends import open_index
 
@@ -159,3 +159,14 @@ def test_a_merged_section_names_the_heading_that_matched(new_db: NewDb, serve: S
     tides = find(db, "how high is the water at the island pier at spring tide", mode="semantic")
     assert tides.hits[0].url in guide_urls, [(h.url, h.section) for h in tides.hits[:3]]
     assert tides.hits[0].section == "Tide tables"
+
+
+def test_a_section_url_escapes_what_a_fragment_may_not_hold() -> None:
+    url = "http://h/match_spec.html"
+    assert section_url(url, "Match Specifications in Erlang") == (
+        "http://h/match_spec.html#Match%20Specifications%20in%20Erlang"
+    )
+    assert section_url(url + "#old", "foldl-3") == url + "#foldl-3"
+    assert section_url(url, "sect.apt-sources.list") == url + "#sect.apt-sources.list"
+    assert section_url(url, "a:b/c?d%20e") == url + "#a:b/c?d%20e"  # already escaped: kept
+    assert section_url(url, None) == url

@@ -19,12 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
+from urllib.parse import quote
 
 from litecrawl.store.index import IndexReader, SearchHit
 
 __all__ = ["PREVIEW", "name_sections", "opening", "section_offsets", "section_url"]
 
 PREVIEW = 200  # characters of a hit found by meaning shown as its snippet
+_FRAGMENT = "!$&'()*+,;=:@/?-._~%"  # what a fragment holds as it is (RFC 3986 3.5), and escapes
 
 # where a heading's line starts in the text, the heading, its anchor, and which stored section
 # (in page order) holds it
@@ -35,8 +37,10 @@ Closest = Callable[[str, Sequence[str]], int]
 
 
 def section_url(url: str, anchor: str | None) -> str:
-    """The URL that leads to a section of the page at ``url``."""
-    return f"{url.split('#', 1)[0]}#{anchor}" if anchor else url
+    """The URL that leads to a section of the page at ``url``: the anchor as a fragment may
+    hold it (the Erlang docs' ``<a name="Match Specifications in Erlang">``: its spaces
+    escaped, or the URL ends at the first one where it is pasted)."""
+    return f"{url.split('#', 1)[0]}#{quote(anchor, safe=_FRAGMENT)}" if anchor else url
 
 
 def opening(text: str) -> str:
