@@ -20,6 +20,7 @@ workers need. Workers start in the background: ``run`` waits for the first one, 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import importlib
 import itertools
 import logging
@@ -51,6 +52,11 @@ _MAX_FAILED_STARTS = 3  # workers in a row that exit without one answer: stop st
 # simhash's tally of a 95 KiB page): 800 -> ~50 us of CPU a Python-docs page (bench/README.md,
 # issue 29, session 10)
 _WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1"}  # over the environment at the start, not at import
+# glibc keeps the memory a large page's parse freed for the process: the trees lxml and
+# resiliparse build of LilyPond's 7 MB one-page manual (~290 MB) stayed in a worker's RSS for
+# the rest of the crawl; after a task this large the worker gives them back (malloc_trim: 327 ->
+# 91 MB for 28 ms of CPU after that page; docs/architecture.md#the-way-of-a-page)
+_TRIM_AFTER = 1 << 20
 
 
 class WorkerDied(Exception):
@@ -67,6 +73,7 @@ def _serve(target: str, tasks: int, results: BinaryIO) -> None:
     crawler then reads them in one wake-up instead of one each (docs/architecture.md)."""
     module, _, name = target.partition(":")
     fn: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    trim = _trimmer()
     inbox = _Inbox(tasks)
     held: list[bytes] = []
     while True:
@@ -87,6 +94,19 @@ def _serve(target: str, tasks: int, results: BinaryIO) -> None:
             reply = (task_id, False, f"{type(exc).__name__}: {exc}")
         payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         held.append(_HEADER.pack(len(payload)) + payload)
+        if trim is not None and len(frame) >= _TRIM_AFTER:
+            del args, reply
+            trim()
+
+
+def _trimmer() -> Callable[[], object] | None:
+    """glibc's ``malloc_trim(0)``, or None where there is none (musl, macOS)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return lambda: trim(0)
 
 
 class _Inbox:
