@@ -2,6 +2,7 @@
 
     uv run python bench/instructions.py worker --site /tmp/benchsite-10000 [--warm 200]
     uv run python bench/instructions.py links --site /tmp/benchsite-10000
+    uv run python bench/instructions.py text --site /tmp/lckit-10000-port8820   # or words
     uv run python bench/instructions.py worker --site /usr/share/doc/postgresql-doc-15/html \
         --mode output            # or plain, trafilatura, resiliparse: real pages, each path
     uv run python bench/instructions.py crawler --litecrawl /other/tree/.venv/bin/litecrawl
@@ -11,18 +12,23 @@ text, keywords, language, hashes, simhash) over kit pages, or any folder of HTML
 ``--mode`` adds Markdown + sidecar output (``output``), a main-article engine or PostgreSQL's
 full-text vector (``tsvector``, what a crawl into PostgreSQL builds in the worker). ``links``:
 resolving each page's links with :class:`litecrawl.urls.UrlRules` (what the event loop does per
-page). ``crawler``: the crawler process of a real crawl of ``bench/run.py crawl``'s site
-(1,000 pages, served by nginx; event loop and writer thread, the analysis workers not traced), by
-this tree's console script or another tree's (``--litecrawl``), capped at 200 and at 1,000 pages.
-Each runs twice under
-``valgrind --tool=callgrind``, over a few pages and over many; the difference divided by the
-difference in pages is the cost of one page, with start-up and imports cancelled out. Pages/s on
-a shared 2-core VM swing by 30% between runs; these counts repeat to the instruction.
+page). ``text``: the worker's text and sections stage alone (:meth:`LxmlDoc.render_sections`
+as the index calls it: the controls and the frame dropped, the text pass, the sections), every
+page parsed in both runs; ``words``: its keywords and simhash from the page's text (the
+vocabulary built once a page, as the worker does). ``crawler``: the crawler process of a
+real crawl of ``bench/run.py crawl``'s site (1,000 pages, served by nginx; event loop and writer
+thread, the analysis workers not traced), by this tree's console script or another tree's
+(``--litecrawl``), capped at 200 and at 1,000 pages. Each runs twice under ``valgrind
+--tool=callgrind``, over a few pages and over many; the difference divided by the difference in
+pages is the cost of one page, with start-up and imports cancelled out. Pages/s on a shared
+2-core VM swing by 30% between runs; these counts repeat within ~2% (libxml2 seeds its
+dictionaries' hashes at random: run each tree twice).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import subprocess
 import sys
@@ -65,6 +71,38 @@ def run_links(site: Path, n: int, mode: str) -> None:
     rules = UrlRules()
     for page in found[: FEW + n]:
         rules.many(page.links, page.base)
+
+
+def run_text(site: Path, n: int, mode: str) -> None:
+    del mode
+    from litecrawl.extract.decode import decode_html
+    from litecrawl.extract.dom import parse_html
+    from litecrawl.extract.page import _valid_chars
+
+    # every run parses the same pages, so only the stage differs between the two runs; no
+    # cyclic collection, whose passes over 50 parsed trees fall where they will
+    gc.disable()
+    pages = _pages(site, FEW + MANY)
+    docs = [parse_html(_valid_chars(decode_html(b, "text/html"))[1], u) for u, b in pages]
+    for (url, _), doc in zip(pages[: FEW + n], docs, strict=False):
+        if doc is not None:
+            doc.render_sections(url, (), False)
+
+
+def run_words(site: Path, n: int, mode: str) -> None:
+    del mode
+    from litecrawl.extract.page import extract_page
+    from litecrawl.extract.vocabulary import keywords, vocabulary
+    from litecrawl.index.simhash import simhash
+
+    texts = [
+        extract_page(b, u, "text/html", want_markdown=False).text
+        for u, b in _pages(site, FEW + MANY)
+    ]
+    for text in texts[: FEW + n]:
+        vocabulary.cache_clear()  # a new page's
+        keywords(text, "en")
+        simhash(text)
 
 
 def _crawler_instructions(litecrawl: Path, pages: int, port: int) -> int:
@@ -131,7 +169,7 @@ def _instructions(what: str, site: Path, n: int, mode: str, warm: int = 0) -> in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["worker", "links", "crawler"])
+    parser.add_argument("what", choices=["worker", "links", "text", "words", "crawler"])
     parser.add_argument("--site", type=Path, default=_KIT)
     parser.add_argument(
         "--mode",
@@ -153,7 +191,9 @@ def main() -> None:
         if args.what == "worker":
             run_worker(args.site, args.run, args.mode, args.warm)
         else:
-            run_links(args.site, args.run, args.mode)
+            {"links": run_links, "text": run_text, "words": run_words}[args.what](
+                args.site, args.run, args.mode
+            )
         return
     few = _instructions(args.what, args.site, 0, args.mode, args.warm)
     many = _instructions(args.what, args.site, MANY, args.mode, args.warm)

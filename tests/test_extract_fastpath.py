@@ -3,9 +3,10 @@
 The frame walk (extract/boilerplate.py) reads each attribute once, asks C (XPath) which links
 may be permalink marks and whether a frame holds the main part, and remembers which class/id
 values name the frame; a heading's anchor is found by iteration, not an XPath call; the parser
-picks element classes in C. The plain versions below are the code these replaced (measured in
-bench/README.md, issue 29): on random pages and on the real pages of tests/data/html, both give
-the same tree, the same text and the same sections.
+picks element classes in C; the body's text length is its text written out, not an XPath string
+value. The plain versions below are the code these replaced (measured in bench/README.md, issue
+29): on random pages and on the real pages of tests/data/html, both give the same tree, the same
+text and the same sections.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ _NAMES = ("nav", "NavBar", "site-footer", "x_sidebar", "related", "body", "conte
           "skip", "toc", "sphinxsidebar", "navigation ", "Breadcrumbs", "nav-open",
           "footer2", "mdbook-help-popup", "Modal_x", "popups")  # fmt: skip
 _ROLES = ("main", "navigation", "banner", "contentinfo", "search", "note", "dialog", "alertdialog")
-_TEXTS = ("", "word ", "¶", " § ", "#", "🔗", "⚓", "¶¶", "several words of content here ", "\xa0¶")
+_TEXTS = ("", "word ", "¶", " § ", "#", "🔗", "⚓", "¶¶", "several words of content here ", "\xa0¶",
+          " \n\t", "\xa0", "two  spaces\n", "tab\there ", "é ", "\x7f", "\ue000")  # fmt: skip
 
 
 @st.composite

@@ -116,7 +116,7 @@ def names_navigation(el: etree._Element) -> bool:
 def drop_boilerplate(body: etree._Element) -> int:
     """Remove the page frame from ``body`` (see the module doc), in place; the number of
     elements removed."""
-    total = -1.0  # the page's text length, measured when first needed
+    total = -1  # the page's text length, measured when first needed
     removed = 0
     stack: list[tuple[etree._Element, int, bool]] = [(body, 0, False)]
     # The rules of _is_main and _is_frame inlined, each attribute read once: this loop runs for
@@ -141,8 +141,12 @@ def drop_boilerplate(body: etree._Element) -> int:
                     value = el.get("id")
                     frame = bool(value) and _frame_name(value)
             if frame:
-                if total < 0:
-                    total = float(cast("float", _TEXT_LENGTH(body)))
+                if total < 0:  # string-length(.) of the body, written out by libxml2's
+                    # serializer: 44k instructions a kit page, the XPath's string value 165k
+                    # (bench/README.md, issue 29, session 15)
+                    total = len(
+                        etree.tostring(body, method="text", encoding="unicode", with_tail=False)
+                    )
                 length = float(cast("float", _TEXT_LENGTH(el)))
                 if length <= total * _MAX_SHARE and not _HOLDS_MAIN(el):
                     _drop(el)
