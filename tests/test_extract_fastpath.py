@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from litecrawl.extract import boilerplate, dom, sections
-from litecrawl.extract.page import extract_page
+from litecrawl.extract.page import _INVALID_CHARS, _valid_chars, extract_page
 
 DATA = Path(__file__).parent / "data" / "html"
 
@@ -153,3 +153,18 @@ def test_elements_are_lxml_html_elements() -> None:
     doc = dom.parse_html("<html><body><form><input name=q></form><p>x</p></body></html>")
     assert doc is not None
     assert all(isinstance(el, lxml.html.HtmlElement) for el in doc.root.iter(etree.Element))
+
+
+# --- the characters libxml2 rejects --------------------------------------------------------------
+
+_CHARS = st.sampled_from(["a", " ", "\t", "\n", "\r", "\x00", "\x01", "\x0b", "\x1f", "\x7f", "é",
+                          "\ud800", "\ufffe", "\uffff", "\ufffd", "\U0001f517", "<p>"])  # fmt: skip
+
+
+@settings(max_examples=300)
+@given(st.lists(_CHARS, max_size=40).map("".join))
+def test_property_valid_chars_equal_the_regex_pass(html: str) -> None:
+    # the usual page's fast check (no C0 byte, no surrogate, no noncharacter) against the plain
+    # regex pass it stands in for
+    plain = _INVALID_CHARS.sub("", html)
+    assert _valid_chars(html) == (plain, plain.encode("utf-8"))
