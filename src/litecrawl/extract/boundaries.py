@@ -28,6 +28,7 @@ __all__ = [
     "engine_lines",
     "keep_between",
     "locate_article",
+    "remove_keeping_tail",
     "squeeze",
 ]
 
@@ -279,7 +280,7 @@ def _drop_edge_navigation(node: etree._Element, edge: int) -> None:
         if len(children) > 1 and (
             _is_navigation(children[edge]) or (edge and _is_footer(children[edge]))
         ):
-            _drop_keeping_tail(children[edge])
+            remove_keeping_tail(children[edge])
             continue
         node = children[edge]
 
@@ -293,7 +294,8 @@ def _has_words(el: etree._Element) -> bool:
     return any(str(t).strip() for t in el.itertext())
 
 
-def _drop_keeping_tail(el: etree._Element) -> None:
+def remove_keeping_tail(el: etree._Element) -> None:
+    """Remove ``el``; words after it (its tail) stay, with the element before it."""
     parent, tail = el.getparent(), el.tail
     if parent is None:
         return

@@ -17,6 +17,7 @@ from litecrawl.extract.boundaries import (
     MAX_HITS,
     WHOLE,
     engine_lines,
+    remove_keeping_tail,
     squeeze,
 )
 
@@ -90,19 +91,6 @@ def _chosen(page: str, lines: list[str]) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def _remove_keeping_tail(el: etree._Element) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail and el.tail.strip():
-        before = el.getprevious()
-        if before is not None:
-            before.tail = (before.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
-    parent.remove(el)
-
-
 def _head_gap(starts: list[int], ends: list[int]) -> tuple[int, int]:
     """The first stretch of the page the engine skipped between two of its lines (at least
     ``GAP`` characters): where a stray first line (a tagline) pulled the cut wider than the
@@ -154,7 +142,7 @@ def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
     gone = {id(el) for el in doomed}
     outermost = [el for el in doomed if not any(id(a) in gone for a in el.iterancestors())]
     for el in outermost:
-        _remove_keeping_tail(el)
+        remove_keeping_tail(el)
     return len(outermost)
 
 
