@@ -5,19 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from aiohttp import web
 from conftest import LocalServer, db_query, db_rows, html_page
-from typer.testing import CliRunner
+from test_cli_scope import crawl  # the CLI's crawl, quiet, no cache, no delay
 
-from litecrawl.cli import app
 from litecrawl.parse.links import extract_links, refresh_target
 from litecrawl.writeback import content_hash
 
 Serve = Callable[[web.Application], LocalServer]
-runner = CliRunner()
 
 WORDS = "<p>" + "Words enough to be a page of its own. " * 8 + "</p>"
 
@@ -86,14 +83,6 @@ def _site() -> web.Application:
 
     app_.router.add_get("/{tail:.*}", handler)
     return app_
-
-
-def crawl(db: Path, *args: str) -> Any:
-    return runner.invoke(
-        app,
-        ["crawl", "--db", str(db), "--no-cache", "--delay-ms", "0", "-q", *args],
-        catch_exceptions=False,
-    )
 
 
 def test_a_refresh_is_followed_as_a_redirect_at_the_pages_depth(
