@@ -62,7 +62,7 @@ def plain_drop_boilerplate(body: etree._Element) -> None:
                 length = float(cast("float", _TEXT_LENGTH(el)))
                 holds_main = any(_is_main(d) for d in el.iter(etree.Element) if d.tag != "a")
                 if length <= total * 0.5 and not holds_main:
-                    boilerplate._drop(el)
+                    boilerplate.drop_keeping_tail(el)
                     continue
             if depth < boilerplate.MAX_DEPTH and el.tag not in boilerplate._NOT_LAYOUT and len(el):
                 stack.append((el, depth + 1, in_section or el.tag == "section"))

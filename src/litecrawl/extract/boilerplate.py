@@ -46,6 +46,7 @@ __all__ = [
     "PERMALINK_MARKS",
     "drop_boilerplate",
     "drop_controls",
+    "drop_keeping_tail",
     "names_navigation",
 ]
 
@@ -149,7 +150,7 @@ def drop_boilerplate(body: etree._Element) -> int:
                     )
                 length = float(cast("float", _TEXT_LENGTH(el)))
                 if length <= total * _MAX_SHARE and not _HOLDS_MAIN(el):
-                    _drop(el)
+                    drop_keeping_tail(el)
                     removed += 1
                     continue
                 # the page itself, not its frame: its parts may still go
@@ -183,13 +184,13 @@ def drop_controls(body: etree._Element) -> None:
             del el.attrib["href"]
     for a in marks:
         if a.tag == "button" or (a.get("id") is None and a.get("name") is None):
-            _drop(a)
+            drop_keeping_tail(a)
         else:  # the section's anchor (Node.js's headings): kept as an empty target
             a.text = None
             a.attrib.pop("href", "")
     for pre in blocks:
         for control in list(pre.iter("button", "input")):
-            _drop(control)
+            drop_keeping_tail(control)
         codes = [child for child in pre if child.tag == "code"]
         for code in codes[:-1]:
             if not (code.tail or "").startswith("\n"):
@@ -218,7 +219,7 @@ def _beside_a_heading(button: etree._Element) -> bool:
     return bool(own.strip())
 
 
-def _drop(el: etree._Element) -> None:
+def drop_keeping_tail(el: etree._Element) -> None:
     """Remove ``el`` but keep its tail text (the words after it belong to its parent)."""
     parent = el.getparent()
     if parent is None:

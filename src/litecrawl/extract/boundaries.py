@@ -18,6 +18,8 @@ from bisect import bisect_right
 
 from lxml import etree
 
+from litecrawl.extract.boilerplate import drop_keeping_tail
+
 __all__ = [
     "BLOCKS",
     "GAP",
@@ -28,7 +30,6 @@ __all__ = [
     "engine_lines",
     "keep_between",
     "locate_article",
-    "remove_keeping_tail",
     "squeeze",
 ]
 
@@ -280,7 +281,7 @@ def _drop_edge_navigation(node: etree._Element, edge: int) -> None:
         if len(children) > 1 and (
             _is_navigation(children[edge]) or (edge and _is_footer(children[edge]))
         ):
-            remove_keeping_tail(children[edge])
+            drop_keeping_tail(children[edge])
             continue
         node = children[edge]
 
@@ -292,20 +293,6 @@ def _is_footer(el: etree._Element) -> bool:
 
 def _has_words(el: etree._Element) -> bool:
     return any(str(t).strip() for t in el.itertext())
-
-
-def remove_keeping_tail(el: etree._Element) -> None:
-    """Remove ``el``; words after it (its tail) stay, with the element before it."""
-    parent, tail = el.getparent(), el.tail
-    if parent is None:
-        return
-    if tail and tail.strip():
-        before = el.getprevious()
-        if before is not None:
-            before.tail = (before.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
 
 
 def keep_between(body: etree._Element, first: etree._Element, last: etree._Element) -> None:

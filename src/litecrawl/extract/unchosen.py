@@ -9,7 +9,7 @@ from bisect import bisect_right
 
 from lxml import etree
 
-from litecrawl.extract.boilerplate import names_navigation
+from litecrawl.extract.boilerplate import drop_keeping_tail, names_navigation
 from litecrawl.extract.boundaries import (
     BLOCKS,
     GAP,
@@ -17,7 +17,6 @@ from litecrawl.extract.boundaries import (
     MAX_HITS,
     WHOLE,
     engine_lines,
-    remove_keeping_tail,
     squeeze,
 )
 
@@ -142,7 +141,7 @@ def drop_unchosen_links(body: etree._Element, engine_text: str) -> int:
     gone = {id(el) for el in doomed}
     outermost = [el for el in doomed if not any(id(a) in gone for a in el.iterancestors())]
     for el in outermost:
-        remove_keeping_tail(el)
+        drop_keeping_tail(el)
     return len(outermost)
 
 
