@@ -48,7 +48,7 @@ HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MAIN = etree.XPath(".//main | .//*[@role='main'][not(self::a)]")
 # a manual's table of contents in a frame beside its page (LilyPond's <div id="tocframe">), by
 # a class or id word; not a "toc" alone: PostgreSQL's part pages are their table of contents
-_CONTENTS = re.compile(r"(?:^|[\s_-])toc-?frame(?:$|[\s_-])")
+_CONTENTS_FRAME = re.compile(r"(?:^|[\s_-])toc-?frame(?:$|[\s_-])")
 _FOOTER = re.compile(r"(?:^|[\s_-])footer(?:$|[\s_-])")
 # where an article's edge is looked for inside the block that holds it
 _CONTAINERS = frozenset({"body", "div", "section", "article", "main"})
@@ -252,7 +252,7 @@ def _is_navigation(el: etree._Element) -> bool:
         return True
     if any(w.startswith(("nav", "breadcrumb")) for w in (el.get("class") or "").lower().split()):
         return True
-    if _CONTENTS.search(f"{el.get('class') or ''} {el.get('id') or ''}".lower()) is not None:
+    if _CONTENTS_FRAME.search(f"{el.get('class') or ''} {el.get('id') or ''}".lower()) is not None:
         return True
     table = el if el.tag == "table" else el.find("table")
     return table is not None and "navigation" in (table.get("summary") or "").lower()
